@@ -1,0 +1,34 @@
+# The two commands of the README: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint bench-gateway clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# Reinstall only when the dependency declaration or the lock file changes.
+$(STAMP): $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+run: install
+	$(BIN)/python -m embedded_es serve --port $${ATLAS_ES_PORT:-9200} --data-dir .data/es --password $${ATLAS_ES_PASSWORD:-atlas-dev-password}
+
+bench-gateway: install
+	$(BIN)/python benchmarks/gateway_overhead.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache
