@@ -227,8 +227,8 @@ class Gateway:
             names.update(aliases)
         return sorted(n for n in names if not n.startswith("."))
 
-    async def _dls_for(self, principal: Principal, names: list[str]) -> dict[str, Any] | None:
-        per_name = {n: principal.permissions.dls_query(n) for n in names}
+    async def _dls_for(self, principal: Principal, names: list[str], action: str) -> dict[str, Any] | None:
+        per_name = {n: principal.permissions.dls_query(n, action) for n in names}
         if len({json.dumps(q, sort_keys=True) for q in per_name.values()}) <= 1:
             return next(iter(per_name.values()), None)
         # Different restrictions per index: key each on the concrete index name.
@@ -279,13 +279,13 @@ class Gateway:
 
     async def _h_dls_refused(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
         names = await self._names(principal, route.index, route.action)
-        if await self._dls_for(principal, names) is not None:
+        if await self._dls_for(principal, names, route.action) is not None:
             raise unsupported(request.method, request.path, "this API is not supported under document level security")
         return await self._forward(request)
 
     async def _h_terms_enum(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
         names = await self._names(principal, route.index, route.action)
-        if await self._dls_for(principal, names) is None:
+        if await self._dls_for(principal, names, route.action) is None:
             return await self._forward(request)
         # TransportTermsEnumAction skips shards whose DLS query is not match_all:
         # under DLS the API answers, but with no terms.
@@ -302,7 +302,7 @@ class Gateway:
         names = await self._names(principal, expression, routes.SEARCH)
         if not names:
             return self._respond_json(200, _empty_search(count=route.handler == "count"))
-        query = await self._dls_for(principal, names)
+        query = await self._dls_for(principal, names, routes.SEARCH)
         if query is None:
             return await self._forward(request)
         if "q" in request.query:
@@ -328,7 +328,7 @@ class Gateway:
         # so they need read too, and only ever touch documents DLS lets them see.
         names = await self._names(principal, route.index, route.action)
         await self._names(principal, ",".join(names), routes.SEARCH)
-        query = await self._dls_for(principal, names)
+        query = await self._dls_for(principal, names, routes.SEARCH)
         if query is None:
             return await self._forward(request)
         body = dls.by_query_body(await self._json_body(request), query)
@@ -336,7 +336,7 @@ class Gateway:
 
     async def _h_get(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
         names = await self._names(principal, route.index, routes.GET)
-        query = await self._dls_for(principal, names)
+        query = await self._dls_for(principal, names, routes.GET)
         resp = await self.engine("GET", request.raw_path, None, self._forward_headers(request))
         if query is None or resp.status != 200:
             return self._from_engine(resp) if request.method == "GET" else self._respond(resp.status, resp.headers, b"")
@@ -388,7 +388,7 @@ class Gateway:
             if got.get("found"):
                 by_index.setdefault(requested["_index"], []).append(got)
         for requested_name, found in by_index.items():
-            query = await self._dls_for(principal, [requested_name])
+            query = await self._dls_for(principal, [requested_name], routes.MGET)
             if query is None:
                 continue
             for concrete in {d["_index"] for d in found}:
@@ -404,13 +404,13 @@ class Gateway:
 
     async def _h_update(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
         names = await self._names(principal, route.index, routes.UPDATE)
-        if await self._dls_for(principal, names) is not None:
+        if await self._dls_for(principal, names, routes.UPDATE) is not None:
             raise _update_under_dls()
         return await self._forward(request)
 
     async def _h_explain(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
         names = await self._names(principal, route.index, routes.EXPLAIN)
-        query = await self._dls_for(principal, names)
+        query = await self._dls_for(principal, names, routes.EXPLAIN)
         if query is None:
             return await self._forward(request)
         body = await self._json_body(request) or {}
@@ -431,7 +431,7 @@ class Gateway:
                 if not index:
                     raise EsError(400, "illegal_argument_exception", "[embedded_es] msearch item without an index")
                 names = await self._names(principal, index, routes.SEARCH)
-                query = await self._dls_for(principal, names)
+                query = await self._dls_for(principal, names, routes.SEARCH)
                 header = {**header, "index": names}
                 if query is not None:
                     body = dls.search_body(body, query)
@@ -455,51 +455,41 @@ class Gateway:
         return self._respond_json(200, {"took": took, "responses": merged})
 
     async def _h_bulk(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        lines = _parse_ndjson(await self._body(request))
-        forwarded: list[Any] = []
-        slots: list[Any] = []
+        raw = await self._body(request)
+        lines = [line for line in raw.split(b"\n") if line.strip()]
+        # Only the action lines are parsed: document sources (vectors and all)
+        # pass through as bytes, which keeps the gateway's cost per item small.
+        forwarded: list[bytes] = []
+        slots: list[Any] = []  # per item: None when forwarded, else its error item
         i = 0
         while i < len(lines):
-            meta = lines[i]
+            try:
+                meta = json.loads(lines[i])
+            except json.JSONDecodeError as exc:
+                raise EsError(400, "x_content_parse_exception", f"[{i + 1}:{exc.colno}] {exc.msg}") from None
             if not isinstance(meta, dict) or len(meta) != 1:
                 raise EsError(400, "illegal_argument_exception", f"Malformed action/metadata line [{i + 1}], expected a simple object")
             (op, spec), = meta.items()
             has_source = op in ("index", "create", "update")
-            source = lines[i + 1] if has_source and i + 1 < len(lines) else None
             if has_source and i + 1 >= len(lines):
                 raise EsError(400, "illegal_argument_exception", "The bulk request must be terminated by a newline [\n]")
-            i += 2 if has_source else 1
+            item_lines = lines[i : i + (2 if has_source else 1)]
+            i += len(item_lines)
             index = spec.get("_index", route.index)
-            action = {
-                "index": routes.INDEX_OP_CREATE if spec.get("op_type") == "create" else routes.INDEX_OP_INDEX,
-                "create": routes.INDEX_OP_CREATE,
-                "update": routes.UPDATE,
-                "delete": routes.DELETE,
-            }.get(op)
             try:
-                if action is None:
-                    raise EsError(400, "illegal_argument_exception", f"Malformed action/metadata line [{i}], expected one of [create, delete, index, update] but found [{op}]")
-                if not principal.permissions.allows_index(action, index):
-                    raise self._denied(principal, action, [index])
-                if op == "update" and principal.permissions.dls_query(index) is not None:
-                    # security/authz/interceptor/BulkShardRequestInterceptor.java
-                    raise EsError(
-                        400,
-                        "security_exception",
-                        "Can't execute a bulk item request with update requests embedded if field or document level security is enabled",
-                    )
-                forwarded.append({op: {**spec, "_index": index}})
-                if has_source:
-                    forwarded.append(source)
+                self._authorize_bulk_item(principal, op, spec, index, i)
+                forwarded.extend(item_lines)
                 slots.append(None)
             except EsError as err:
-                item = {"_index": index, "_id": spec.get("_id"), "status": err.status, "error": err.cause()}
-                slots.append({op: item})
+                slots.append({op: {"_index": index, "_id": spec.get("_id"), "status": err.status, "error": err.cause()}})
+        if all(slot is None for slot in slots):
+            return await self._forward(request, body=raw)
         items: list[Any] = []
         took = 0
         if forwarded:
-            path = "/_bulk" + (("?" + request.query_string) if request.query_string else "")
-            resp = await self.engine("POST", path, _ndjson(forwarded), {"content-type": "application/x-ndjson"})
+            resp = await self.engine(
+                "POST", request.raw_path, b"\n".join(forwarded) + b"\n", {"content-type": "application/x-ndjson"}
+            )
             if resp.status != 200:
                 return self._from_engine(resp)
             result = resp.json()
@@ -508,8 +498,32 @@ class Gateway:
         merged, it = [], iter(items)
         for slot in slots:
             merged.append(next(it) if slot is None else slot)
-        errors = any(next(iter(m.values())).get("error") for m in merged)
-        return self._respond_json(200, {"errors": errors, "took": took, "items": merged})
+        return self._respond_json(200, {"errors": True, "took": took, "items": merged})
+
+    def _authorize_bulk_item(self, principal: Principal, op: str, spec: dict[str, Any], index: str | None, line: int) -> None:
+        """Bulk items are authorised one by one (AuthorizationService.authorizeBulkItems)."""
+        action = {
+            "index": routes.INDEX_OP_CREATE if spec.get("op_type") == "create" else routes.INDEX_OP_INDEX,
+            "create": routes.INDEX_OP_CREATE,
+            "update": routes.UPDATE,
+            "delete": routes.DELETE,
+        }.get(op)
+        if action is None:
+            raise EsError(
+                400, "illegal_argument_exception",
+                f"Malformed action/metadata line [{line}], expected one of [create, delete, index, update] but found [{op}]",
+            )
+        if not index:
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index is missing;")
+        if not principal.permissions.allows_index(action, index):
+            raise self._denied(principal, action, [index])
+        if op == "update" and principal.permissions.dls_query(index, routes.UPDATE) is not None:
+            # security/authz/interceptor/BulkShardRequestInterceptor.java
+            raise EsError(
+                400,
+                "security_exception",
+                "Can't execute a bulk item request with update requests embedded if field or document level security is enabled",
+            )
 
     async def _h_aliases(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
         body = await self._json_body(request) or {}
@@ -522,7 +536,7 @@ class Gateway:
         for name in names:
             await self._names(principal, name, routes.ALIASES)
         adds = any("add" in action for action in body.get("actions", []))
-        if adds and any(principal.permissions.dls_query(n) is not None for n in names):
+        if adds and any(principal.permissions.dls_query(n, routes.ALIASES) is not None for n in names):
             # security/authz/interceptor/IndicesAliasesRequestInterceptor.java
             raise EsError(
                 400,
@@ -541,7 +555,7 @@ class Gateway:
         names = await self._names(principal, src, routes.SEARCH)
         dest_action = routes.INDEX_OP_CREATE if dest.get("op_type") == "create" else routes.INDEX_OP_INDEX
         await self._names(principal, dest.get("index", ""), dest_action)
-        query = await self._dls_for(principal, names)
+        query = await self._dls_for(principal, names, routes.SEARCH)
         if query is not None:
             source = {**source, "index": names, "query": dls.filtered_query(source.get("query"), query, scoring=False)}
             body = {**body, "source": source}

@@ -158,17 +158,17 @@ class Role:
             return True
         return any(g.covers(index) and g.allows(action) for g in self.groups)
 
-    def dls_queries(self, index: str) -> list[dict[str, Any]] | None:
-        """DLS for reads of ``index``: None = unrestricted, else the queries to OR.
+    def dls_queries(self, index: str, action: str) -> list[dict[str, Any]] | None:
+        """DLS of ``action`` on ``index``: None = unrestricted, else the queries to OR.
 
-        Only groups that grant read access count, as in IndicesPermission: a
+        Only groups that grant the action count, as in IndicesPermission: a
         group with a query restricts, a group without one lifts the restriction.
         """
         if self.superuser:
             return None
         queries: list[dict[str, Any]] = []
         for group in self.groups:
-            if not group.covers(index) or not group.allows("indices:data/read/search"):
+            if not group.covers(index) or not group.allows(action):
                 continue
             if group.query is None:
                 return None
@@ -261,16 +261,16 @@ class Permissions:
     def allows_index(self, action: str, index: str) -> bool:
         return all(r.allows_index(action, index) for r in self.roles)
 
-    def dls_query(self, index: str) -> dict[str, Any] | None:
-        """The single query that restricts reads of ``index``, or None when unrestricted."""
+    def dls_query(self, index: str, action: str) -> dict[str, Any] | None:
+        """The single query restricting ``action`` on ``index``, or None when unrestricted."""
         clauses: list[dict[str, Any]] = []
         for role in self.roles:
-            queries = role.dls_queries(index)
+            queries = role.dls_queries(index, action)
             if queries is None:
                 continue
             if not queries:
-                # Read is granted by none of this role's groups; authorization
-                # refuses the read before DLS matters. Match nothing to fail closed.
+                # No group grants the action; authorization refuses it before
+                # DLS matters. Match nothing, to fail closed regardless.
                 clauses.append({"bool": {"must_not": [{"match_all": {}}]}})
             elif len(queries) == 1:
                 clauses.append(queries[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -33,6 +34,10 @@ async def serve(*, port: int, data_dir: Path, password: str, license_type: str) 
         site = web.TCPSite(runner, "127.0.0.1", port, reuse_address=True)
         await site.start()
         bound = runner.addresses[0][1]
+        # Where each layer listens, for tools that must compare the two (the benchmark).
+        (data_dir / "embedded_es.json").write_text(
+            json.dumps({"gateway_url": f"http://127.0.0.1:{bound}", "engine_url": engine.url, "pid": os.getpid()})
+        )
         print(f"embedded_es ready on http://127.0.0.1:{bound}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -116,6 +121,11 @@ class EmbeddedElasticsearch:
         if proc.stdout:
             proc.stdout.close()
         return proc.returncode
+
+    @property
+    def engine_url(self) -> str:
+        """The engine's private, unauthenticated URL (for benchmarks comparing the two layers)."""
+        return json.loads((self.data_dir / "embedded_es.json").read_text())["engine_url"]
 
     def kill(self) -> None:
         """Stop abruptly (SIGKILL), as a crash would."""

@@ -1,0 +1,219 @@
+"""Index privileges from role descriptors, and what DLS does (and does not do) to writes.
+
+Privilege → action mapping: x-pack/plugin/core/.../security/authz/privilege/IndexPrivilege.java and
+the reference page https://www.elastic.co/guide/en/elasticsearch/reference/8.15/security-privileges.html.
+Denial messages: security/authz/AuthorizationDenialMessages.java.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from elasticsearch import AuthorizationException, BadRequestError, ConflictError, Elasticsearch
+
+from .conftest import Cluster, mint_key
+from .documents import load_memories, read_role, user_dls
+
+
+@pytest.fixture
+def memories(admin: Elasticsearch) -> Iterator[str]:
+    index = f"priv-{uuid.uuid4().hex[:10]}"
+    load_memories(admin, index)
+    yield index
+    admin.options(ignore_status=404).indices.delete(index=index)
+
+
+def key_id(encoded: str) -> str:
+    import base64
+
+    return base64.b64decode(encoded).decode().split(":")[0]
+
+
+def test_read_only_key_cannot_write(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
+    """``read`` grants indices:data/read/* only: index and delete are 403 with ES's message."""
+    encoded = mint_key(admin, "reader", read_role([memories]))
+    reader = cluster.with_key(encoded)
+    with pytest.raises(AuthorizationException) as info:
+        reader.index(index=memories, id="new", document={"text": "x"})
+    assert info.value.body["status"] == 403
+    assert info.value.body["error"]["type"] == "security_exception"
+    assert info.value.body["error"]["reason"] == (
+        f"action [indices:data/write/index:op_type/index] is unauthorized for API key id [{key_id(encoded)}] "
+        f"of user [elastic] on indices [{memories}], this action is granted by the index privileges [create,index,write,all]"
+    )
+    with pytest.raises(AuthorizationException) as info:
+        reader.delete(index=memories, id="u1-pie")
+    assert "this action is granted by the index privileges [delete,write,all]" in info.value.body["error"]["reason"]
+    with pytest.raises(AuthorizationException):
+        reader.delete_by_query(index=memories, query={"match_all": {}})
+    with pytest.raises(AuthorizationException):
+        reader.indices.delete(index=memories)
+    assert admin.count(index=memories)["count"] == 6
+    assert admin.exists(index=memories, id="new").body is False
+
+
+def test_bulk_denies_items_one_by_one(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
+    """A bulk request is not refused whole: each item is authorised and a forbidden one gets a 403 item
+    (AuthorizationService.authorizeBulkItems)."""
+    writer = cluster.with_key(mint_key(admin, "writer", read_role([memories], privileges=["create_doc"])))
+    response = writer.bulk(
+        operations=[
+            {"create": {"_index": memories, "_id": "ok-new"}},
+            {"text": "created"},
+            {"index": {"_index": memories, "_id": "u1-pie"}},
+            {"text": "overwrite attempt"},
+            {"create": {"_index": "other-index", "_id": "x"}},
+            {"text": "elsewhere"},
+        ],
+        refresh="wait_for",
+    )
+    assert response["errors"] is True
+    statuses = [next(iter(item.values()))["status"] for item in response["items"]]
+    assert statuses == [201, 403, 403]
+    assert next(iter(response["items"][1].values()))["error"]["type"] == "security_exception"
+    assert admin.get(index=memories, id="u1-pie")["_source"]["text"] == "apple pie recipe from grandma"
+    assert admin.get(index=memories, id="ok-new")["_source"]["text"] == "created"
+
+
+def test_create_doc_cannot_overwrite(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
+    """``create_doc`` only allows the op_type=create form of indexing (IndexPrivilege.CREATE_DOC)."""
+    writer = cluster.with_key(mint_key(admin, "create-only", read_role([memories], privileges=["create_doc"])))
+    writer.create(index=memories, id="brand-new", document={"text": "new"})
+    with pytest.raises(ConflictError):
+        writer.create(index=memories, id="brand-new", document={"text": "again"})
+    with pytest.raises(AuthorizationException):
+        writer.index(index=memories, id="brand-new", document={"text": "overwrite"})
+    assert admin.get(index=memories, id="brand-new")["_source"] == {"text": "new"}
+
+
+def test_write_only_key_cannot_read(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
+    """``write`` grants indices:data/write/* and nothing under indices:data/read/*."""
+    writer = cluster.with_key(mint_key(admin, "write-only", read_role([memories], privileges=["write"])))
+    writer.index(index=memories, id="w1", document={"text": "written"}, refresh="wait_for")
+    for read in (
+        lambda: writer.search(index=memories),
+        lambda: writer.get(index=memories, id="w1"),
+        lambda: writer.count(index=memories),
+    ):
+        with pytest.raises(AuthorizationException) as info:
+            read()
+        assert "this action is granted by the index privileges [read,all]" in info.value.body["error"]["reason"]
+
+
+def test_index_creation_needs_manage_or_create_index(admin: Elasticsearch, cluster: Cluster) -> None:
+    """indices:admin/create is granted by create_index, manage and all — not by write."""
+    name = f"new-{uuid.uuid4().hex[:8]}"
+    writer = cluster.with_key(mint_key(admin, "no-create", read_role([f"{name}*"], privileges=["write"])))
+    with pytest.raises(AuthorizationException) as info:
+        writer.indices.create(index=name)
+    assert info.value.body["error"]["reason"].endswith(
+        "this action is granted by the index privileges [create_index,manage,all]"
+    )
+    assert admin.indices.exists(index=name).body is False
+    manager = cluster.with_key(mint_key(admin, "manager", read_role([f"{name}*"], privileges=["manage"])))
+    manager.indices.create(index=name)
+    assert admin.indices.exists(index=name).body is True
+    manager.indices.delete(index=name)
+
+
+def test_cluster_actions_need_cluster_privileges(admin: Elasticsearch, cluster: Cluster) -> None:
+    """Cluster actions are checked against cluster privileges (ClusterPrivilegeResolver)."""
+    encoded = mint_key(admin, "no-cluster", read_role(["x"]))
+    client = cluster.with_key(encoded)
+    with pytest.raises(AuthorizationException) as info:
+        client.cluster.health()
+    assert info.value.body["error"]["reason"] == (
+        f"action [cluster:monitor/health] is unauthorized for API key id [{key_id(encoded)}] of user [elastic], "
+        "this action is granted by the cluster privileges [monitor,manage,all]"
+    )
+    monitor = cluster.with_key(mint_key(admin, "monitor", {"m": {"cluster": ["monitor"], "indices": []}}))
+    assert monitor.cluster.health()["status"] in ("green", "yellow")
+
+
+def test_writes_are_not_filtered_by_dls(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
+    """"Document level security doesn't apply to write APIs" (field-and-document-access-control.asciidoc):
+    a DLS-restricted writer can index and delete documents its role query hides. This is why Atlas
+    never gives clients write-capable keys."""
+    role = read_role([memories], user_dls("t1", "u1"), privileges=["read", "write"])
+    client = cluster.with_key(mint_key(admin, "dls-writer", role))
+    client.index(index=memories, id="foreign", document={"tenant_id": "t2", "user_id": "u9", "text": "x"}, refresh=True)
+    assert admin.get(index=memories, id="foreign")["found"] is True
+    client.delete(index=memories, id="u2-tart", refresh=True)
+    assert admin.exists(index=memories, id="u2-tart").body is False
+
+
+def test_update_is_refused_under_dls(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
+    """The update API is refused when DLS applies (security/authz/interceptor/UpdateRequestInterceptor.java;
+    DocumentLevelSecurityTests.testUpdateApiIsBlocked), even for a visible document."""
+    role = read_role([memories], user_dls("t1", "u1"), privileges=["read", "write"])
+    client = cluster.with_key(mint_key(admin, "dls-updater", role))
+    with pytest.raises(BadRequestError) as info:
+        client.update(index=memories, id="u1-pie", doc={"text": "changed"})
+    assert info.value.body["status"] == 400
+    assert info.value.body["error"]["type"] == "security_exception"
+    assert info.value.body["error"]["reason"] == "Can't execute an update request if field or document level security is enabled"
+    assert admin.get(index=memories, id="u1-pie")["_source"]["text"] == "apple pie recipe from grandma"
+
+
+def test_bulk_update_items_are_refused_under_dls(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
+    """Bulk update items fail alone under DLS (security/authz/interceptor/BulkShardRequestInterceptor.java)."""
+    role = read_role([memories], user_dls("t1", "u1"), privileges=["read", "write"])
+    client = cluster.with_key(mint_key(admin, "dls-bulk", role))
+    response = client.bulk(
+        operations=[
+            {"update": {"_index": memories, "_id": "u1-pie"}},
+            {"doc": {"text": "changed"}},
+            {"index": {"_index": memories, "_id": "u1-new"}},
+            {"tenant_id": "t1", "user_id": "u1", "text": "new"},
+        ],
+        refresh="wait_for",
+    )
+    update_item, index_item = (next(iter(i.values())) for i in response["items"])
+    assert response["errors"] is True
+    assert update_item["status"] == 400
+    assert update_item["error"]["reason"] == (
+        "Can't execute a bulk item request with update requests embedded if field or document level security is enabled"
+    )
+    assert index_item["status"] == 201
+    assert admin.get(index=memories, id="u1-pie")["_source"]["text"] == "apple pie recipe from grandma"
+
+
+def test_update_without_dls_is_allowed(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
+    """Without DLS the update API works for a key with ``index`` (IndexPrivilege.INDEX covers update*)."""
+    client = cluster.with_key(mint_key(admin, "plain-updater", read_role([memories], privileges=["index"])))
+    client.update(index=memories, id="u1-pie", doc={"text": "changed"}, refresh=True)
+    assert admin.get(index=memories, id="u1-pie")["_source"]["text"] == "changed"
+
+
+def test_delete_by_query_only_deletes_visible_documents(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
+    """delete-by-query searches with the caller's privileges, so it needs read too and DLS narrows it
+    (docs: delete-by-query "read, delete or write" privileges; the search runs as the user)."""
+    role = read_role([memories], user_dls("t1", "u1"), privileges=["read", "delete"])
+    client = cluster.with_key(mint_key(admin, "dls-deleter", role))
+    result = client.delete_by_query(index=memories, query={"match_all": {}}, refresh=True)
+    assert result["deleted"] == 3
+    remaining = {h["_id"] for h in admin.search(index=memories, size=20)["hits"]["hits"]}
+    assert remaining == {"u2-tart", "t2-juice", "t2-cat"}
+
+
+def test_alias_changes_are_refused_under_dls(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
+    """Adding an alias is refused when DLS applies (security/authz/interceptor/IndicesAliasesRequestInterceptor.java)."""
+    role = read_role([f"{memories}*"], user_dls("t1", "u1"), privileges=["read", "manage"])
+    client = cluster.with_key(mint_key(admin, "dls-aliaser", role))
+    with pytest.raises(BadRequestError) as info:
+        client.indices.update_aliases(actions=[{"add": {"index": memories, "alias": f"{memories}-mine"}}])
+    assert info.value.body["error"]["reason"] == (
+        "Alias requests are not allowed for users who have field or document level security enabled on one of the indices"
+    )
+    assert admin.indices.exists_alias(name=f"{memories}-mine").body is False
+
+
+def test_unknown_endpoints_fail_loudly_for_api_keys(admin: Elasticsearch, cluster: Cluster) -> None:
+    """What the gateway cannot authorise faithfully is refused, never passed through."""
+    client = cluster.with_key(mint_key(admin, "explorer", read_role(["*"])))
+    with pytest.raises(BadRequestError) as info:
+        client.perform_request("GET", "/_cat/indices")
+    assert info.value.body["error"]["type"] == "illegal_argument_exception"
+    assert "[embedded_es]" in info.value.body["error"]["reason"]

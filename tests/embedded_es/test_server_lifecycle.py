@@ -1,0 +1,141 @@
+"""The ``python -m embedded_es serve`` entry point, clean shutdown, and what survives a restart.
+
+Persistence guarantees (measured; see README "Embedded Elasticsearch"):
+- API keys and ILM policies are written by the gateway with fsync before the request is answered,
+  so they survive any crash;
+- documents live in the noida engine, which keeps them in memory and snapshots them to
+  ``<data-dir>/noida/elasticsearch.json`` shortly after writes go quiet and on every clean stop;
+  a clean stop (SIGINT/SIGTERM, or the gateway dying, which signals the engine) loses nothing,
+  while a SIGKILL of the engine itself can lose writes acknowledged in the last second or so.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from elasticsearch import AuthenticationException, Elasticsearch
+
+from embedded_es import EmbeddedElasticsearch
+from embedded_es.server import READY_LINE
+
+from .conftest import needs_embedded
+from .documents import read_role
+
+pytestmark = needs_embedded
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _engine_pids(data_dir: Path) -> list[int]:
+    """noida processes serving ``data_dir`` (found through /proc, so orphans are visible too)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(b"noida-db" in part for part in cmdline[:1]) and str(data_dir / "noida").encode() in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_cli_announces_readiness_and_stops_cleanly(tmp_path: Path, stop_signal: signal.Signals) -> None:
+    data_dir = tmp_path / "es"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "embedded_es", "serve", "--port", "0", "--data-dir", str(data_dir), "--password", "pw-cli"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = proc.stdout.readline().strip()
+        match = READY_LINE.match(line)
+        assert match, line
+        client = Elasticsearch(match.group(1), basic_auth=("elastic", "pw-cli"))
+        assert client.info()["version"]["number"].startswith("8.")
+        assert len(_engine_pids(data_dir)) == 1
+        proc.send_signal(stop_signal)
+        assert proc.wait(timeout=30) == 0
+        assert _engine_pids(data_dir) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def test_cli_requires_a_password(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ATLAS_ES_PASSWORD"}
+    result = subprocess.run(
+        [sys.executable, "-m", "embedded_es", "serve", "--data-dir", str(tmp_path)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=30,
+    )
+    assert result.returncode == 2
+    assert "a password for the 'elastic' superuser is required" in result.stderr
+    assert not (tmp_path / "noida").exists()
+
+
+def test_documents_keys_and_policies_survive_a_clean_restart(tmp_path: Path) -> None:
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    try:
+        admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+        admin.index(index="kept", id="1", document={"text": "still here"}, refresh="wait_for")
+        encoded = admin.security.create_api_key(name="kept-key", role_descriptors=read_role(["kept"]))["encoded"]
+        revoked = admin.security.create_api_key(name="revoked-key", role_descriptors={})
+        admin.security.invalidate_api_key(ids=[revoked["id"]])
+        admin.ilm.put_lifecycle(name="kept-policy", policy={"phases": {"hot": {"actions": {}}}})
+    finally:
+        assert server.stop() == 0
+    server.start()
+    try:
+        reader = Elasticsearch(server.url, api_key=encoded)
+        assert reader.get(index="kept", id="1")["_source"] == {"text": "still here"}
+        with pytest.raises(AuthenticationException):
+            Elasticsearch(server.url, api_key=revoked["encoded"]).security.authenticate()
+        admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+        assert "kept-policy" in admin.ilm.get_lifecycle()
+    finally:
+        server.cleanup()
+
+
+def test_crash_keeps_keys_and_settled_documents(tmp_path: Path) -> None:
+    """SIGKILL of both processes: keys (fsynced by the gateway) and documents written more than the
+    engine's snapshot delay ago survive."""
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+    admin.index(index="settled", id="1", document={"text": "settled"}, refresh="wait_for")
+    time.sleep(2.5)
+    encoded = admin.security.create_api_key(name="crash-key", role_descriptors=read_role(["settled"]))["encoded"]
+    for pid in _engine_pids(server.data_dir):
+        os.kill(pid, signal.SIGKILL)
+    server.kill()
+    server.start()
+    try:
+        reader = Elasticsearch(server.url, api_key=encoded)
+        assert reader.get(index="settled", id="1")["_source"] == {"text": "settled"}
+    finally:
+        server.cleanup()
+
+
+def test_killing_the_gateway_stops_the_engine(tmp_path: Path) -> None:
+    """No orphan: the engine is told to stop (and saves) when the gateway dies."""
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+    admin.index(index="orphan-check", id="1", document={"n": 1}, refresh="wait_for")
+    server.kill()
+    deadline = time.monotonic() + 15
+    while _engine_pids(server.data_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _engine_pids(server.data_dir) == []
+    server.start()
+    try:
+        admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+        assert admin.get(index="orphan-check", id="1")["_source"] == {"n": 1}
+    finally:
+        server.cleanup()
