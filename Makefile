@@ -25,7 +25,7 @@ lint: install
 	$(BIN)/ruff format --check .
 
 run: install
-	$(BIN)/python -m embedded_es serve --port $${ATLAS_ES_PORT:-9200} --data-dir .data/es --password $${ATLAS_ES_PASSWORD:-atlas-dev-password}
+	$(BIN)/python -m atlas_site.run
 
 bench-gateway: install
 	$(BIN)/python benchmarks/gateway_overhead.py

@@ -89,19 +89,27 @@ def main() -> int:
         print(f"loading {args.docs} documents with {DIMS}-d vectors …", file=sys.stderr, flush=True)
         actions = []
         for i in range(args.docs):
-            doc = {"tenant_id": "t1" if i % 5 else "t2", "text": " ".join(rng.choices(WORDS, k=12)), "embedding": vector(rng)}
+            doc = {
+                "tenant_id": "t1" if i % 5 else "t2",
+                "text": " ".join(rng.choices(WORDS, k=12)),
+                "embedding": vector(rng),
+            }
             if i % 10:
                 doc["user_id"] = f"u{i % 10}"
             actions.append({"_index": INDEX, "_id": str(i), "_source": doc})
-        for n, (ok, _) in enumerate(helpers.streaming_bulk(admin, actions, chunk_size=500), 1):
+        for n, _ in enumerate(helpers.streaming_bulk(admin, actions, chunk_size=500), 1):
             if n % 1000 == 0:
                 print(f"  loaded {n}/{args.docs}", file=sys.stderr, flush=True)
         admin.indices.refresh(index=INDEX)
 
         role = {"r": {"indices": [{"names": [INDEX], "privileges": ["read"], "query": dls("u1")}]}}
-        user = Elasticsearch(server.url, api_key=admin.security.create_api_key(name="u1", role_descriptors=role)["encoded"])
+        user = Elasticsearch(
+            server.url, api_key=admin.security.create_api_key(name="u1", role_descriptors=role)["encoded"]
+        )
         write_role = {"w": {"indices": [{"names": ["bench-bulk-*"], "privileges": ["write", "create_index"]}]}}
-        writer = Elasticsearch(server.url, api_key=admin.security.create_api_key(name="w", role_descriptors=write_role)["encoded"])
+        writer = Elasticsearch(
+            server.url, api_key=admin.security.create_api_key(name="w", role_descriptors=write_role)["encoded"]
+        )
 
         query_vec = vector(rng)
         bm25 = {"multi_match": {"query": "router firmware reset", "fields": ["text^2"]}}
@@ -120,22 +128,36 @@ def main() -> int:
             engine.search(index=INDEX, knn={**knn, "filter": [dls("u1")]}, size=80, source=False)
 
         def msearch_gw():
-            user.msearch(searches=[{"index": INDEX}, {"query": bm25, "size": 80, "_source": False},
-                                   {"index": INDEX}, {"knn": knn, "size": 80, "_source": False}])
+            user.msearch(
+                searches=[
+                    {"index": INDEX},
+                    {"query": bm25, "size": 80, "_source": False},
+                    {"index": INDEX},
+                    {"knn": knn, "size": 80, "_source": False},
+                ]
+            )
 
         def msearch_direct():
-            engine.msearch(searches=[
-                {"index": INDEX}, {"query": {"bool": {"must": [bm25], "filter": [dls("u1")]}}, "size": 80, "_source": False},
-                {"index": INDEX}, {"knn": {**knn, "filter": [dls("u1")]}, "size": 80, "_source": False}])
+            engine.msearch(
+                searches=[
+                    {"index": INDEX},
+                    {"query": {"bool": {"must": [bm25], "filter": [dls("u1")]}}, "size": 80, "_source": False},
+                    {"index": INDEX},
+                    {"knn": {**knn, "filter": [dls("u1")]}, "size": 80, "_source": False},
+                ]
+            )
 
         batch_counter = iter(range(10**9))
 
         def bulk_body():
             n = next(batch_counter)
             return [
-                op for i in range(100)
-                for op in ({"index": {"_index": "bench-bulk-1", "_id": f"{n}-{i}"}},
-                           {"tenant_id": "t1", "user_id": "u1", "text": "bulk", "embedding": query_vec})
+                op
+                for i in range(100)
+                for op in (
+                    {"index": {"_index": "bench-bulk-1", "_id": f"{n}-{i}"}},
+                    {"tenant_id": "t1", "user_id": "u1", "text": "bulk", "embedding": query_vec},
+                )
             ]
 
         def bulk_gw():

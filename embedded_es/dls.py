@@ -21,11 +21,39 @@ MATCH_ALL = {"match_all": {}}
 # Top-level search body keys the rewrite knows to be safe once the query,
 # the kNN sections and the retrievers are filtered.
 _SAFE_SEARCH_KEYS = {
-    "query", "knn", "retriever", "aggs", "aggregations", "size", "from", "sort", "_source",
-    "track_total_hits", "track_scores", "min_score", "post_filter", "highlight", "explain",
-    "stored_fields", "docvalue_fields", "fields", "script_fields", "runtime_mappings", "search_after",
-    "timeout", "terminate_after", "version", "seq_no_primary_term", "indices_boost", "collapse",
-    "rescore", "profile", "pit", "rank", "ext", "stats",
+    "query",
+    "knn",
+    "retriever",
+    "aggs",
+    "aggregations",
+    "size",
+    "from",
+    "sort",
+    "_source",
+    "track_total_hits",
+    "track_scores",
+    "min_score",
+    "post_filter",
+    "highlight",
+    "explain",
+    "stored_fields",
+    "docvalue_fields",
+    "fields",
+    "script_fields",
+    "runtime_mappings",
+    "search_after",
+    "timeout",
+    "terminate_after",
+    "version",
+    "seq_no_primary_term",
+    "indices_boost",
+    "collapse",
+    "rescore",
+    "profile",
+    "pit",
+    "rank",
+    "ext",
+    "stats",
 }
 
 
@@ -76,7 +104,7 @@ def _filter_nested_knn(node: Any, dls: dict[str, Any]) -> Any:
 def _filter_retriever(retriever: dict[str, Any], dls: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(retriever, dict) or len(retriever) != 1:
         raise _refuse("a retriever that is not a single-key object")
-    (kind, spec), = retriever.items()
+    ((kind, spec),) = retriever.items()
     spec = dict(spec)
     if kind == "standard":
         if "query" in spec:
@@ -105,7 +133,9 @@ def search_body(body: dict[str, Any] | None, dls: dict[str, Any]) -> dict[str, A
     if "suggest" in body:
         raise EsError(400, "security_exception", "Suggest isn't supported if document level security is enabled")
     if body.get("profile"):
-        raise EsError(400, "security_exception", "A search request cannot be profiled if document level security is enabled")
+        raise EsError(
+            400, "security_exception", "A search request cannot be profiled if document level security is enabled"
+        )
     unknown = set(body) - _SAFE_SEARCH_KEYS
     if unknown:
         raise _refuse(f"the search body field(s) {sorted(unknown)}")

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from multidict import CIMultiDict
-
 import aiohttp
 from aiohttp import web
+from multidict import CIMultiDict
 
 from . import dls, routes
 from .errors import EsError, security_forbidden, unsupported
@@ -98,7 +97,9 @@ class Gateway:
                 out_headers = CIMultiDict((k, v) for k, v in resp.headers.items() if k.lower() in _RETURN_HEADERS)
                 return EngineResponse(resp.status, out_headers, raw)
         except aiohttp.ClientError as exc:
-            raise EsError(503, "engine_unavailable_exception", f"[embedded_es] the engine did not answer: {exc}")
+            raise EsError(
+                503, "engine_unavailable_exception", f"[embedded_es] the engine did not answer: {exc}"
+            ) from exc
 
     async def engine_json(self, method: str, path_qs: str, body: Any = None) -> EngineResponse:
         data = _json_bytes(body) if body is not None else None
@@ -149,7 +150,9 @@ class Gateway:
             route = routes.classify(request.method, request.raw_path)
             if route.kind == "local":
                 body = await self._json_body(request) if request.method in ("POST", "PUT", "DELETE") else None
-                status, payload = self.security.handle(route.handler, request.method, request.path, request.query, body, principal)
+                status, payload = self.security.handle(
+                    route.handler, request.method, request.path, request.query, body, principal
+                )
                 return self._respond_json(status, payload)
             if principal.permissions.superuser:
                 resp = await self.engine(
@@ -158,7 +161,9 @@ class Gateway:
                 return self._from_engine(resp)
             self._check_license(principal)
             if route.kind == "unknown":
-                raise unsupported(request.method, request.path, "the embedded gateway cannot authorize it for this credential")
+                raise unsupported(
+                    request.method, request.path, "the embedded gateway cannot authorize it for this credential"
+                )
             if route.kind == "cluster":
                 self._authorize_cluster(principal, route.action)
                 return await self._forward(request)
@@ -176,7 +181,9 @@ class Gateway:
         if self.license_type == "basic" and principal.permissions.has_dls():
             raise security_forbidden("current license is non-compliant for [field and document level security]")
 
-    async def _forward(self, request: web.Request, path_qs: str | None = None, body: bytes | None = None) -> web.Response:
+    async def _forward(
+        self, request: web.Request, path_qs: str | None = None, body: bytes | None = None
+    ) -> web.Response:
         data = await self._body(request) if body is None else body
         resp = await self.engine(request.method, path_qs or request.raw_path, data, self._forward_headers(request))
         return self._from_engine(resp)
@@ -206,7 +213,9 @@ class Gateway:
                 pattern = "*" if part == "_all" else part
                 from fnmatch import fnmatchcase
 
-                names.extend(n for n in existing if fnmatchcase(n, pattern) and principal.permissions.allows_index(action, n))
+                names.extend(
+                    n for n in existing if fnmatchcase(n, pattern) and principal.permissions.allows_index(action, n)
+                )
             else:
                 names.append(part)
         denied = [n for n in names if not principal.permissions.allows_index(action, n)]
@@ -307,7 +316,9 @@ class Gateway:
             return await self._forward(request)
         if "q" in request.query:
             if body and "query" in body:
-                raise EsError(400, "illegal_argument_exception", "request [q] parameter and a body query cannot both be used")
+                raise EsError(
+                    400, "illegal_argument_exception", "request [q] parameter and a body query cannot both be used"
+                )
             body = {**(body or {}), "query": dls.query_string_from_params(request.query)}
         body = rewrite(body, query)
         dropped = ("q", "df", "default_operator", "analyzer", "analyze_wildcard", "lenient")
@@ -368,7 +379,9 @@ class Gateway:
         for doc in docs:
             index = doc.get("_index") or route.index
             if not index:
-                raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index is missing for doc 0;")
+                raise EsError(
+                    400, "action_request_validation_exception", "Validation Failed: 1: index is missing for doc 0;"
+                )
             items.append({**doc, "_index": index})
         # mget is authorised per index: items on a forbidden index fail alone.
         denied: dict[int, dict[str, Any]] = {}
@@ -384,7 +397,7 @@ class Gateway:
         fetched = iter(resp.json()["docs"] if resp is not None else [])
         result = {"docs": [denied[n] if n in denied else next(fetched) for n in range(len(items))]}
         by_index: dict[str, list[dict[str, Any]]] = {}
-        for requested, got in zip(items, result["docs"]):
+        for requested, got in zip(items, result["docs"], strict=True):
             if got.get("found"):
                 by_index.setdefault(requested["_index"], []).append(got)
         for requested_name, found in by_index.items():
@@ -423,7 +436,7 @@ class Gateway:
             raise EsError(400, "illegal_argument_exception", "The msearch request must be terminated by a newline [\n]")
         forwarded: list[Any] = []
         slots: list[Any] = []  # per item: None when forwarded, else its error response
-        for header, body in zip(lines[::2], lines[1::2]):
+        for header, body in zip(lines[::2], lines[1::2], strict=True):
             try:
                 index = header.get("index", route.index)
                 if isinstance(index, list):
@@ -468,11 +481,17 @@ class Gateway:
             except json.JSONDecodeError as exc:
                 raise EsError(400, "x_content_parse_exception", f"[{i + 1}:{exc.colno}] {exc.msg}") from None
             if not isinstance(meta, dict) or len(meta) != 1:
-                raise EsError(400, "illegal_argument_exception", f"Malformed action/metadata line [{i + 1}], expected a simple object")
-            (op, spec), = meta.items()
+                raise EsError(
+                    400,
+                    "illegal_argument_exception",
+                    f"Malformed action/metadata line [{i + 1}], expected a simple object",
+                )
+            ((op, spec),) = meta.items()
             has_source = op in ("index", "create", "update")
             if has_source and i + 1 >= len(lines):
-                raise EsError(400, "illegal_argument_exception", "The bulk request must be terminated by a newline [\n]")
+                raise EsError(
+                    400, "illegal_argument_exception", "The bulk request must be terminated by a newline [\n]"
+                )
             item_lines = lines[i : i + (2 if has_source else 1)]
             i += len(item_lines)
             index = spec.get("_index", route.index)
@@ -481,7 +500,9 @@ class Gateway:
                 forwarded.extend(item_lines)
                 slots.append(None)
             except EsError as err:
-                slots.append({op: {"_index": index, "_id": spec.get("_id"), "status": err.status, "error": err.cause()}})
+                slots.append(
+                    {op: {"_index": index, "_id": spec.get("_id"), "status": err.status, "error": err.cause()}}
+                )
         if all(slot is None for slot in slots):
             return await self._forward(request, body=raw)
         items: list[Any] = []
@@ -500,7 +521,9 @@ class Gateway:
             merged.append(next(it) if slot is None else slot)
         return self._respond_json(200, {"errors": True, "took": took, "items": merged})
 
-    def _authorize_bulk_item(self, principal: Principal, op: str, spec: dict[str, Any], index: str | None, line: int) -> None:
+    def _authorize_bulk_item(
+        self, principal: Principal, op: str, spec: dict[str, Any], index: str | None, line: int
+    ) -> None:
         """Bulk items are authorised one by one (AuthorizationService.authorizeBulkItems)."""
         action = {
             "index": routes.INDEX_OP_CREATE if spec.get("op_type") == "create" else routes.INDEX_OP_INDEX,
@@ -510,7 +533,8 @@ class Gateway:
         }.get(op)
         if action is None:
             raise EsError(
-                400, "illegal_argument_exception",
+                400,
+                "illegal_argument_exception",
                 f"Malformed action/metadata line [{line}], expected one of [create, delete, index, update] but found [{op}]",
             )
         if not index:
@@ -571,7 +595,9 @@ class Gateway:
         scroll_id = body.get("scroll_id") or request.query.get("scroll_id") or request.path.rsplit("/", 1)[-1]
         if self._context_owner.get(scroll_id) != principal.owner_key:
             raise EsError(404, "search_context_missing_exception", f"No search context found for id [{scroll_id}]")
-        resp = await self.engine(request.method, request.raw_path, _json_bytes(body) if body else None, {"content-type": JSON})
+        resp = await self.engine(
+            request.method, request.raw_path, _json_bytes(body) if body else None, {"content-type": JSON}
+        )
         return self._from_engine(resp)
 
     async def _h_clear_scroll(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
@@ -583,7 +609,9 @@ class Gateway:
 
     async def _h_open_pit(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
         names = await self._names(principal, route.index, routes.OPEN_PIT)
-        resp = await self.engine(request.method, self._path_with(request, names), await self._body(request), self._forward_headers(request))
+        resp = await self.engine(
+            request.method, self._path_with(request, names), await self._body(request), self._forward_headers(request)
+        )
         if resp.status == 200:
             pit_id = resp.json()["id"]
             self._context_owner[pit_id] = principal.owner_key

@@ -50,7 +50,12 @@ INDEX_PRIVILEGE_ACTIONS: dict[str, tuple[str, ...]] = {
     ),
     "monitor": ("indices:monitor/*",),
     "manage": ("indices:monitor/*", "indices:admin/*", "indices:data/read/field_caps*"),
-    "maintenance": ("indices:admin/refresh*", "indices:admin/flush*", "indices:admin/synced_flush", "indices:admin/forcemerge*"),
+    "maintenance": (
+        "indices:admin/refresh*",
+        "indices:admin/flush*",
+        "indices:admin/synced_flush",
+        "indices:admin/forcemerge*",
+    ),
     "create_index": ("indices:admin/create", "indices:admin/auto_create"),
     "delete_index": ("indices:admin/delete",),
     "auto_configure": ("indices:admin/mapping/auto_put", "indices:admin/auto_create"),
@@ -62,8 +67,14 @@ CLUSTER_PRIVILEGE_ACTIONS: dict[str, tuple[str, ...]] = {
     "none": (),
     "monitor": ("cluster:monitor/*",),
     # ``manage`` is everything on the cluster except security administration.
-    "manage": ("cluster:monitor/*", "cluster:admin/ilm/*", "cluster:admin/settings/*", "cluster:admin/reroute",
-               "indices:admin/template/*", "indices:admin/index_template/*"),
+    "manage": (
+        "cluster:monitor/*",
+        "cluster:admin/ilm/*",
+        "cluster:admin/settings/*",
+        "cluster:admin/reroute",
+        "indices:admin/template/*",
+        "indices:admin/index_template/*",
+    ),
     "manage_security": ("cluster:admin/xpack/security/*",),
     "manage_api_key": ("cluster:admin/xpack/security/api_key/*",),
     # Own keys only: the API-key endpoints narrow the scope to the caller's keys.
@@ -100,12 +111,34 @@ def _name_matches(index: str, pattern: str) -> bool:
 # Least to most privileged, the order Elasticsearch lists granting privileges in
 # (Privilege.sortByAccessLevel: fewest implied privileges first).
 _INDEX_ORDER = [
-    "create_doc", "create", "index", "delete", "read", "read_cross_cluster", "view_index_metadata", "monitor",
-    "maintenance", "auto_configure", "create_index", "delete_index", "manage_ilm", "write", "manage", "all",
+    "create_doc",
+    "create",
+    "index",
+    "delete",
+    "read",
+    "read_cross_cluster",
+    "view_index_metadata",
+    "monitor",
+    "maintenance",
+    "auto_configure",
+    "create_index",
+    "delete_index",
+    "manage_ilm",
+    "write",
+    "manage",
+    "all",
 ]
 _CLUSTER_ORDER = [
-    "monitor", "read_ilm", "read_security", "manage_own_api_key", "manage_api_key", "manage_ilm",
-    "manage_index_templates", "manage_security", "manage", "all",
+    "monitor",
+    "read_ilm",
+    "read_security",
+    "manage_own_api_key",
+    "manage_api_key",
+    "manage_ilm",
+    "manage_index_templates",
+    "manage_security",
+    "manage",
+    "all",
 ]
 
 
@@ -119,7 +152,9 @@ def denial_reason(who: str, action: str, indices: list[str] | None = None) -> st
     """Elasticsearch's 403 reason (security/authz/AuthorizationDenialMessages.java)."""
     if indices is None:
         granted = ",".join(privileges_for_action(action, cluster=True))
-        return f"action [{action}] is unauthorized for {who}, this action is granted by the cluster privileges [{granted}]"
+        return (
+            f"action [{action}] is unauthorized for {who}, this action is granted by the cluster privileges [{granted}]"
+        )
     granted = ",".join(privileges_for_action(action, cluster=False))
     return (
         f"action [{action}] is unauthorized for {who} on indices [{','.join(indices)}], "
@@ -222,7 +257,9 @@ def role_from_descriptors(descriptors: dict[str, Any]) -> Role:
             superuser = True
         for c in desc.get("cluster", []) or []:
             if c not in CLUSTER_PRIVILEGE_ACTIONS:
-                raise illegal_argument(f"unknown cluster privilege [{c}]. a privilege must be either one of the predefined cluster privilege names [{','.join(sorted(CLUSTER_PRIVILEGE_ACTIONS))}] or a pattern over one of the available cluster actions")
+                raise illegal_argument(
+                    f"unknown cluster privilege [{c}]. a privilege must be either one of the predefined cluster privilege names [{','.join(sorted(CLUSTER_PRIVILEGE_ACTIONS))}] or a pattern over one of the available cluster actions"
+                )
             cluster.append(c)
         for i, grp in enumerate(desc.get("indices", []) or []):
             if not isinstance(grp, dict):
@@ -237,7 +274,9 @@ def role_from_descriptors(descriptors: dict[str, Any]) -> Role:
                 )
             for p in privileges:
                 if p not in INDEX_PRIVILEGE_ACTIONS:
-                    raise illegal_argument(f"unknown index privilege [{p}]. a privilege must be either one of the predefined fixed indices privileges [{','.join(sorted(INDEX_PRIVILEGE_ACTIONS))}] or a pattern over one of the available index actions")
+                    raise illegal_argument(
+                        f"unknown index privilege [{p}]. a privilege must be either one of the predefined fixed indices privileges [{','.join(sorted(INDEX_PRIVILEGE_ACTIONS))}] or a pattern over one of the available index actions"
+                    )
             if grp.get("field_security"):
                 raise illegal_argument("[embedded_es] field level security (field_security) is not supported")
             query = _parse_query(grp.get("query"), f"role [{role_name}] index group [{i}]")

@@ -45,7 +45,19 @@ VALIDATE_QUERY = "indices:admin/validate/query"
 INDEX_STATS = "indices:monitor/stats"
 
 # Actions that read documents and therefore get the caller's DLS applied.
-DLS_READ_ACTIONS = {SEARCH, GET, MGET, MSEARCH, EXPLAIN, DELETE_BY_QUERY, UPDATE_BY_QUERY, REINDEX, OPEN_PIT, TERMS_ENUM, VALIDATE_QUERY}
+DLS_READ_ACTIONS = {
+    SEARCH,
+    GET,
+    MGET,
+    MSEARCH,
+    EXPLAIN,
+    DELETE_BY_QUERY,
+    UPDATE_BY_QUERY,
+    REINDEX,
+    OPEN_PIT,
+    TERMS_ENUM,
+    VALIDATE_QUERY,
+}
 
 
 @dataclass(frozen=True)

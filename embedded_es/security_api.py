@@ -14,11 +14,12 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from .errors import EsError, illegal_argument, resource_not_found, security_forbidden, action_request_validation
-from .keystore import ApiKeyRecord, ApiKeyStore, parse_expiration_ms
+from .errors import EsError, action_request_validation, illegal_argument, resource_not_found, security_forbidden
+from .keystore import ApiKeyStore, parse_expiration_ms
 from .principal import Principal
 from .privileges import MANAGE_ALL_API_KEYS, denial_reason, role_from_descriptors
 
@@ -134,7 +135,9 @@ class SecurityApi:
         if len(name) > 256:
             raise action_request_validation(["api key name may not be more than [256] characters long"])
         if name != name.strip() or name.startswith("_"):
-            raise action_request_validation(["api key name may not begin or end with whitespace or begin with an underscore"])
+            raise action_request_validation(
+                ["api key name may not begin or end with whitespace or begin with an underscore"]
+            )
         role_descriptors = body.get("role_descriptors") or {}
         role_from_descriptors(role_descriptors)  # validate before anything is stored
         if principal.api_key is not None and (not role_descriptors or any(role_descriptors.values())):
@@ -212,11 +215,21 @@ class SecurityApi:
         if ids is None and "id" in body:
             ids = [body["id"]]
         name = body.get("name")
-        if ids is None and name is None and not body.get("owner") and not body.get("username") and not body.get("realm_name"):
+        if (
+            ids is None
+            and name is None
+            and not body.get("owner")
+            and not body.get("username")
+            and not body.get("realm_name")
+        ):
             raise illegal_argument("One of [api key id, api key name, username, realm name] must be specified")
-        scope = self._owned_filter({"owner": "true" if body.get("owner") else "false", **{
-            k: v for k, v in (("username", body.get("username")), ("realm_name", body.get("realm_name"))) if v
-        }}, principal)
+        scope = self._owned_filter(
+            {
+                "owner": "true" if body.get("owner") else "false",
+                **{k: v for k, v in (("username", body.get("username")), ("realm_name", body.get("realm_name"))) if v},
+            },
+            principal,
+        )
         records = self.keys.find(ids=ids, name=name, username=scope.get("username"), realm=scope.get("realm"))
         if "ids" in scope:
             records = [r for r in records if r.id in scope["ids"]]
@@ -252,7 +265,11 @@ class SecurityApi:
 
     def _license(self, method, path, query, body, principal: Principal) -> tuple[int, Any]:
         if method != "GET":
-            raise EsError(400, "illegal_argument_exception", "[embedded_es] the licence cannot be changed; start the server with --license")
+            raise EsError(
+                400,
+                "illegal_argument_exception",
+                "[embedded_es] the licence cannot be changed; start the server with --license",
+            )
         self._authorize(principal, LICENSE_GET)
         return 200, {"license": self._license_body()}
 
@@ -265,7 +282,11 @@ class SecurityApi:
         return 200, {"eligible_to_start_trial": False}
 
     def _license_start_trial(self, method, path, query, body, principal):
-        raise EsError(400, "illegal_argument_exception", "[embedded_es] the licence cannot be changed; start the server with --license trial")
+        raise EsError(
+            400,
+            "illegal_argument_exception",
+            "[embedded_es] the licence cannot be changed; start the server with --license trial",
+        )
 
     def _xpack(self, method, path, query, body, principal: Principal) -> tuple[int, Any]:
         self._authorize(principal, XPACK_INFO)

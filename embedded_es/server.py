@@ -46,7 +46,7 @@ async def serve(*, port: int, data_dir: Path, password: str, license_type: str) 
         while not stop.is_set():
             try:
                 await asyncio.wait_for(stop.wait(), timeout=1.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if not engine.alive():
                     print("embedded_es: the engine exited unexpectedly; stopping", file=sys.stderr, flush=True)
                     return 1
@@ -70,7 +70,7 @@ class EmbeddedElasticsearch:
         self,
         *,
         data_dir: Path | None = None,
-        password: str = "embedded-es-test-password",
+        password: str = "embedded-es-test-password",  # noqa: S107 (a throwaway test server)
         port: int = 0,
         license_type: str = "trial",
     ) -> None:
@@ -82,14 +82,27 @@ class EmbeddedElasticsearch:
         self.url: str | None = None
         self._proc: subprocess.Popen[str] | None = None
 
-    def start(self, timeout: float = 60.0) -> "EmbeddedElasticsearch":
+    def start(self, timeout: float = 60.0) -> EmbeddedElasticsearch:
         env = {**os.environ, "ATLAS_ES_PASSWORD": self.password}
         cmd = [
-            sys.executable, "-m", "embedded_es", "serve",
-            "--port", str(self.port), "--data-dir", str(self.data_dir), "--license", self.license_type,
+            sys.executable,
+            "-m",
+            "embedded_es",
+            "serve",
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(self.data_dir),
+            "--license",
+            self.license_type,
         ]
         self._proc = subprocess.Popen(
-            cmd, env=env, stdout=subprocess.PIPE, stderr=None, stdin=subprocess.DEVNULL, text=True,
+            cmd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            stdin=subprocess.DEVNULL,
+            text=True,
             cwd=Path(__file__).resolve().parent.parent,
         )
         deadline = time.monotonic() + timeout
@@ -141,7 +154,7 @@ class EmbeddedElasticsearch:
         if self._tmp is not None:
             self._tmp.cleanup()
 
-    def __enter__(self) -> "EmbeddedElasticsearch":
+    def __enter__(self) -> EmbeddedElasticsearch:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -80,14 +80,20 @@ def test_invalidate_without_a_selector_is_a_bad_request(admin: Elasticsearch) ->
     with pytest.raises(BadRequestError) as info:
         admin.perform_request("DELETE", "/_security/api_key", headers={"content-type": "application/json"}, body={})
     assert info.value.body["error"]["type"] == "illegal_argument_exception"
-    assert info.value.body["error"]["reason"] == "One of [api key id, api key name, username, realm name] must be specified"
+    assert (
+        info.value.body["error"]["reason"]
+        == "One of [api key id, api key name, username, realm name] must be specified"
+    )
 
 
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
         ({"role_descriptors": {}}, "Validation Failed: 1: api key name is required;"),
-        ({"name": "_hidden"}, "Validation Failed: 1: api key name may not begin or end with whitespace or begin with an underscore;"),
+        (
+            {"name": "_hidden"},
+            "Validation Failed: 1: api key name may not begin or end with whitespace or begin with an underscore;",
+        ),
         ({"name": "x" * 257}, "Validation Failed: 1: api key name may not be more than [256] characters long;"),
     ],
 )

@@ -8,9 +8,11 @@ import time
 import pytest
 from elasticsearch import AuthenticationException, Elasticsearch
 
-from .conftest import Cluster, mint_key
+from .conftest import Cluster
 
-API_KEY_FAILURE = "unable to authenticate with provided credentials and anonymous access is not allowed for this request"
+API_KEY_FAILURE = (
+    "unable to authenticate with provided credentials and anonymous access is not allowed for this request"
+)
 
 
 def _auth_error(client: Elasticsearch, path: str = "/_security/_authenticate") -> AuthenticationException:
@@ -46,7 +48,10 @@ def test_wrong_password_is_refused(cluster: Cluster) -> None:
     """
     err = _auth_error(Elasticsearch(cluster.url, basic_auth=("elastic", "not-the-password")))
     assert err.meta.status == 401
-    assert err.body["error"]["reason"] == "unable to authenticate user [elastic] for REST request [/_security/_authenticate]"
+    assert (
+        err.body["error"]["reason"]
+        == "unable to authenticate user [elastic] for REST request [/_security/_authenticate]"
+    )
 
 
 def test_superuser_authenticates_with_basic_auth(admin: Elasticsearch) -> None:
@@ -80,7 +85,10 @@ def test_unknown_api_key_is_refused(cluster: Cluster) -> None:
     err = _auth_error(cluster.with_key(encoded))
     assert err.meta.status == 401
     assert err.body["error"]["reason"] == API_KEY_FAILURE
-    assert err.body["error"]["additional_unsuccessful_credentials"] == "API key: unable to find apikey with id AAAAAAAAAAAAAAAAAAAA"
+    assert (
+        err.body["error"]["additional_unsuccessful_credentials"]
+        == "API key: unable to find apikey with id AAAAAAAAAAAAAAAAAAAA"
+    )
 
 
 def test_api_key_with_wrong_secret_is_refused(admin: Elasticsearch, cluster: Cluster) -> None:
@@ -88,7 +96,10 @@ def test_api_key_with_wrong_secret_is_refused(admin: Elasticsearch, cluster: Clu
     created = admin.security.create_api_key(name="wrong-secret", role_descriptors={})
     encoded = base64.b64encode(f"{created['id']}:not-the-secret-at-all".encode()).decode()
     err = _auth_error(cluster.with_key(encoded))
-    assert err.body["error"]["additional_unsuccessful_credentials"] == f"API key: invalid credentials for API key [{created['id']}]"
+    assert (
+        err.body["error"]["additional_unsuccessful_credentials"]
+        == f"API key: invalid credentials for API key [{created['id']}]"
+    )
 
 
 def test_invalidated_api_key_is_refused(admin: Elasticsearch, cluster: Cluster) -> None:
@@ -99,7 +110,10 @@ def test_invalidated_api_key_is_refused(admin: Elasticsearch, cluster: Cluster) 
     admin.security.invalidate_api_key(ids=[created["id"]])
     err = _auth_error(client)
     assert err.meta.status == 401
-    assert err.body["error"]["additional_unsuccessful_credentials"] == f"API key: api key [{created['id']}] has been invalidated"
+    assert (
+        err.body["error"]["additional_unsuccessful_credentials"]
+        == f"API key: api key [{created['id']}] has been invalidated"
+    )
 
 
 def test_expired_api_key_is_refused(admin: Elasticsearch, cluster: Cluster) -> None:

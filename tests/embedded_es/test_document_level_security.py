@@ -52,7 +52,9 @@ def ids(response) -> set[str]:
     return {hit["_id"] for hit in response["hits"]["hits"]}
 
 
-def test_search_sees_own_and_catalog_only(u1: Elasticsearch, u2: Elasticsearch, tenant1: Elasticsearch, memories: str) -> None:
+def test_search_sees_own_and_catalog_only(
+    u1: Elasticsearch, u2: Elasticsearch, tenant1: Elasticsearch, memories: str
+) -> None:
     """Search is filtered by the role query (docs: field-and-document-access-control, "Document level security")."""
     assert ids(u1.search(index=memories, query={"match_all": {}})) == U1_VISIBLE
     assert ids(u2.search(index=memories, query={"match_all": {}})) == U2_VISIBLE
@@ -108,7 +110,11 @@ def test_knn_search_only_considers_visible_documents(u1: Elasticsearch, u2: Elas
 
 def test_knn_query_inside_bool_is_filtered(u2: Elasticsearch, memories: str) -> None:
     """The ``knn`` query gathers candidates under DLS too (DocumentLevelSecurityTests.testKnnSearch, query form)."""
-    query = {"bool": {"should": [{"knn": {"field": "embedding", "query_vector": [1.0, 0.0, 0.0], "k": 5, "num_candidates": 10}}]}}
+    query = {
+        "bool": {
+            "should": [{"knn": {"field": "embedding", "query_vector": [1.0, 0.0, 0.0], "k": 5, "num_candidates": 10}}]
+        }
+    }
     assert ids(u2.search(index=memories, query=query)) == U2_VISIBLE
 
 
@@ -167,8 +173,12 @@ def test_get_of_a_hidden_document_is_not_found(u1: Elasticsearch, memories: str)
 
 def test_realtime_get_sees_an_unrefreshed_own_document(admin: Elasticsearch, u1: Elasticsearch, memories: str) -> None:
     """Real-time GET stays real-time under DLS (DocumentLevelSecurityTests.testRealtimeGetApi)."""
-    admin.index(index=memories, id="u1-fresh", document={"tenant_id": "t1", "user_id": "u1", "text": "fresh"}, refresh=False)
-    admin.index(index=memories, id="u2-fresh", document={"tenant_id": "t1", "user_id": "u2", "text": "fresh"}, refresh=False)
+    admin.index(
+        index=memories, id="u1-fresh", document={"tenant_id": "t1", "user_id": "u1", "text": "fresh"}, refresh=False
+    )
+    admin.index(
+        index=memories, id="u2-fresh", document={"tenant_id": "t1", "user_id": "u2", "text": "fresh"}, refresh=False
+    )
     try:
         assert u1.get(index=memories, id="u1-fresh")["found"] is True
         with pytest.raises(NotFoundError):
@@ -200,7 +210,9 @@ def test_mget_on_a_forbidden_index_fails_that_item_only(u1: Elasticsearch, memor
 def test_aggregations_only_count_visible_documents(u1: Elasticsearch, memories: str) -> None:
     """Aggregations run over the filtered reader (DocumentLevelSecurityTests.testZeroMinDocAggregation)."""
     response = u1.search(
-        index=memories, size=0, aggs={"tenants": {"terms": {"field": "tenant_id"}}, "users": {"terms": {"field": "user_id"}}}
+        index=memories,
+        size=0,
+        aggs={"tenants": {"terms": {"field": "tenant_id"}}, "users": {"terms": {"field": "user_id"}}},
     )
     assert [(b["key"], b["doc_count"]) for b in response["aggregations"]["tenants"]["buckets"]] == [("t1", 3)]
     assert [(b["key"], b["doc_count"]) for b in response["aggregations"]["users"]["buckets"]] == [("u1", 2)]
@@ -215,10 +227,15 @@ def test_suggest_and_profile_are_refused_under_dls(u1: Elasticsearch, memories: 
     assert info.value.body["error"]["reason"] == "Suggest isn't supported if document level security is enabled"
     with pytest.raises(BadRequestError) as info:
         u1.search(index=memories, profile=True, query={"match_all": {}})
-    assert info.value.body["error"]["reason"] == "A search request cannot be profiled if document level security is enabled"
+    assert (
+        info.value.body["error"]["reason"]
+        == "A search request cannot be profiled if document level security is enabled"
+    )
 
 
-def test_scroll_pages_are_filtered_and_belong_to_their_owner(u1: Elasticsearch, u2: Elasticsearch, memories: str) -> None:
+def test_scroll_pages_are_filtered_and_belong_to_their_owner(
+    u1: Elasticsearch, u2: Elasticsearch, memories: str
+) -> None:
     """Every scroll page is filtered (DocumentLevelSecurityTests.testScroll), and a scroll context can only be
     continued by whoever opened it (SecuritySearchOperationListener → search_context_missing_exception)."""
     first = u1.search(index=memories, scroll="1m", size=2, sort=["_doc"])
@@ -263,7 +280,9 @@ def test_a_group_without_query_lifts_the_restriction(admin: Elasticsearch, clust
     (core/.../authz/permission/IndicesPermission.java: "if a single permission doesn't have a role query
     then DLS will not be applied even when other permissions do have a role query")."""
     roles = {
-        "restricted": {"indices": [{"names": [memories], "privileges": ["read"], "query": {"term": {"user_id": "u1"}}}]},
+        "restricted": {
+            "indices": [{"names": [memories], "privileges": ["read"], "query": {"term": {"user_id": "u1"}}}]
+        },
         "open": {"indices": [{"names": [f"{memories}*"], "privileges": ["read"]}]},
     }
     client = cluster.with_key(mint_key(admin, "lifted", roles))

@@ -133,7 +133,7 @@ def test_cluster_actions_need_cluster_privileges(admin: Elasticsearch, cluster: 
 
 
 def test_writes_are_not_filtered_by_dls(admin: Elasticsearch, cluster: Cluster, memories: str) -> None:
-    """"Document level security doesn't apply to write APIs" (field-and-document-access-control.asciidoc):
+    """ "Document level security doesn't apply to write APIs" (field-and-document-access-control.asciidoc):
     a DLS-restricted writer can index and delete documents its role query hides. This is why Atlas
     never gives clients write-capable keys."""
     role = read_role([memories], user_dls("t1", "u1"), privileges=["read", "write"])
@@ -153,7 +153,10 @@ def test_update_is_refused_under_dls(admin: Elasticsearch, cluster: Cluster, mem
         client.update(index=memories, id="u1-pie", doc={"text": "changed"})
     assert info.value.body["status"] == 400
     assert info.value.body["error"]["type"] == "security_exception"
-    assert info.value.body["error"]["reason"] == "Can't execute an update request if field or document level security is enabled"
+    assert (
+        info.value.body["error"]["reason"]
+        == "Can't execute an update request if field or document level security is enabled"
+    )
     assert admin.get(index=memories, id="u1-pie")["_source"]["text"] == "apple pie recipe from grandma"
 
 

@@ -29,10 +29,15 @@ def test_basic_licence_refuses_requests_restricted_by_dls() -> None:
         admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
         assert admin.license.get()["license"]["type"] == "basic"
         admin.index(index="docs", id="1", document={"user_id": "a"}, refresh=True)
-        restricted = Elasticsearch(server.url, api_key=mint_key(admin, "dls", read_role(["docs"], {"term": {"user_id": "a"}})))
+        restricted = Elasticsearch(
+            server.url, api_key=mint_key(admin, "dls", read_role(["docs"], {"term": {"user_id": "a"}}))
+        )
         with pytest.raises(AuthorizationException) as info:
             restricted.search(index="docs")
-        assert info.value.body["error"]["reason"] == "current license is non-compliant for [field and document level security]"
+        assert (
+            info.value.body["error"]["reason"]
+            == "current license is non-compliant for [field and document level security]"
+        )
         plain = Elasticsearch(server.url, api_key=mint_key(admin, "plain", read_role(["docs"])))
         assert plain.count(index="docs")["count"] == 1
 

@@ -38,8 +38,12 @@ def test_api_key_is_limited_by_its_owner() -> None:
 
 def test_dls_queries_of_one_role_set_are_ored() -> None:
     perms = Permissions(
-        (role({"names": ["m"], "privileges": ["read"], "query": {"term": {"u": 1}}},
-              {"names": ["m"], "privileges": ["read"], "query": {"term": {"u": 2}}}),)
+        (
+            role(
+                {"names": ["m"], "privileges": ["read"], "query": {"term": {"u": 1}}},
+                {"names": ["m"], "privileges": ["read"], "query": {"term": {"u": 2}}},
+            ),
+        )
     )
     assert perms.dls_query("m", SEARCH) == {
         "bool": {"should": [{"term": {"u": 1}}, {"term": {"u": 2}}], "minimum_should_match": 1}
@@ -48,16 +52,22 @@ def test_dls_queries_of_one_role_set_are_ored() -> None:
 
 def test_dls_of_key_and_owner_are_anded() -> None:
     perms = Permissions(
-        (role({"names": ["m"], "privileges": ["read"], "query": {"term": {"u": 1}}}),
-         role({"names": ["m"], "privileges": ["read"], "query": {"term": {"t": 9}}}))
+        (
+            role({"names": ["m"], "privileges": ["read"], "query": {"term": {"u": 1}}}),
+            role({"names": ["m"], "privileges": ["read"], "query": {"term": {"t": 9}}}),
+        )
     )
     assert perms.dls_query("m", SEARCH) == {"bool": {"filter": [{"term": {"u": 1}}, {"term": {"t": 9}}]}}
 
 
 def test_only_groups_granting_the_action_shape_its_dls() -> None:
     perms = Permissions(
-        (role({"names": ["m"], "privileges": ["read"], "query": {"term": {"u": 1}}},
-              {"names": ["m"], "privileges": ["write"]}),)
+        (
+            role(
+                {"names": ["m"], "privileges": ["read"], "query": {"term": {"u": 1}}},
+                {"names": ["m"], "privileges": ["write"]},
+            ),
+        )
     )
     assert perms.dls_query("m", SEARCH) == {"term": {"u": 1}}
     assert perms.dls_query("m", "indices:data/write/update") is None
@@ -66,7 +76,11 @@ def test_only_groups_granting_the_action_shape_its_dls() -> None:
 def test_denial_lists_granting_privileges_least_privileged_first() -> None:
     """AuthorizationDenialMessages + Privilege.sortByAccessLevel."""
     assert privileges_for_action("indices:data/write/index:op_type/create", cluster=False) == [
-        "create_doc", "create", "index", "write", "all"
+        "create_doc",
+        "create",
+        "index",
+        "write",
+        "all",
     ]
     assert privileges_for_action("cluster:monitor/main", cluster=True) == ["monitor", "manage", "all"]
     assert denial_reason("API key id [k] of user [elastic]", SEARCH, ["a", "b"]) == (

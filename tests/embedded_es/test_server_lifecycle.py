@@ -50,8 +50,22 @@ def _engine_pids(data_dir: Path) -> list[int]:
 def test_cli_announces_readiness_and_stops_cleanly(tmp_path: Path, stop_signal: signal.Signals) -> None:
     data_dir = tmp_path / "es"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "embedded_es", "serve", "--port", "0", "--data-dir", str(data_dir), "--password", "pw-cli"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "embedded_es",
+            "serve",
+            "--port",
+            "0",
+            "--data-dir",
+            str(data_dir),
+            "--password",
+            "pw-cli",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         line = proc.stdout.readline().strip()
@@ -74,7 +88,11 @@ def test_cli_requires_a_password(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ATLAS_ES_PASSWORD"}
     result = subprocess.run(
         [sys.executable, "-m", "embedded_es", "serve", "--data-dir", str(tmp_path)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=30,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert result.returncode == 2
     assert "a password for the 'elastic' superuser is required" in result.stderr

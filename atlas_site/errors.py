@@ -1,0 +1,48 @@
+"""The one exception type for domain errors, with the few kinds each interface maps.
+
+Services raise these; the DRF handler, MCP tools, admin actions, management
+commands and Celery tasks each translate them once (status code, message,
+failure record). "Not found" and "not yours" are the same NotFound.
+"""
+
+from __future__ import annotations
+
+
+class AtlasError(Exception):
+    """A domain error whose message is meant for the person or agent that caused it."""
+
+    status = 400
+    code = "invalid"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class ValidationFailed(AtlasError):
+    status = 400
+    code = "invalid"
+
+
+class NotFound(AtlasError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(AtlasError):
+    status = 409
+    code = "conflict"
+
+
+class DependencyUnavailable(AtlasError):
+    """A backing service (Elasticsearch, the broker) is down or refused us: 503, not a stack trace."""
+
+    status = 503
+    code = "unavailable"
+
+
+class IsolationUnavailable(DependencyUnavailable):
+    """The cluster cannot enforce per-tenant isolation (no DLS licence) and app-filter mode was not chosen."""
+
+    code = "isolation_unavailable"

@@ -1,0 +1,191 @@
+"""`make run`: the whole product on one machine, with embedded defaults.
+
+Starts the embedded Elasticsearch, migrates, bootstraps the cluster, seeds the
+demo tenant, then runs the web server, a Celery worker and beat until Ctrl-C,
+when it stops them all (web first, search engine last). Development secrets are
+generated once into .data/dev.env, so a second run reuses the same data.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cryptography.fernet import Fernet
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("ATLAS_DATA_DIR", ROOT / ".data"))
+ENV_FILE = DATA / "dev.env"
+PY = sys.executable
+
+
+def _say(message: str) -> None:
+    print(f"[atlas] {message}", flush=True)
+
+
+def _dev_env() -> dict[str, str]:
+    """Development settings and secrets: generated on the first run, then reused."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    if not ENV_FILE.exists():
+        ENV_FILE.write_text(
+            "\n".join(
+                [
+                    "DJANGO_DEBUG=true",
+                    f"DJANGO_SECRET_KEY={secrets.token_urlsafe(48)}",
+                    f"ATLAS_ENCRYPTION_KEYS={Fernet.generate_key().decode()}",
+                    f"ATLAS_ES_PASSWORD={secrets.token_urlsafe(18)}",
+                    f"ATLAS_DEMO_PASSWORD={secrets.token_urlsafe(9)}",
+                    "ATLAS_EMAIL_VERIFICATION=optional",
+                ]
+            )
+            + "\n"
+        )
+        ENV_FILE.chmod(0o600)
+        _say(f"generated development secrets in {ENV_FILE}")
+    values = {}
+    for line in ENV_FILE.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            values[key.strip()] = value.strip()
+    # Explicit environment variables win over the generated file.
+    return {**values, **{k: v for k, v in os.environ.items() if k in values}}
+
+
+class Stack:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = {**os.environ, **env, "ATLAS_ENV_FILE": str(ENV_FILE), "PYTHONUNBUFFERED": "1"}
+        self.procs: list[tuple[str, subprocess.Popen]] = []
+
+    def start(self, name: str, args: list[str], **kwargs) -> subprocess.Popen:
+        proc = subprocess.Popen(args, cwd=ROOT, env=self.env, start_new_session=True, **kwargs)
+        self.procs.append((name, proc))
+        return proc
+
+    def manage(self, *args: str) -> None:
+        subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=self.env, check=True)
+
+    def stop(self) -> None:
+        for name, proc in reversed(self.procs):
+            if proc.poll() is None:
+                _say(f"stopping {name}")
+                proc.send_signal(signal.SIGTERM)
+        for name, proc in reversed(self.procs):
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                _say(f"{name} did not stop in time; killing it")
+                proc.kill()
+                proc.wait()
+
+
+def main() -> int:
+    env = _dev_env()
+    es_port = int(os.environ.get("ATLAS_ES_PORT", "9200"))
+    web_port = int(os.environ.get("ATLAS_WEB_PORT", "8000"))
+    external_es = "ATLAS_ES_URL" in os.environ
+    if not external_es:
+        env["ATLAS_ES_URL"] = f"http://127.0.0.1:{es_port}"
+    stack = Stack(env)
+    stopping = False
+
+    def _stop(signum, _frame) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        if not external_es:
+            _say(f"starting embedded Elasticsearch on port {es_port} (data in {DATA / 'es'})")
+            es = stack.start(
+                "embedded Elasticsearch",
+                [PY, "-m", "embedded_es", "serve", "--port", str(es_port), "--data-dir", str(DATA / "es")],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            line = es.stdout.readline().strip()
+            if not line.startswith("embedded_es ready"):
+                _say(f"embedded Elasticsearch did not start (is port {es_port} free?)")
+                return 1
+            _say(line)
+        _say("migrating the database")
+        stack.manage("migrate", "--noinput", "-v", "0")
+        _say("bootstrapping Elasticsearch")
+        stack.manage("atlas_es_bootstrap")
+        stack.manage("atlas_demo_seed", "--password", env["ATLAS_DEMO_PASSWORD"])
+        stack.start(
+            "web server",
+            [
+                PY,
+                "-m",
+                "uvicorn",
+                "atlas_site.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(web_port),
+                "--log-level",
+                "warning",
+            ],
+        )
+        stack.start(
+            "celery worker",
+            [
+                PY,
+                "-m",
+                "celery",
+                "-A",
+                "atlas_site",
+                "worker",
+                "--loglevel=warning",
+                "--concurrency=2",
+                "--pool=threads",
+            ],
+        )
+        stack.start(
+            "celery beat",
+            [
+                PY,
+                "-m",
+                "celery",
+                "-A",
+                "atlas_site",
+                "beat",
+                "--loglevel=warning",
+                "--schedule",
+                str(DATA / "celerybeat-schedule"),
+            ],
+        )
+        url = f"http://127.0.0.1:{web_port}"
+        print(
+            f"\n  Atlas Memory is running\n"
+            f"    web        {url}/\n"
+            f"    admin      {url}/admin/\n"
+            f"    health     {url}/healthz\n"
+            f"    search     {env['ATLAS_ES_URL']} (user elastic, password in {ENV_FILE})\n"
+            f"  demo login   demo@atlas.local / {env['ATLAS_DEMO_PASSWORD']}\n"
+            f"  Ctrl-C stops everything.\n",
+            flush=True,
+        )
+        while not stopping:
+            for name, proc in stack.procs:
+                if proc.poll() is not None:
+                    _say(f"{name} exited with code {proc.returncode}; stopping")
+                    return 1
+            time.sleep(0.5)
+        return 0
+    except subprocess.CalledProcessError as exc:
+        _say(f"a set-up step failed: {' '.join(map(str, exc.cmd[1:]))}")
+        return 1
+    finally:
+        stack.stop()
+        _say("stopped")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

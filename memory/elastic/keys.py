@@ -1,0 +1,98 @@
+"""Minting and invalidating API keys, and the role each kind of key carries.
+
+Reader keys hold ``read`` on the memory indices with a DLS query; the writer key
+holds ``write`` with no read. DLS does not protect writes in Elasticsearch
+("Document level security doesn't apply to write APIs"), so clients never get
+a write-capable key: the service writes after authorising the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .client import bootstrap_client, es_errors
+from .indices import all_indices_pattern
+
+MANAGED_BY = "atlas-memory"
+
+
+@dataclass(frozen=True)
+class MintedKey:
+    id: str
+    name: str
+    encoded: str
+
+
+def tenant_reader_role(*, tenant_id: str) -> dict[str, Any]:
+    """Read every memory of one tenant."""
+    return {
+        "atlas_tenant_reader": {
+            "cluster": [],
+            "indices": [
+                {"names": [all_indices_pattern()], "privileges": ["read"], "query": {"term": {"tenant_id": tenant_id}}}
+            ],
+        }
+    }
+
+
+def subject_reader_role(*, tenant_id: str, user_id: str) -> dict[str, Any]:
+    """Read one subject's memories plus the tenant's catalog: tenant = T AND (user = U OR no user)."""
+    query = {
+        "bool": {
+            "filter": [{"term": {"tenant_id": tenant_id}}],
+            "should": [
+                {"term": {"user_id": user_id}},
+                {"bool": {"must_not": [{"exists": {"field": "user_id"}}]}},
+            ],
+            "minimum_should_match": 1,
+        }
+    }
+    return {
+        "atlas_subject_reader": {
+            "cluster": [],
+            "indices": [{"names": [all_indices_pattern()], "privileges": ["read"], "query": query}],
+        }
+    }
+
+
+def shared_reader_role() -> dict[str, Any]:
+    """Read every memory, no DLS: app-filter mode only, where the application's filter is the only guard."""
+    return {
+        "atlas_shared_reader": {"cluster": [], "indices": [{"names": [all_indices_pattern()], "privileges": ["read"]}]}
+    }
+
+
+def writer_role() -> dict[str, Any]:
+    """Write (index, update, delete, bulk) on the memory indices; no read."""
+    return {"atlas_writer": {"cluster": [], "indices": [{"names": [all_indices_pattern()], "privileges": ["write"]}]}}
+
+
+def api_key_mint(*, name: str, role_descriptors: dict[str, Any], metadata: dict[str, Any]) -> MintedKey:
+    with es_errors("create an API key"):
+        created = bootstrap_client().security.create_api_key(
+            name=name, role_descriptors=role_descriptors, metadata={**metadata, "managed_by": MANAGED_BY}
+        )
+    return MintedKey(id=created["id"], name=created["name"], encoded=created["encoded"])
+
+
+def api_keys_invalidate(*, ids: list[str]) -> list[str]:
+    """Invalidate keys by id; already-invalid or unknown ids are not an error."""
+    if not ids:
+        return []
+    with es_errors("invalidate API keys"):
+        result = bootstrap_client().security.invalidate_api_key(ids=ids)
+    return list(result["invalidated_api_keys"])
+
+
+def api_keys_managed(*, active_only: bool = True) -> list[dict[str, Any]]:
+    """Every key Atlas minted (by metadata), as Elasticsearch reports them (no secrets)."""
+    with es_errors("list API keys"):
+        keys = bootstrap_client().security.get_api_key(active_only=active_only)["api_keys"]
+    return [k for k in keys if (k.get("metadata") or {}).get("managed_by") == MANAGED_BY]
+
+
+def api_key_is_valid(*, key_id: str) -> bool:
+    with es_errors("look up an API key"):
+        keys = bootstrap_client().security.get_api_key(id=key_id)["api_keys"]
+    return bool(keys) and not keys[0]["invalidated"]

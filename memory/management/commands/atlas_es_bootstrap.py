@@ -1,0 +1,28 @@
+"""atlas_es_bootstrap — create/update indices, aliases and the ILM policy, and mint the service keys. Idempotent."""
+
+from __future__ import annotations
+
+from memory.elastic.bootstrap import cluster_bootstrap
+from memory.elastic.licence import isolation_ensure
+from tenants.management.base import AtlasCommand
+from tenants.models import ApiKeyCredential
+from tenants.services import shared_credential_ensure
+
+
+class Command(AtlasCommand):
+    help = "Bootstrap Elasticsearch with the bootstrap credential: indices, aliases, ILM policy, service keys."
+
+    def handle(self, *args, **options) -> None:
+        status = isolation_ensure()
+        self.stdout.write(f"licence: {status.licence} ({status.licence_status}); isolation mode: {status.mode}")
+        report = cluster_bootstrap()
+        for alias in report.created:
+            self.stdout.write(f"created {alias}")
+        for alias in report.updated:
+            self.stdout.write(f"up to date {alias}")
+        writer = shared_credential_ensure(kind=ApiKeyCredential.Kind.WRITER, actor=self.actor)
+        self.stdout.write(f"service writer key: {writer.es_key_id}")
+        if status.mode == "app-filter":
+            reader = shared_credential_ensure(kind=ApiKeyCredential.Kind.READER, actor=self.actor)
+            self.stdout.write(self.style.WARNING(f"app-filter mode: shared reader key {reader.es_key_id}"))
+        self.stdout.write(self.style.SUCCESS("Elasticsearch is bootstrapped"))

@@ -1,0 +1,200 @@
+"""Operators' admin: tenants, people, memberships, subjects, credential status (never a secret)."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from atlas_site.errors import AtlasError
+
+from . import services
+from .models import ApiKeyCredential, AuditRecord, Membership, MemorySubject, Person, Tenant
+
+
+def _actor(request: HttpRequest) -> str:
+    return f"admin:{request.user.email}"
+
+
+def _run_per_object(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet, verb: str, fn) -> None:
+    """Apply one service per selected object, reporting each failure as a message, not a 500."""
+    done = 0
+    for obj in queryset:
+        try:
+            fn(obj)
+            done += 1
+        except AtlasError as err:
+            modeladmin.message_user(request, f"{obj}: {err.message}", level=messages.ERROR)
+    if done:
+        modeladmin.message_user(request, f"{verb} {done} of {queryset.count()}.", level=messages.SUCCESS)
+
+
+def _key_status(credential: ApiKeyCredential | None) -> str:
+    if credential is None:
+        return "no key"
+    return f"{credential.es_key_id} (since {credential.created_at:%Y-%m-%d %H:%M})"
+
+
+@admin.register(Person)
+class PersonAdmin(UserAdmin):
+    ordering = ["email"]
+    list_display = ["email", "full_name", "is_staff", "is_active", "date_joined"]
+    search_fields = ["email", "full_name"]
+    fieldsets = (
+        (None, {"fields": ("email", "password")}),
+        ("Profile", {"fields": ("full_name",)}),
+        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        ("Dates", {"fields": ("last_login", "date_joined")}),
+    )
+    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["person"]
+
+
+class SubjectInline(admin.TabularInline):
+    model = MemorySubject
+    extra = 0
+    fields = ["external_id", "display_name", "person", "is_active"]
+    readonly_fields = ["external_id", "is_active"]
+    show_change_link = True
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False  # subjects are created through the subject page, which mints their key
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "is_active", "key", "created_at"]
+    list_filter = ["is_active"]
+    search_fields = ["slug", "name"]
+    readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key"]
+    inlines = [MembershipInline, SubjectInline]
+    actions = ["rotate_key", "deactivate"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [*self.readonly_fields, "slug"] if obj else self.readonly_fields
+
+    @admin.display(description="API key")
+    def key(self, obj: Tenant) -> str:
+        return _key_status(obj.credentials.filter(kind="tenant", invalidated_at__isnull=True).first())
+
+    def save_model(self, request, obj: Tenant, form, change: bool) -> None:
+        if change:
+            obj.save(update_fields=["name"])
+            return
+        created = services.tenant_create(slug=obj.slug, name=obj.name, actor=_actor(request))
+        obj.pk, obj.es_id, obj.created_at = created.pk, created.es_id, created.created_at
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # deactivate instead: it revokes keys and keeps the audit trail
+
+    @admin.action(description="Rotate the tenant's API key")
+    def rotate_key(self, request, queryset) -> None:
+        _run_per_object(
+            self, request, queryset, "Rotated", lambda t: services.credential_rotate(actor=_actor(request), tenant=t)
+        )
+
+    @admin.action(description="Deactivate (revokes the tenant's and its subjects' keys)")
+    def deactivate(self, request, queryset) -> None:
+        _run_per_object(
+            self,
+            request,
+            queryset,
+            "Deactivated",
+            lambda t: services.tenant_deactivate(tenant=t, actor=_actor(request)),
+        )
+
+
+@admin.register(MemorySubject)
+class MemorySubjectAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "tenant", "display_name", "person", "is_active", "key"]
+    list_filter = ["is_active", "tenant"]
+    search_fields = ["external_id", "display_name", "tenant__slug"]
+    autocomplete_fields = ["person"]
+    readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key"]
+    actions = ["rotate_key", "deactivate"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [*self.readonly_fields, "tenant", "external_id"] if obj else self.readonly_fields
+
+    @admin.display(description="API key")
+    def key(self, obj: MemorySubject) -> str:
+        return _key_status(obj.credentials.filter(invalidated_at__isnull=True).first())
+
+    def save_model(self, request, obj: MemorySubject, form, change: bool) -> None:
+        if change:
+            obj.save(update_fields=["display_name", "person"])
+            return
+        created = services.subject_create(
+            tenant=obj.tenant,
+            external_id=obj.external_id,
+            display_name=obj.display_name,
+            person=obj.person,
+            actor=_actor(request),
+        )
+        obj.pk, obj.es_id, obj.created_at = created.pk, created.es_id, created.created_at
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Rotate the subject's API key")
+    def rotate_key(self, request, queryset) -> None:
+        _run_per_object(
+            self, request, queryset, "Rotated", lambda s: services.credential_rotate(actor=_actor(request), subject=s)
+        )
+
+    @admin.action(description="Deactivate (revokes the subject's key)")
+    def deactivate(self, request, queryset) -> None:
+        _run_per_object(
+            self,
+            request,
+            queryset,
+            "Deactivated",
+            lambda s: services.subject_deactivate(subject=s, actor=_actor(request)),
+        )
+
+
+@admin.register(ApiKeyCredential)
+class ApiKeyCredentialAdmin(admin.ModelAdmin):
+    """Status only: key id, owner, dates. The secret is never displayed, anywhere."""
+
+    list_display = ["es_key_id", "kind", "tenant", "subject", "created_at", "invalidated_at", "status"]
+    list_filter = ["kind", ("invalidated_at", admin.EmptyFieldListFilter)]
+    search_fields = ["es_key_id", "es_key_name", "tenant__slug", "subject__external_id"]
+    fields = ["es_key_id", "es_key_name", "kind", "tenant", "subject", "created_at", "invalidated_at", "status"]
+    readonly_fields = fields
+
+    @admin.display(description="status")
+    def status(self, obj: ApiKeyCredential) -> str:
+        return "valid" if obj.is_active else "invalidated"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(AuditRecord)
+class AuditRecordAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "actor", "action", "target", "tenant"]
+    list_filter = ["action"]
+    search_fields = ["actor", "target"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -1,0 +1,169 @@
+"""Tenancy in the SQL database: tenants, people, memberships, memory subjects, credentials, audit."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class PersonManager(BaseUserManager["Person"]):
+    use_in_migrations = True
+
+    def create_user(self, email: str, password: str | None = None, **extra) -> Person:
+        if not email:
+            raise ValueError("a person needs an email address")
+        person = self.model(email=self.normalize_email(email).lower(), **extra)
+        person.set_password(password)
+        person.save(using=self._db)
+        return person
+
+    def create_superuser(self, email: str, password: str | None = None, **extra) -> Person:
+        extra.update(is_staff=True, is_superuser=True)
+        return self.create_user(email, password, **extra)
+
+
+class Person(AbstractBaseUser, PermissionsMixin):
+    """Someone who logs in (dashboard user, tenant admin, operator); email is the login."""
+
+    email = models.EmailField(unique=True)
+    full_name = models.CharField(max_length=200, blank=True)
+    is_active = models.BooleanField(default=True)
+    is_staff = models.BooleanField(default=False, help_text="May log in to the operators' admin.")
+    date_joined = models.DateTimeField(default=timezone.now)
+
+    objects = PersonManager()
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    class Meta:
+        verbose_name = "person"
+        verbose_name_plural = "people"
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=200)
+    # The tenant_id stamped on its documents: stable even if the slug changes.
+    es_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    deactivated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        ADMIN = "admin"
+        MEMBER = "member"
+
+    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="memberships")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["person", "tenant"], name="membership_person_tenant_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.person} in {self.tenant} ({self.role})"
+
+
+class MemorySubject(models.Model):
+    """An end user whose memories are stored, known to the tenant by an external id."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="subjects")
+    external_id = models.CharField(max_length=128)
+    display_name = models.CharField(max_length=200, blank=True)
+    person = models.ForeignKey(Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="subjects")
+    # The user_id stamped on the subject's documents.
+    es_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    deactivated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["tenant__slug", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "external_id"], name="subject_tenant_external_id_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}/{self.external_id}"
+
+
+class ApiKeyCredential(models.Model):
+    """One Elasticsearch API key we minted. The secret is Fernet-encrypted and never shown again.
+
+    An owner (a tenant, a subject, or the service writer) has at most one active
+    row; rotation adds a new row and invalidates the old one, so the history stays.
+    """
+
+    class Kind(models.TextChoices):
+        TENANT = "tenant", "tenant reader"
+        SUBJECT = "subject", "subject reader"
+        WRITER = "writer", "service writer"
+        # Only in ATLAS_ISOLATION_MODE=app-filter: one reader for everyone, no DLS.
+        READER = "reader", "shared reader (app-filter mode)"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.PROTECT, related_name="credentials")
+    subject = models.ForeignKey(
+        MemorySubject, null=True, blank=True, on_delete=models.PROTECT, related_name="credentials"
+    )
+    es_key_id = models.CharField(max_length=64, unique=True)
+    es_key_name = models.CharField(max_length=256)
+    secret_encrypted = models.TextField(editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    invalidated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                name="credential_owner_matches_kind",
+                condition=(
+                    Q(kind="tenant", tenant__isnull=False, subject__isnull=True)
+                    | Q(kind="subject", tenant__isnull=False, subject__isnull=False)
+                    | Q(kind__in=["writer", "reader"], tenant__isnull=True, subject__isnull=True)
+                ),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} key {self.es_key_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.invalidated_at is None
+
+
+class AuditRecord(models.Model):
+    """What was done to tenants, credentials and memories, by whom (never a secret)."""
+
+    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_records")
+    actor = models.CharField(max_length=200)
+    action = models.CharField(max_length=64)
+    target = models.CharField(max_length=300)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["action", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.target}"

@@ -1,0 +1,74 @@
+"""Reads of tenancy, and the Elasticsearch client each kind of principal must use.
+
+``subject_es_client`` is the request-scoped way to read as one subject: it
+returns the client of that subject's own key, or raises — it never falls back to
+the tenant's key, the writer or the bootstrap superuser.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from atlas_site.errors import IsolationUnavailable, NotFound
+from memory.elastic.client import api_key_client
+from memory.elastic.licence import isolation_mode
+
+from .models import ApiKeyCredential, MemorySubject, Tenant
+from .secrets import secret_decrypt
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
+
+def tenant_get(*, slug: str) -> Tenant:
+    try:
+        return Tenant.objects.get(slug=slug)
+    except Tenant.DoesNotExist:
+        raise NotFound(f"no tenant '{slug}'", field="tenant") from None
+
+
+def subject_get(*, tenant: Tenant, external_id: str) -> MemorySubject:
+    """A subject of ``tenant``; another tenant's subject is "not found", like a missing one."""
+    try:
+        return MemorySubject.objects.select_related("tenant").get(tenant=tenant, external_id=external_id)
+    except MemorySubject.DoesNotExist:
+        raise NotFound(f"no subject '{external_id}' in tenant {tenant.slug}", field="user_id") from None
+
+
+def credential_active(
+    *, kind: str, tenant: Tenant | None = None, subject: MemorySubject | None = None
+) -> ApiKeyCredential | None:
+    return ApiKeyCredential.objects.filter(
+        kind=kind, tenant=tenant, subject=subject, invalidated_at__isnull=True
+    ).first()
+
+
+def _client_for(credential: ApiKeyCredential | None, who: str) -> Elasticsearch:
+    if credential is None:
+        raise IsolationUnavailable(f"{who} has no active Elasticsearch key; rotate it or run the bootstrap command")
+    return api_key_client(key_id=credential.es_key_id, encoded=secret_decrypt(credential.secret_encrypted))
+
+
+def subject_es_client(*, subject: MemorySubject) -> Elasticsearch:
+    """The client that reads as ``subject`` (own memories + tenant catalog, enforced by DLS)."""
+    if not subject.is_active or not subject.tenant.is_active:
+        raise NotFound(f"subject {subject} is deactivated")
+    if isolation_mode() == "app-filter":
+        return _client_for(credential_active(kind=ApiKeyCredential.Kind.READER), "the shared reader")
+    return _client_for(
+        credential_active(kind=ApiKeyCredential.Kind.SUBJECT, tenant=subject.tenant, subject=subject), str(subject)
+    )
+
+
+def tenant_es_client(*, tenant: Tenant) -> Elasticsearch:
+    """The client that reads as ``tenant`` (every memory of the tenant, enforced by DLS)."""
+    if not tenant.is_active:
+        raise NotFound(f"tenant {tenant.slug} is deactivated")
+    if isolation_mode() == "app-filter":
+        return _client_for(credential_active(kind=ApiKeyCredential.Kind.READER), "the shared reader")
+    return _client_for(credential_active(kind=ApiKeyCredential.Kind.TENANT, tenant=tenant), f"tenant {tenant.slug}")
+
+
+def writer_es_client() -> Elasticsearch:
+    """The service's write-only client; services use it after authorising the caller."""
+    return _client_for(credential_active(kind=ApiKeyCredential.Kind.WRITER), "the service writer")

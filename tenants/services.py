@@ -1,0 +1,341 @@
+"""Services that change tenancy: tenants, members, memory subjects and their API keys.
+
+Every credential write follows mint → record → invalidate-the-old, inside one
+database transaction holding the owner's row lock, so two rotations of the same
+owner serialise. What a crash can leave behind (a minted key never recorded, an
+old key recorded as invalid but still valid in the cluster) is repaired by
+``credentials_reconcile``, which the beat schedule runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from atlas_site.errors import Conflict, NotFound, ValidationFailed
+from memory.elastic import keys as es_keys
+from memory.elastic.client import api_key_client_forget
+from memory.elastic.licence import isolation_ensure, isolation_mode
+
+from .models import ApiKeyCredential, AuditRecord, Membership, MemorySubject, Person, Tenant
+from .secrets import secret_encrypt
+
+log = logging.getLogger(__name__)
+ORPHAN_GRACE_SECONDS = 600
+EXTERNAL_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,127}$")
+
+
+def audit_record(
+    *, tenant: Tenant | None, actor: str, action: str, target: str, detail: dict | None = None
+) -> AuditRecord:
+    return AuditRecord.objects.create(tenant=tenant, actor=actor, action=action, target=target, detail=detail or {})
+
+
+# ------------------------------------------------------------------ credentials
+def _key_name(kind: str, tenant: Tenant | None, subject: MemorySubject | None) -> str:
+    parts = ["atlas", kind]
+    if tenant is not None:
+        parts.append(tenant.slug)
+    if subject is not None:
+        parts.append(subject.external_id)
+    parts.append(timezone.now().strftime("%Y%m%dT%H%M%S"))
+    return "-".join(parts)[:256]
+
+
+def _role_for(kind: str, tenant: Tenant | None, subject: MemorySubject | None) -> dict:
+    if kind == ApiKeyCredential.Kind.TENANT:
+        return es_keys.tenant_reader_role(tenant_id=str(tenant.es_id))
+    if kind == ApiKeyCredential.Kind.SUBJECT:
+        return es_keys.subject_reader_role(tenant_id=str(tenant.es_id), user_id=str(subject.es_id))
+    if kind == ApiKeyCredential.Kind.WRITER:
+        return es_keys.writer_role()
+    if kind == ApiKeyCredential.Kind.READER:
+        return es_keys.shared_reader_role()
+    raise ValueError(f"unknown credential kind {kind!r}")
+
+
+def _credential_mint(
+    *, kind: str, tenant: Tenant | None = None, subject: MemorySubject | None = None
+) -> ApiKeyCredential:
+    """Mint a key in the cluster and record it; if recording fails, the key is invalidated again."""
+    metadata = {"kind": kind}
+    if tenant is not None:
+        metadata["tenant_id"] = str(tenant.es_id)
+    if subject is not None:
+        metadata["user_id"] = str(subject.es_id)
+    minted = es_keys.api_key_mint(
+        name=_key_name(kind, tenant, subject), role_descriptors=_role_for(kind, tenant, subject), metadata=metadata
+    )
+    try:
+        return ApiKeyCredential.objects.create(
+            kind=kind,
+            tenant=tenant,
+            subject=subject,
+            es_key_id=minted.id,
+            es_key_name=minted.name,
+            secret_encrypted=secret_encrypt(minted.encoded),
+        )
+    except Exception:
+        es_keys.api_keys_invalidate(ids=[minted.id])
+        raise
+
+
+def _active_credentials(*, kind: str, tenant: Tenant | None, subject: MemorySubject | None):
+    return ApiKeyCredential.objects.select_for_update().filter(
+        kind=kind, tenant=tenant, subject=subject, invalidated_at__isnull=True
+    )
+
+
+def _credentials_invalidate(credentials: list[ApiKeyCredential], *, when: datetime) -> list[str]:
+    ids = [c.es_key_id for c in credentials]
+    ApiKeyCredential.objects.filter(pk__in=[c.pk for c in credentials]).update(invalidated_at=when)
+    # Invalidate in the cluster before the transaction commits: if the cluster
+    # refuses, nothing is recorded and the old key stays the active one.
+    es_keys.api_keys_invalidate(ids=ids)
+    for key_id in ids:
+        api_key_client_forget(key_id=key_id)
+    return ids
+
+
+def _owner(
+    tenant: Tenant | None, subject: MemorySubject | None, shared_kind: str = ApiKeyCredential.Kind.WRITER
+) -> tuple[str, Tenant | None, MemorySubject | None]:
+    if subject is not None:
+        return ApiKeyCredential.Kind.SUBJECT, subject.tenant, subject
+    if tenant is not None:
+        return ApiKeyCredential.Kind.TENANT, tenant, None
+    return shared_kind, None, None
+
+
+def _lock_owner(tenant: Tenant | None, subject: MemorySubject | None) -> None:
+    if subject is not None:
+        MemorySubject.objects.select_for_update().get(pk=subject.pk)
+    elif tenant is not None:
+        Tenant.objects.select_for_update().get(pk=tenant.pk)
+
+
+def credential_rotate(
+    *,
+    actor: str,
+    tenant: Tenant | None = None,
+    subject: MemorySubject | None = None,
+    shared_kind: str = ApiKeyCredential.Kind.WRITER,
+) -> ApiKeyCredential:
+    """Mint a new key for the owner (a subject, a tenant, or — with neither — the shared writer or
+    reader), then invalidate the old.
+
+    The new key is recorded before the old one is invalidated, so readers never
+    find the owner without a working key.
+    """
+    kind, tenant, subject = _owner(tenant, subject, shared_kind)
+    if kind in (ApiKeyCredential.Kind.TENANT, ApiKeyCredential.Kind.SUBJECT) and isolation_mode() != "dls":
+        raise ValidationFailed("per-tenant and per-subject keys only exist in ATLAS_ISOLATION_MODE=dls")
+    if tenant is not None and not tenant.is_active:
+        raise ValidationFailed(f"tenant {tenant.slug} is deactivated; its keys cannot be rotated")
+    if subject is not None and not subject.is_active:
+        raise ValidationFailed(f"subject {subject} is deactivated; its keys cannot be rotated")
+    with transaction.atomic():
+        _lock_owner(tenant, subject)
+        old = list(_active_credentials(kind=kind, tenant=tenant, subject=subject))
+        new = _credential_mint(kind=kind, tenant=tenant, subject=subject)
+        invalidated = _credentials_invalidate(old, when=timezone.now()) if old else []
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            action="credential.rotate",
+            target=str(subject or tenant or "writer"),
+            detail={"kind": kind, "new_key_id": new.es_key_id, "invalidated_key_ids": invalidated},
+        )
+    log.info("rotated %s key for %s: new key id %s", kind, subject or tenant or "writer", new.es_key_id)
+    return new
+
+
+def credential_revoke(*, actor: str, tenant: Tenant | None = None, subject: MemorySubject | None = None) -> list[str]:
+    """Invalidate every active key of the owner; returns the invalidated key ids."""
+    kind, tenant, subject = _owner(tenant, subject)
+    with transaction.atomic():
+        _lock_owner(tenant, subject)
+        active = list(_active_credentials(kind=kind, tenant=tenant, subject=subject))
+        ids = _credentials_invalidate(active, when=timezone.now()) if active else []
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            action="credential.revoke",
+            target=str(subject or tenant or "writer"),
+            detail={"kind": kind, "invalidated_key_ids": ids},
+        )
+    return ids
+
+
+def shared_credential_ensure(*, kind: str, actor: str) -> ApiKeyCredential:
+    """The service writer key (or app-filter mode's shared reader): minted once, reused after."""
+    with transaction.atomic():
+        existing = _active_credentials(kind=kind, tenant=None, subject=None).first()
+        if existing is not None and es_keys.api_key_is_valid(key_id=existing.es_key_id):
+            return existing
+    return credential_rotate(actor=actor, shared_kind=kind)
+
+
+# ---------------------------------------------------------------------- tenants
+def _validate_slug(slug: str) -> str:
+    if not isinstance(slug, str) or not slug:
+        raise ValidationFailed("a tenant slug is required", field="slug")
+    if len(slug) > 50:
+        raise ValidationFailed("a tenant slug has at most 50 characters", field="slug")
+    if slugify(slug) != slug:
+        raise ValidationFailed(
+            f"'{slug}' is not a valid slug: use lowercase letters, digits, hyphens and underscores", field="slug"
+        )
+    return slug
+
+
+def _validate_name(name: str, *, what: str, max_length: int = 200) -> str:
+    name = (name or "").strip()
+    if not name:
+        raise ValidationFailed(f"a {what} name is required", field="name")
+    if len(name) > max_length:
+        raise ValidationFailed(f"a {what} name has at most {max_length} characters", field="name")
+    return name
+
+
+def tenant_create(*, slug: str, name: str, actor: str) -> Tenant:
+    slug = _validate_slug(slug)
+    name = _validate_name(name, what="tenant")
+    status = isolation_ensure()
+    try:
+        with transaction.atomic():
+            tenant = Tenant.objects.create(slug=slug, name=name)
+            if status.mode == "dls":
+                _credential_mint(kind=ApiKeyCredential.Kind.TENANT, tenant=tenant)
+            audit_record(tenant=tenant, actor=actor, action="tenant.create", target=slug)
+    except IntegrityError:
+        raise Conflict(f"a tenant with the slug '{slug}' already exists", field="slug") from None
+    return tenant
+
+
+def tenant_deactivate(*, tenant: Tenant, actor: str) -> Tenant:
+    """Deactivate a tenant and revoke its key and every subject's key. Idempotent."""
+    with transaction.atomic():
+        tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+        for subject in tenant.subjects.filter(is_active=True):
+            _subject_deactivate_locked(subject=subject, actor=actor)
+        credential_revoke(actor=actor, tenant=tenant)
+        if tenant.is_active:
+            tenant.is_active = False
+            tenant.deactivated_at = timezone.now()
+            tenant.save(update_fields=["is_active", "deactivated_at"])
+            audit_record(tenant=tenant, actor=actor, action="tenant.deactivate", target=tenant.slug)
+    return tenant
+
+
+def membership_add(*, tenant: Tenant, email: str, role: str, actor: str) -> Membership:
+    if role not in Membership.Role.values:
+        raise ValidationFailed(f"role must be one of {', '.join(Membership.Role.values)}, not '{role}'", field="role")
+    email = (email or "").strip().lower()
+    try:
+        person = Person.objects.get(email=email)
+    except Person.DoesNotExist:
+        raise NotFound(f"no person with the email '{email}'; they must sign up first", field="email") from None
+    with transaction.atomic():
+        membership, created = Membership.objects.select_for_update().get_or_create(
+            person=person, tenant=tenant, defaults={"role": role}
+        )
+        if not created and membership.role != role:
+            membership.role = role
+            membership.save(update_fields=["role"])
+        audit_record(tenant=tenant, actor=actor, action="membership.set", target=email, detail={"role": role})
+    return membership
+
+
+# --------------------------------------------------------------------- subjects
+def subject_create(
+    *, tenant: Tenant, external_id: str, actor: str, display_name: str = "", person: Person | None = None
+) -> MemorySubject:
+    if not isinstance(external_id, str) or not EXTERNAL_ID_PATTERN.match(external_id):
+        raise ValidationFailed(
+            "an external id is 1-128 characters: letters, digits and . _ @ : + - (not starting with a symbol)",
+            field="external_id",
+        )
+    if len(display_name) > 200:
+        raise ValidationFailed("a display name has at most 200 characters", field="display_name")
+    if not tenant.is_active:
+        raise ValidationFailed(f"tenant {tenant.slug} is deactivated", field="tenant")
+    status = isolation_ensure()
+    try:
+        with transaction.atomic():
+            subject = MemorySubject.objects.create(
+                tenant=tenant, external_id=external_id, display_name=display_name, person=person
+            )
+            if status.mode == "dls":
+                _credential_mint(kind=ApiKeyCredential.Kind.SUBJECT, tenant=tenant, subject=subject)
+            audit_record(tenant=tenant, actor=actor, action="subject.create", target=str(subject))
+    except IntegrityError:
+        raise Conflict(f"tenant {tenant.slug} already has a subject '{external_id}'", field="external_id") from None
+    return subject
+
+
+def _subject_deactivate_locked(*, subject: MemorySubject, actor: str) -> None:
+    credential_revoke(actor=actor, subject=subject)
+    if subject.is_active:
+        subject.is_active = False
+        subject.deactivated_at = timezone.now()
+        subject.save(update_fields=["is_active", "deactivated_at"])
+        audit_record(tenant=subject.tenant, actor=actor, action="subject.deactivate", target=str(subject))
+
+
+def subject_deactivate(*, subject: MemorySubject, actor: str) -> MemorySubject:
+    """Deactivate a subject and revoke its key. Idempotent."""
+    with transaction.atomic():
+        subject = MemorySubject.objects.select_for_update().select_related("tenant").get(pk=subject.pk)
+        _subject_deactivate_locked(subject=subject, actor=actor)
+    return subject
+
+
+# ------------------------------------------------------------------- reconciler
+def credentials_reconcile(*, actor: str = "reconciler") -> dict[str, list[str]]:
+    """Repair what a crash between the cluster and the database can leave behind.
+
+    - a managed key the database does not hold as active (minted, never recorded;
+      or recorded invalid but still valid in the cluster) is invalidated;
+    - an owner with several active rows keeps the newest;
+    - an active row whose key the cluster no longer accepts is rotated.
+    """
+    report: dict[str, list[str]] = {"invalidated_orphans": [], "deduplicated": [], "replaced": []}
+    managed = es_keys.api_keys_managed(active_only=True)
+    cluster_active = {k["id"] for k in managed}
+    # A key minted moments ago may belong to a rotation that has not committed yet.
+    settled_before_ms = (timezone.now().timestamp() - ORPHAN_GRACE_SECONDS) * 1000
+    settled = {k["id"] for k in managed if k["creation"] < settled_before_ms}
+    db_active = set(ApiKeyCredential.objects.filter(invalidated_at__isnull=True).values_list("es_key_id", flat=True))
+    orphans = sorted(settled - db_active)
+    if orphans:
+        # Re-read: a rotation may have recorded one of them since we listed.
+        recorded = set(
+            ApiKeyCredential.objects.filter(es_key_id__in=orphans, invalidated_at__isnull=True).values_list(
+                "es_key_id", flat=True
+            )
+        )
+        orphans = [k for k in orphans if k not in recorded]
+        report["invalidated_orphans"] = es_keys.api_keys_invalidate(ids=orphans) if orphans else []
+    owners: dict[tuple, list[ApiKeyCredential]] = {}
+    for cred in ApiKeyCredential.objects.filter(invalidated_at__isnull=True).order_by("-created_at", "-id"):
+        owners.setdefault((cred.kind, cred.tenant_id, cred.subject_id), []).append(cred)
+    for (kind, _tenant_id, _subject_id), creds in owners.items():
+        newest, stale = creds[0], creds[1:]
+        if stale:
+            with transaction.atomic():
+                report["deduplicated"] += _credentials_invalidate(stale, when=timezone.now())
+        if newest.es_key_id not in cluster_active:
+            subject, tenant = newest.subject, newest.tenant
+            if (subject and not subject.is_active) or (tenant and not tenant.is_active):
+                continue
+            replacement = credential_rotate(actor=actor, tenant=tenant, subject=subject, shared_kind=kind)
+            report["replaced"].append(replacement.es_key_id)
+    if any(report.values()):
+        audit_record(tenant=None, actor=actor, action="credential.reconcile", target="cluster", detail=report)
+    return report
