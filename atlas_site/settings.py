@@ -114,15 +114,19 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env.str("DJANGO_STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
+# Production serves collectstatic's hashed, compressed files; development and
+# tests serve straight from the apps' static folders (no collectstatic step).
+STATIC_FROM_APPS = env.bool("ATLAS_STATIC_FROM_APPS", default=DEBUG)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if not DEBUG
-        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if STATIC_FROM_APPS
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
     },
 }
-WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_USE_FINDERS = STATIC_FROM_APPS
+WHITENOISE_AUTOREFRESH = STATIC_FROM_APPS
 
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:

@@ -263,11 +263,13 @@ def subject_create(
         )
     if len(display_name) > 200:
         raise ValidationFailed("a display name has at most 200 characters", field="display_name")
-    if not tenant.is_active:
-        raise ValidationFailed(f"tenant {tenant.slug} is deactivated", field="tenant")
     status = isolation_ensure()
     try:
         with transaction.atomic():
+            # Re-read under lock: a concurrent deactivation must win, not be raced past.
+            tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+            if not tenant.is_active:
+                raise ValidationFailed(f"tenant {tenant.slug} is deactivated", field="tenant")
             subject = MemorySubject.objects.create(
                 tenant=tenant, external_id=external_id, display_name=display_name, person=person
             )

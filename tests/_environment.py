@@ -12,5 +12,6 @@ os.environ.setdefault("ATLAS_ENCRYPTION_KEYS", "9CcI2YIb7ugLd6R0H0w1wu8S9ls0dI0b
 os.environ.setdefault("ATLAS_DATA_DIR", _TEST_DATA_DIR)
 os.environ.setdefault("ATLAS_EMAIL_VERIFICATION", "mandatory")
 os.environ["ATLAS_ENV_FILE"] = os.devnull
+os.environ.setdefault("ATLAS_STATIC_FROM_APPS", "true")
 os.environ["DJANGO_EMAIL_BACKEND"] = "django.core.mail.backends.locmem.EmailBackend"
 os.environ.setdefault("ATLAS_ES_INDEX_PREFIX", f"atlas-test-{os.getpid()}")

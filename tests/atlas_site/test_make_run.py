@@ -1,0 +1,107 @@
+"""`make run`'s entry point: the whole product starts, serves, reuses its data, and stops cleanly."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import REAL_CLUSTER_URL
+from embedded_es.engine import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(bool(REAL_CLUSTER_URL), reason="make run starts the embedded Elasticsearch")
+
+
+def _start(data_dir: Path, es_port: int, web_port: int) -> tuple[subprocess.Popen, list[str]]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "ATLAS_ES_URL")}
+    env.update(ATLAS_DATA_DIR=str(data_dir), ATLAS_ES_PORT=str(es_port), ATLAS_WEB_PORT=str(web_port))
+    for key in ("DJANGO_SECRET_KEY", "ATLAS_ENCRYPTION_KEYS", "ATLAS_ES_PASSWORD", "ATLAS_ENV_FILE"):
+        env.pop(key, None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "atlas_site.run"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if "Ctrl-C stops everything" in line:
+            return proc, lines
+    proc.kill()
+    pytest.fail("make run did not come up:\n" + "".join(lines))
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    return out
+
+
+def _wait_for(url: str) -> requests.Response:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return requests.get(url, timeout=5, allow_redirects=False)
+        except requests.ConnectionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def test_make_run_serves_and_stops(tmp_path: Path) -> None:
+    es_port, web_port = free_port(), free_port()
+    base = f"http://127.0.0.1:{web_port}"
+    proc, lines = _start(tmp_path, es_port, web_port)
+    try:
+        banner = "".join(lines)
+        password = re.search(r"demo login\s+demo@atlas\.local / (\S+)", banner).group(1)
+        assert "generated development secrets" in banner
+        health = _wait_for(f"{base}/healthz")
+        assert health.status_code == 200, health.text
+        assert health.json()["checks"]["elasticsearch"]["licence"] == "trial"
+        assert _wait_for(f"{base}/admin/").status_code == 302
+        session = requests.Session()
+        login_page = session.get(f"{base}/accounts/login/", timeout=10)
+        assert login_page.status_code == 200
+        csrf = session.cookies["csrftoken"]
+        session.post(
+            f"{base}/accounts/login/",
+            data={"login": "demo@atlas.local", "password": password, "csrfmiddlewaretoken": csrf},
+            headers={"Referer": f"{base}/accounts/login/"},
+            timeout=10,
+        )
+        admin = session.get(f"{base}/admin/tenants/tenant/", timeout=10)
+        assert admin.status_code == 200
+        assert "demo" in admin.text
+        css = session.get(f"{base}/static/admin/css/base.css", timeout=10)
+        assert css.status_code == 200
+    finally:
+        out = _stop(proc)
+    assert proc.returncode == 0, out
+    assert "[atlas] stopped" in out
+
+    # A second run reuses the same data and secrets.
+    proc, lines = _start(tmp_path, es_port, web_port)
+    try:
+        banner = "".join(lines)
+        assert "generated development secrets" not in banner
+        assert f"demo@atlas.local / {password}" in banner
+        assert _wait_for(f"{base}/healthz").status_code == 200
+    finally:
+        out = _stop(proc)
+    assert proc.returncode == 0, out

@@ -1,0 +1,137 @@
+"""The operators' admin: pages render and actions work for staff; others are refused and change nothing."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from tenants.models import ApiKeyCredential, AuditRecord, MemorySubject, Person, Tenant
+from tenants.secrets import secret_decrypt
+
+
+@pytest.fixture
+def staff(db) -> Person:
+    return Person.objects.create_superuser(email="ops@example.com", password="ops-password-123")
+
+
+@pytest.fixture
+def member(db) -> Person:
+    return Person.objects.create_user(email="member@example.com", password="member-password-123")
+
+
+def secrets_of_every_credential() -> list[str]:
+    out = []
+    for credential in ApiKeyCredential.objects.all():
+        encoded = secret_decrypt(credential.secret_encrypted)
+        import base64
+
+        out += [encoded, base64.b64decode(encoded).decode().split(":", 1)[1], credential.secret_encrypted]
+    return out
+
+
+def test_admin_pages_render_without_secrets(client, staff, acme, alice) -> None:
+    client.force_login(staff)
+    credential = ApiKeyCredential.objects.filter(subject=alice).first()
+    pages = [
+        reverse("admin:index"),
+        reverse("admin:tenants_tenant_changelist"),
+        reverse("admin:tenants_tenant_change", args=[acme.pk]),
+        reverse("admin:tenants_tenant_add"),
+        reverse("admin:tenants_memorysubject_changelist"),
+        reverse("admin:tenants_memorysubject_change", args=[alice.pk]),
+        reverse("admin:tenants_apikeycredential_changelist"),
+        reverse("admin:tenants_apikeycredential_change", args=[credential.pk]),
+        reverse("admin:tenants_auditrecord_changelist"),
+        reverse("admin:tenants_person_changelist"),
+    ]
+    forbidden = secrets_of_every_credential()
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        html = response.content.decode()
+        for secret in forbidden:
+            assert secret not in html, url
+    changelist = client.get(reverse("admin:tenants_apikeycredential_changelist")).content.decode()
+    assert credential.es_key_id in changelist
+    assert "valid" in changelist
+
+
+def test_creating_a_tenant_in_the_admin_mints_its_key(client, staff, atlas_es) -> None:
+    client.force_login(staff)
+    response = client.post(
+        reverse("admin:tenants_tenant_add"),
+        {
+            "slug": "umbrella",
+            "name": "Umbrella",
+            "memberships-TOTAL_FORMS": "0",
+            "memberships-INITIAL_FORMS": "0",
+            "subjects-TOTAL_FORMS": "0",
+            "subjects-INITIAL_FORMS": "0",
+        },
+    )
+    assert response.status_code == 302
+    tenant = Tenant.objects.get(slug="umbrella")
+    assert ApiKeyCredential.objects.filter(tenant=tenant, kind="tenant", invalidated_at__isnull=True).count() == 1
+    assert AuditRecord.objects.filter(action="tenant.create", actor="admin:ops@example.com").count() == 1
+
+
+def test_rotate_and_deactivate_actions(client, staff, acme, alice) -> None:
+    client.force_login(staff)
+    old = ApiKeyCredential.objects.get(subject=alice)
+    response = client.post(
+        reverse("admin:tenants_memorysubject_changelist"),
+        {"action": "rotate_key", "_selected_action": [alice.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "Rotated 1 of 1." in response.content.decode()
+    old.refresh_from_db()
+    assert old.invalidated_at is not None
+    assert ApiKeyCredential.objects.filter(subject=alice, invalidated_at__isnull=True).count() == 1
+    client.post(reverse("admin:tenants_tenant_changelist"), {"action": "deactivate", "_selected_action": [acme.pk]})
+    acme.refresh_from_db()
+    assert acme.is_active is False
+    assert not ApiKeyCredential.objects.filter(tenant=acme, invalidated_at__isnull=True).exists()
+
+
+def test_action_errors_are_messages_not_500s(client, staff, acme, alice) -> None:
+    client.force_login(staff)
+    client.post(reverse("admin:tenants_tenant_changelist"), {"action": "deactivate", "_selected_action": [acme.pk]})
+    response = client.post(
+        reverse("admin:tenants_memorysubject_changelist"),
+        {"action": "rotate_key", "_selected_action": [alice.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "is deactivated; its keys cannot be rotated" in response.content.decode()
+
+
+def test_non_staff_is_refused_and_nothing_changes(client, member, acme, alice) -> None:
+    client.force_login(member)
+    response = client.get(reverse("admin:tenants_tenant_changelist"))
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("admin:login"))
+    before = list(ApiKeyCredential.objects.values_list("es_key_id", "invalidated_at"))
+    response = client.post(
+        reverse("admin:tenants_memorysubject_changelist"), {"action": "rotate_key", "_selected_action": [alice.pk]}
+    )
+    assert response.status_code == 302
+    assert list(ApiKeyCredential.objects.values_list("es_key_id", "invalidated_at")) == before
+    client.post(reverse("admin:tenants_tenant_changelist"), {"action": "deactivate", "_selected_action": [acme.pk]})
+    acme.refresh_from_db()
+    assert acme.is_active is True
+
+
+def test_anonymous_admin_login_goes_through_allauth(client, db) -> None:
+    response = client.get(reverse("admin:index"))
+    assert response.status_code == 302
+    login = client.get(response.url, follow=True)
+    assert login.status_code == 200
+    assert login.redirect_chain[-1][0].startswith(reverse("account_login"))
+
+
+def test_memberships_and_subjects_show_on_the_tenant_page(client, staff, acme, alice) -> None:
+    client.force_login(staff)
+    html = client.get(reverse("admin:tenants_tenant_change", args=[acme.pk])).content.decode()
+    assert "alice" in html
+    assert MemorySubject.objects.filter(tenant=acme).count() == 1

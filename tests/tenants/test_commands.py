@@ -1,0 +1,91 @@
+"""The operator CLI: scriptable output, clear errors, and no change on bad input."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from tenants.models import ApiKeyCredential, MemorySubject, Person, Tenant
+
+from .test_services import snapshot
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_tenant_lifecycle_from_the_cli(atlas_es, db) -> None:
+    assert "created tenant hooli" in run("atlas_tenant", "create", "hooli", "--name", "Hooli")
+    run("atlas_subject", "add", "--tenant", "hooli", "--external-id", "gavin", "--name", "Gavin")
+    listed = json.loads(run("atlas_tenant", "list", "--json"))
+    assert [(t["slug"], t["name"], t["active"], t["subjects"]) for t in listed] == [("hooli", "Hooli", True, 1)]
+    subjects = json.loads(run("atlas_subject", "list", "--tenant", "hooli", "--json"))
+    assert [(s["external_id"], s["name"], s["active"]) for s in subjects] == [("gavin", "Gavin", True)]
+    before = ApiKeyCredential.objects.get(subject__external_id="gavin")
+    out = run("atlas_key", "rotate", "--tenant", "hooli", "--subject", "gavin")
+    after = ApiKeyCredential.objects.get(subject__external_id="gavin", invalidated_at__isnull=True)
+    assert out.strip() == f"rotated: new key id {after.es_key_id}; the old key is invalidated"
+    assert after.pk != before.pk
+    assert "deactivated tenant hooli" in run("atlas_tenant", "deactivate", "hooli")
+    assert not ApiKeyCredential.objects.filter(tenant__slug="hooli", invalidated_at__isnull=True).exists()
+
+
+def test_cli_output_never_contains_a_secret(atlas_es, db) -> None:
+    from tenants.secrets import secret_decrypt
+
+    outputs = [run("atlas_tenant", "create", "piper", "--name", "Pied Piper")]
+    outputs.append(run("atlas_subject", "add", "--tenant", "piper", "--external-id", "richard"))
+    outputs.append(run("atlas_key", "rotate", "--tenant", "piper"))
+    outputs.append(run("atlas_tenant", "list"))
+    for credential in ApiKeyCredential.objects.all():
+        encoded = secret_decrypt(credential.secret_encrypted)
+        for text in outputs:
+            assert encoded not in text
+            assert credential.secret_encrypted not in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("atlas_tenant", "create", "Bad Slug", "--name", "X"), "'Bad Slug' is not a valid slug"),
+        (("atlas_tenant", "create", "acme", "--name", "Again"), "a tenant with the slug 'acme' already exists"),
+        (("atlas_tenant", "deactivate", "nope"), "no tenant 'nope'"),
+        (("atlas_subject", "add", "--tenant", "nope", "--external-id", "x"), "no tenant 'nope'"),
+        (("atlas_subject", "add", "--tenant", "acme", "--external-id", "bad id"), "an external id is 1-128 characters"),
+        (
+            ("atlas_subject", "add", "--tenant", "acme", "--external-id", "x", "--person", "ghost@example.com"),
+            "no person with the email 'ghost@example.com'",
+        ),
+        (
+            ("atlas_member", "add", "--tenant", "acme", "--email", "ghost@example.com"),
+            "no person with the email 'ghost@example.com'",
+        ),
+        (("atlas_key", "rotate"), "name the key's owner"),
+        (("atlas_key", "rotate", "--subject", "alice"), "--subject needs --tenant"),
+        (("atlas_key", "rotate", "--tenant", "acme", "--subject", "ghost"), "no subject 'ghost' in tenant acme"),
+    ],
+)
+def test_bad_cli_input_is_a_clear_error_and_changes_nothing(acme, args, message) -> None:
+    before = snapshot()
+    with pytest.raises(CommandError) as info:
+        call_command(*args, stdout=StringIO(), stderr=StringIO())
+    assert str(info.value).startswith(message)
+    assert snapshot() == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cli_errors_exit_with_status_1(atlas_es, capsys) -> None:
+    """From the shell, a CommandError is a one-line message and exit code 1, not a traceback."""
+    from django.core.management import ManagementUtility
+
+    with pytest.raises(SystemExit) as info:
+        ManagementUtility(["manage.py", "atlas_tenant", "deactivate", "nope"]).execute()
+    assert info.value.code == 1
+    assert capsys.readouterr().err.strip() == "CommandError: no tenant 'nope'"
+    assert (Tenant.objects.count(), MemorySubject.objects.count(), Person.objects.count()) == (0, 0, 0)
