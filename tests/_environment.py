@@ -15,3 +15,5 @@ os.environ["ATLAS_ENV_FILE"] = os.devnull
 os.environ.setdefault("ATLAS_STATIC_FROM_APPS", "true")
 os.environ["DJANGO_EMAIL_BACKEND"] = "django.core.mail.backends.locmem.EmailBackend"
 os.environ.setdefault("ATLAS_ES_INDEX_PREFIX", f"atlas-test-{os.getpid()}")
+# A Redis cache outlives the session: a fresh prefix keeps rate limits and such from leaking between runs.
+os.environ["ATLAS_CACHE_KEY_PREFIX"] = f"atlas-test-{os.getpid()}-{os.urandom(4).hex()}"
