@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -166,6 +167,8 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # The schedule lives in code; django-celery-beat's scheduler syncs it into the database.
 CELERY_BEAT_SCHEDULE = {
     "credentials-reconcile": {"task": "tenants.credentials_reconcile", "schedule": 3600.0},
+    "supersessions-reconcile": {"task": "memory.supersessions_reconcile", "schedule": 3600.0},
+    "archive-superseded-nightly": {"task": "memory.archive_superseded", "schedule": crontab(hour=3, minute=30)},
 }
 CELERY_TIMEZONE = TIME_ZONE
 
@@ -185,6 +188,27 @@ ATLAS_ES_INDEX_PREFIX = env.str("ATLAS_ES_INDEX_PREFIX", default="atlas")
 # (needs a licence with DLS). "app-filter": only the application's query filter
 # separates tenants — allowed only when chosen explicitly, and warned about.
 ATLAS_ISOLATION_MODE = env.str("ATLAS_ISOLATION_MODE", default="dls")
+# The application's own tenant/user filter on every read, behind DLS. Only tests
+# switch it off, to prove that Elasticsearch alone keeps subjects apart.
+ATLAS_CODE_FILTER = env.bool("ATLAS_CODE_FILTER", default=True)
+# How recall records that facts/playbooks were used: "celery" (off the request
+# path, the default), "off" (evaluation machines).
+ATLAS_USAGE_RECORDING = env.str("ATLAS_USAGE_RECORDING", default="celery")
+# Rerank: "none" (default), "http" (a /rerank API: text-embeddings-inference, Jina, Cohere)
+# or "elasticsearch" (an inference endpoint of the cluster).
+ATLAS_RERANK_PROVIDER = env.str("ATLAS_RERANK_PROVIDER", default="none")
+ATLAS_RERANK_URL = env.str("ATLAS_RERANK_URL", default="")
+ATLAS_RERANK_API_KEY = env.str("ATLAS_RERANK_API_KEY", default="")
+ATLAS_RERANK_MODEL = env.str("ATLAS_RERANK_MODEL", default="")
+ATLAS_RERANK_INFERENCE_ID = env.str("ATLAS_RERANK_INFERENCE_ID", default="")
+ATLAS_RERANK_TIMEOUT = env.float("ATLAS_RERANK_TIMEOUT", default=2.0)
+ATLAS_RERANK_DEFAULT = env.bool("ATLAS_RERANK_DEFAULT", default=ATLAS_RERANK_PROVIDER != "none")
+# Embeddings (memory/embeddings.py).
+ATLAS_EMBEDDING_PROVIDER = env.str("ATLAS_EMBEDDING_PROVIDER", default="local")
+ATLAS_EMBEDDING_MODEL = env.str("ATLAS_EMBEDDING_MODEL", default="")
+ATLAS_EMBEDDING_API_URL = env.str("ATLAS_EMBEDDING_API_URL", default="")
+ATLAS_EMBEDDING_API_KEY = env.str("ATLAS_EMBEDDING_API_KEY", default="")
+ATLAS_EMBEDDING_DIMS = env.int("ATLAS_EMBEDDING_DIMS", default=384)
 # Fernet keys (comma-separated, newest first) encrypting API-key secrets at rest.
 ATLAS_ENCRYPTION_KEYS = env.list("ATLAS_ENCRYPTION_KEYS")
 

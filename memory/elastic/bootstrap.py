@@ -20,6 +20,13 @@ ARCHIVE_POLICY = {
 }
 
 
+def index_settings(memory_type: str) -> dict:
+    settings: dict = {"index": {"number_of_shards": 1, "number_of_replicas": 0}}
+    if memory_type == "archive":
+        settings["index"]["lifecycle"] = {"name": archive_policy_name()}
+    return settings
+
+
 @dataclass
 class BootstrapReport:
     created: list[str] = field(default_factory=list)
@@ -27,7 +34,7 @@ class BootstrapReport:
 
 
 def _ensure_index(es: Elasticsearch, doc_class, report: BootstrapReport) -> None:
-    alias = alias_name(doc_class.memory_type)
+    alias = alias_name(doc_class.memory_type_name)
     mapping = doc_class._doc_type.mapping.to_dict()
     if es.indices.exists_alias(name=alias):
         # Additive mapping changes apply in place; incompatible ones need the reindex command.
@@ -35,12 +42,12 @@ def _ensure_index(es: Elasticsearch, doc_class, report: BootstrapReport) -> None
             es.indices.put_mapping(index=index, **mapping)
         report.updated.append(alias)
         return
-    index = versioned_name(doc_class.memory_type, INITIAL_VERSION)
-    settings = {"index": {"number_of_shards": 1, "number_of_replicas": 0}}
-    if doc_class.memory_type == "archive":
-        settings["index"]["lifecycle"] = {"name": archive_policy_name()}
+    index = versioned_name(doc_class.memory_type_name, INITIAL_VERSION)
     es.options(ignore_status=400).indices.create(
-        index=index, mappings=mapping, settings=settings, aliases={alias: {"is_write_index": True}}
+        index=index,
+        mappings=mapping,
+        settings=index_settings(doc_class.memory_type_name),
+        aliases={alias: {"is_write_index": True}},
     )
     if not es.indices.exists_alias(name=alias):
         raise RuntimeError(f"could not create {index} behind the alias {alias}")

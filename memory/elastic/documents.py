@@ -1,13 +1,15 @@
-"""elasticsearch.dsl Document classes of the memory indices (fields grow with the memory engine).
+"""elasticsearch.dsl Document classes of the memory indices.
 
 Every memory document carries ``tenant_id``, ``user_id`` (not on catalog),
-``text`` and its ``embedding``; ownership fields are stamped by the services
-from the authenticated principal, never taken from client input.
+``memory_type``, ``text`` and its ``embedding`` with the ``embedding_model`` that
+made it; ownership fields are stamped by the services from the authenticated
+principal, never taken from client input. ``external_id`` is an optional
+tenant-unique id given by the writer (imports keep their ids in it).
 """
 
 from __future__ import annotations
 
-from elasticsearch.dsl import Date, DenseVector, Document, Keyword, Text
+from elasticsearch.dsl import Boolean, Date, DenseVector, Document, Float, InnerDoc, Integer, Keyword, Nested, Text
 
 EMBEDDING_DIMS = 384
 
@@ -15,6 +17,10 @@ EMBEDDING_DIMS = 384
 class MemoryDocument(Document):
     tenant_id = Keyword()
     user_id = Keyword()
+    memory_type = Keyword()
+    # The document's _id, as a sortable keyword (Elasticsearch has no doc values on _id).
+    memory_id = Keyword()
+    external_id = Keyword()
     text = Text()
     embedding = DenseVector(dims=EMBEDDING_DIMS, similarity="cosine", index=True)
     embedding_model = Keyword()
@@ -22,7 +28,7 @@ class MemoryDocument(Document):
 
 
 class EpisodicMemory(MemoryDocument):
-    memory_type = "episodic"
+    memory_type_name = "episodic"
     session_id = Keyword()
     agent_id = Keyword()
     role = Keyword()
@@ -31,27 +37,54 @@ class EpisodicMemory(MemoryDocument):
 
 
 class SemanticMemory(MemoryDocument):
-    memory_type = "semantic"
+    memory_type_name = "semantic"
     fact_type = Keyword()
+    confidence = Float()
+    source_episodes = Keyword()
+    last_used_at = Date()
+    use_count = Integer()
+    supersedes = Keyword()
+    contradiction = Keyword()
     superseded_by = Keyword()
+    superseded_at = Date()
+    retracted = Boolean()
+    valid_from = Date()
+    valid_to = Date()
+    pending_outcome = Boolean()
+
+
+class Step(InnerDoc):
+    order = Integer()
+    instruction = Text()
+    tool = Keyword()
 
 
 class ProceduralMemory(MemoryDocument):
-    memory_type = "procedural"
+    memory_type_name = "procedural"
     name = Text()
     trigger_text = Text()
     description = Text()
+    steps = Nested(Step)
+    version = Integer()
+    success_count = Integer()
+    failure_count = Integer()
+    last_success_at = Date()
+    outcome_score = Float()
+    use_count = Integer()
+    last_used_at = Date()
 
 
 class CatalogEntry(MemoryDocument):
-    memory_type = "catalog"
+    memory_type_name = "catalog"
     title = Text()
     category = Keyword()
     tags = Keyword()
 
 
 class ArchivedMemory(SemanticMemory):
-    memory_type = "archive"
+    """Superseded facts moved out of the hot index: the semantic mapping, in its own index."""
+
+    memory_type_name = "archive"
 
 
 DOCUMENT_CLASSES: tuple[type[MemoryDocument], ...] = (
@@ -61,3 +94,4 @@ DOCUMENT_CLASSES: tuple[type[MemoryDocument], ...] = (
     CatalogEntry,
     ArchivedMemory,
 )
+DOCUMENT_CLASS_BY_TYPE = {cls.memory_type_name: cls for cls in DOCUMENT_CLASSES}

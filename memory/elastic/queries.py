@@ -1,0 +1,179 @@
+"""Query builders for the memory indices. Services and selectors never write query JSON inline."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from memory import recall_constants as rc
+
+
+def owner_filter(*, tenant_id: str, user_id: str | None) -> dict[str, Any]:
+    """The code-level guard: the tenant's documents, and of those the subject's own plus shared ones.
+
+    It mirrors the subject key's DLS query, as a second line behind it.
+    """
+    if user_id is None:
+        return {"term": {"tenant_id": tenant_id}}
+    return {
+        "bool": {
+            "filter": [{"term": {"tenant_id": tenant_id}}],
+            "should": [
+                {"term": {"user_id": user_id}},
+                {"bool": {"must_not": [{"exists": {"field": "user_id"}}]}},
+            ],
+            "minimum_should_match": 1,
+        }
+    }
+
+
+def own_documents_filter(*, tenant_id: str, user_id: str) -> dict[str, Any]:
+    """Documents owned by the subject (never the shared catalog)."""
+    return {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"user_id": user_id}}]}}
+
+
+def visibility_filter(*, include_superseded: bool, as_of: datetime | None) -> list[dict[str, Any]]:
+    """Which facts count: current ones, or everything, or what was valid at ``as_of``."""
+    if as_of is not None:
+        at = as_of.isoformat()
+        return [
+            {
+                "bool": {
+                    "should": [
+                        {"range": {"created_at": {"lte": at}}},
+                        {"bool": {"must_not": [{"exists": {"field": "created_at"}}]}},
+                    ],
+                    "minimum_should_match": 1,
+                }
+            },
+            {
+                "bool": {
+                    "should": [
+                        {"range": {"timestamp": {"lte": at}}},
+                        {"bool": {"must_not": [{"exists": {"field": "timestamp"}}]}},
+                    ],
+                    "minimum_should_match": 1,
+                }
+            },
+            {
+                "bool": {
+                    "must_not": [
+                        {"range": {"valid_from": {"gt": at}}},
+                        {"range": {"valid_to": {"lte": at}}},
+                        {"range": {"superseded_at": {"lte": at}}},
+                    ]
+                }
+            },
+        ]
+    if include_superseded:
+        return []
+    return [{"bool": {"must_not": [{"exists": {"field": "superseded_by"}}, {"term": {"retracted": True}}]}}]
+
+
+def _decay(field: str, origin: str) -> dict[str, Any]:
+    return {
+        "gauss": {
+            field: {
+                "origin": origin,
+                "offset": f"{rc.DECAY_OFFSET_DAYS}d",
+                "scale": f"{rc.DECAY_SCALE_DAYS}d",
+                "decay": rc.DECAY_AT_SCALE,
+            }
+        }
+    }
+
+
+USE_BOOST_SCRIPT = (
+    "1 + params.weight * Math.log(1 + (doc['use_count'].empty ? 0 : doc['use_count'].value)) / Math.log(10)"
+)
+
+
+def ranking_functions(
+    *, origin: str, decay: bool, use_boost: bool, catalog_prior: bool, outcome: bool
+) -> list[dict[str, Any]]:
+    """Per memory type: decay on episodes' time and facts' last use, use boost, catalog prior, playbook outcome."""
+    functions: list[dict[str, Any]] = []
+    if decay:
+        functions.append({"filter": {"term": {"memory_type": "episodic"}}, **_decay("timestamp", origin)})
+        functions.append(
+            {
+                "filter": {
+                    "bool": {
+                        "filter": [
+                            {"terms": {"memory_type": ["semantic", "archive"]}},
+                            {"exists": {"field": "last_used_at"}},
+                        ]
+                    }
+                },
+                **_decay("last_used_at", origin),
+            }
+        )
+    if use_boost:
+        functions.append(
+            {
+                "filter": {"terms": {"memory_type": ["semantic", "archive", "procedural"]}},
+                "script_score": {"script": {"source": USE_BOOST_SCRIPT, "params": {"weight": rc.USE_BOOST_WEIGHT}}},
+            }
+        )
+    if catalog_prior:
+        functions.append({"filter": {"term": {"memory_type": "catalog"}}, "weight": rc.CATALOG_PRIOR})
+    if outcome:
+        neutral = rc.outcome_score(0, 0)
+        functions.append(
+            {
+                "filter": {"term": {"memory_type": "procedural"}},
+                "field_value_factor": {"field": "outcome_score", "missing": neutral},
+            }
+        )
+    return functions
+
+
+def _scored(query: dict[str, Any], functions: list[dict[str, Any]]) -> dict[str, Any]:
+    if not functions:
+        return query
+    return {
+        "function_score": {"query": query, "functions": functions, "score_mode": "multiply", "boost_mode": "multiply"}
+    }
+
+
+def bm25_leg(*, text: str, filters: list[dict[str, Any]], functions: list[dict[str, Any]], size: int) -> dict[str, Any]:
+    match = {"multi_match": {"query": text, "fields": rc.BM25_FIELDS}}
+    return {
+        "query": _scored({"bool": {"must": [match], "filter": filters}}, functions),
+        "size": size,
+        "_source": {"excludes": ["embedding"]},
+    }
+
+
+def knn_leg(
+    *, vector: list[float], filters: list[dict[str, Any]], functions: list[dict[str, Any]], size: int
+) -> dict[str, Any]:
+    knn = {
+        "knn": {
+            "field": "embedding",
+            "query_vector": vector,
+            "k": size,
+            "num_candidates": size * rc.KNN_CANDIDATES_PER_RESULT,
+            "filter": filters,
+        }
+    }
+    return {"query": _scored(knn, functions), "size": size, "_source": {"excludes": ["embedding"]}}
+
+
+def ids_query(ids: list[str]) -> dict[str, Any]:
+    return {"ids": {"values": ids}}
+
+
+def supersession_targets_query(*, target_ids: list[str]) -> dict[str, Any]:
+    return {"terms": {"supersedes": target_ids}}
+
+
+def list_query(
+    *, filters: list[dict[str, Any]], memory_types: list[str] | None, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    clauses = list(filters)
+    if memory_types:
+        clauses.append({"terms": {"memory_type": memory_types}})
+    if extra:
+        clauses.append(extra)
+    return {"bool": {"filter": clauses}}

@@ -1,0 +1,206 @@
+"""Document operations on the memory indices: index, fetch, update scripts, delete, scan.
+
+Writes go through the caller-supplied writer client; reads through the
+caller-supplied (subject or tenant) client. Painless sources live here, not in
+the services.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from elasticsearch import Elasticsearch, NotFoundError, helpers
+
+from .client import es_errors
+from .indices import alias_name
+
+RETRY_ON_CONFLICT = 20
+HOT_TYPES = ("episodic", "semantic", "procedural", "catalog")
+FACT_TYPES_INDICES = ("semantic", "archive")
+
+# Appends a superseding id and stamps the first supersession time; idempotent.
+SUPERSEDE_SCRIPT = """
+if (ctx._source.superseded_by == null) { ctx._source.superseded_by = new ArrayList(); }
+if (!(ctx._source.superseded_by instanceof List)) { ctx._source.superseded_by = [ctx._source.superseded_by]; }
+if (!ctx._source.superseded_by.contains(params.by)) { ctx._source.superseded_by.add(params.by); }
+if (ctx._source.superseded_at == null) { ctx._source.superseded_at = params.at; }
+if (params.harsh) { ctx._source.retracted = true; }
+"""
+USAGE_SCRIPT = """
+ctx._source.use_count = (ctx._source.use_count == null ? 0 : ctx._source.use_count) + params.n;
+ctx._source.last_used_at = params.at;
+"""
+OUTCOME_SCRIPT = """
+if (params.success) {
+  ctx._source.success_count = (ctx._source.success_count == null ? 0 : ctx._source.success_count) + 1;
+  ctx._source.last_success_at = params.at;
+} else {
+  ctx._source.failure_count = (ctx._source.failure_count == null ? 0 : ctx._source.failure_count) + 1;
+}
+double s = ctx._source.success_count == null ? 0 : ctx._source.success_count;
+double f = ctx._source.failure_count == null ? 0 : ctx._source.failure_count;
+ctx._source.outcome_score = (s + params.prior_s) / (s + f + params.prior_n);
+if (params.steps != null) {
+  ctx._source.steps = params.steps;
+  ctx._source.version = (ctx._source.version == null ? 1 : ctx._source.version) + 1;
+}
+"""
+
+
+def indices_of(memory_types: tuple[str, ...] | list[str]) -> str:
+    return ",".join(alias_name(t) for t in memory_types)
+
+
+def memory_index(
+    writer: Elasticsearch, *, memory_type: str, memory_id: str, source: dict[str, Any], refresh: bool
+) -> None:
+    with es_errors("store a memory"):
+        writer.index(
+            index=alias_name(memory_type), id=memory_id, document=source, refresh="wait_for" if refresh else False
+        )
+
+
+def memories_bulk_index(writer: Elasticsearch, items: list[tuple[str, str, dict[str, Any]]]) -> list[tuple[str, str]]:
+    """Index (memory_type, memory_id, source) triples, visible to search when this returns;
+    returns (memory_id, error) for the failures."""
+    actions = ({"_index": alias_name(t), "_id": i, "_source": s} for t, i, s in items)
+    failures = []
+    with es_errors("store memories"):
+        for ok, result in helpers.streaming_bulk(
+            writer, actions, chunk_size=200, raise_on_error=False, raise_on_exception=False, refresh="wait_for"
+        ):
+            if not ok:
+                info = next(iter(result.values()))
+                failures.append((info.get("_id", "?"), str(info.get("error", "unknown error"))))
+    return failures
+
+
+def memories_fetch(
+    reader: Elasticsearch, *, ids: list[str], memory_types: tuple[str, ...], filters: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """{id: hit} for the ids the reader may see (DLS) and the filters allow, across ``memory_types``."""
+    if not ids:
+        return {}
+    query = {"bool": {"filter": [{"ids": {"values": ids}}, *filters]}}
+    with es_errors("read memories"):
+        response = reader.search(
+            index=indices_of(memory_types),
+            query=query,
+            size=len(ids) * len(memory_types),
+            source_excludes=["embedding"],
+        )
+    return {hit["_id"]: hit for hit in response["hits"]["hits"]}
+
+
+def memory_supersede_link(writer: Elasticsearch, *, index: str, old_id: str, new_id: str, at: str, harsh: bool) -> None:
+    with es_errors("link a superseded fact"):
+        writer.update(
+            index=index,
+            id=old_id,
+            script={"source": SUPERSEDE_SCRIPT, "params": {"by": new_id, "at": at, "harsh": harsh}},
+            retry_on_conflict=RETRY_ON_CONFLICT,
+            refresh="wait_for",
+        )
+
+
+def memory_usage_bump(writer: Elasticsearch, *, index: str, memory_id: str, at: str, n: int = 1) -> bool:
+    """Atomically add ``n`` uses; False when the memory is gone (forgotten meanwhile)."""
+    try:
+        with es_errors("record memory use"):
+            writer.update(
+                index=index,
+                id=memory_id,
+                script={"source": USAGE_SCRIPT, "params": {"n": n, "at": at}},
+                retry_on_conflict=RETRY_ON_CONFLICT,
+            )
+    except NotFoundError:
+        return False
+    return True
+
+
+def playbook_outcome_update(
+    writer: Elasticsearch,
+    *,
+    index: str,
+    memory_id: str,
+    success: bool,
+    at: str,
+    steps: list | None,
+    prior_s: int,
+    prior_n: int,
+) -> None:
+    with es_errors("record a playbook outcome"):
+        writer.update(
+            index=index,
+            id=memory_id,
+            script={
+                "source": OUTCOME_SCRIPT,
+                "params": {"success": success, "at": at, "steps": steps, "prior_s": prior_s, "prior_n": prior_n},
+            },
+            retry_on_conflict=RETRY_ON_CONFLICT,
+            refresh="wait_for",
+        )
+
+
+def memories_delete(writer: Elasticsearch, targets: list[tuple[str, str]]) -> int:
+    """Delete (concrete index, id) pairs; returns how many were deleted (already-gone ones are fine)."""
+    if not targets:
+        return 0
+    actions = ({"_op_type": "delete", "_index": index, "_id": memory_id} for index, memory_id in targets)
+    deleted = 0
+    with es_errors("delete memories"):
+        for ok, result in helpers.streaming_bulk(
+            writer, actions, chunk_size=500, raise_on_error=False, refresh="wait_for"
+        ):
+            info = result["delete"]
+            if ok and info.get("result") == "deleted":
+                deleted += 1
+            elif info.get("status") not in (200, 404):
+                raise RuntimeError(f"could not delete {info.get('_id')}: {info.get('error')}")
+    return deleted
+
+
+def memories_scan(
+    reader: Elasticsearch,
+    *,
+    memory_types: tuple[str, ...],
+    query: dict[str, Any],
+    page: int = 500,
+    include_embedding: bool = False,
+) -> Iterator[dict[str, Any]]:
+    """Every matching hit (index, id, source), paged with search_after."""
+    excludes = [] if include_embedding else ["embedding"]
+    after = None
+    while True:
+        # _id cannot be sorted on (no doc values); memory_id is its keyword copy.
+        body: dict[str, Any] = {"query": query, "size": page, "sort": [{"created_at": "asc"}, {"memory_id": "asc"}]}
+        if after is not None:
+            body["search_after"] = after
+        with es_errors("list memories"):
+            hits = reader.search(index=indices_of(memory_types), source_excludes=excludes or None, **body)["hits"][
+                "hits"
+            ]
+        yield from hits
+        if len(hits) < page:
+            return
+        after = hits[-1]["sort"]
+
+
+def memories_search(reader: Elasticsearch, *, memory_types: tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
+    with es_errors("search memories"):
+        return reader.search(index=indices_of(memory_types), **body).body
+
+
+def memories_msearch(
+    reader: Elasticsearch, *, searches: list[tuple[tuple[str, ...], dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = []
+    for memory_types, body in searches:
+        lines += [{"index": indices_of(memory_types)}, body]
+    with es_errors("search memories"):
+        responses = reader.msearch(searches=lines)["responses"]
+    for response in responses:
+        if "error" in response:
+            raise RuntimeError(f"a recall leg failed: {response['error']}")
+    return responses

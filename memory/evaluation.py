@@ -1,0 +1,135 @@
+"""Recall evaluation: recall@1/5/10 and MRR@10 per memory type, and a cross-subject leak count."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from atlas_site.errors import ValidationFailed
+from memory.elastic import store
+from tenants.models import MemorySubject, Tenant
+from tenants.selectors import subject_get, tenant_es_client
+
+from .selectors import RecallOptions, memory_recall
+
+CUTOFFS = (1, 5, 10)
+
+
+@dataclass
+class EvalQuery:
+    qid: str
+    user_id: str
+    query: str
+    gold_ids: list[str]
+    kind: str | None = None
+
+
+@dataclass
+class EvalReport:
+    k: int
+    per_query: list[dict[str, Any]] = field(default_factory=list)
+    leaks: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self, group: Callable[[dict[str, Any]], Iterable[str]] | None = None) -> dict[str, dict[str, float]]:
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in self.per_query:
+            groups["all"].append(row)
+            for name in group(row) if group else row["gold_types"]:
+                groups[name].append(row)
+        out = {}
+        for name, rows in groups.items():
+            metrics = {f"recall@{n}": sum(r[f"recall@{n}"] for r in rows) / len(rows) for n in CUTOFFS}
+            metrics["mrr@10"] = sum(r["rr"] for r in rows) / len(rows)
+            metrics["queries"] = len(rows)
+            out[name] = metrics
+        return out
+
+
+def eval_queries_parse(lines: Iterable[str]) -> list[EvalQuery]:
+    queries = []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            queries.append(
+                EvalQuery(
+                    str(raw["qid"]),
+                    str(raw["user_id"]),
+                    str(raw["query"]),
+                    [str(g) for g in raw["gold_ids"]],
+                    raw.get("kind"),
+                )
+            )
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValidationFailed(f"queries line {n}: {exc}") from None
+    if not queries:
+        raise ValidationFailed("the queries file has no queries")
+    return queries
+
+
+def _gold_types(tenant: Tenant, gold: set[str]) -> dict[str, str]:
+    reader = tenant_es_client(tenant=tenant)
+    query = {"terms": {"external_id": sorted(gold)}}
+    return {
+        hit["_source"]["external_id"]: hit["_source"]["memory_type"]
+        for hit in store.memories_scan(
+            reader, memory_types=("episodic", "semantic", "procedural", "catalog", "archive"), query=query
+        )
+    }
+
+
+def recall_evaluate(
+    *,
+    tenant: Tenant,
+    queries: list[EvalQuery],
+    k: int = 10,
+    options: RecallOptions | None = None,
+    check_leaks: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvalReport:
+    """Run every query as its subject; with ``check_leaks`` also as another subject of the tenant,
+    counting any hit owned by the first subject as a leak."""
+    subjects: dict[str, MemorySubject] = {}
+
+    def subject(external_id: str) -> MemorySubject:
+        if external_id not in subjects:
+            subjects[external_id] = subject_get(tenant=tenant, external_id=external_id)
+        return subjects[external_id]
+
+    others = sorted(s.external_id for s in tenant.subjects.filter(is_active=True))
+    types = _gold_types(tenant, {g for q in queries for g in q.gold_ids})
+    report = EvalReport(k=k)
+    depth = max(k, max(CUTOFFS))
+    for n, q in enumerate(queries, start=1):
+        owner = subject(q.user_id)
+        result = memory_recall(subject=owner, query=q.query, k=depth, options=options, record_use=False)
+        ranked = [h.get("external_id") for h in result.hits]
+        gold = set(q.gold_ids)
+        row: dict[str, Any] = {
+            "qid": q.qid,
+            "kind": q.kind,
+            "gold_types": sorted({types.get(g, "missing") for g in gold}),
+        }
+        for cutoff in CUTOFFS:
+            row[f"recall@{cutoff}"] = len(gold & set(ranked[:cutoff])) / len(gold)
+        first = next((i for i, ext in enumerate(ranked[:10], start=1) if ext in gold), None)
+        row["rr"] = 1 / first if first else 0.0
+        row["top"] = ranked[:k]
+        report.per_query.append(row)
+        if check_leaks:
+            other_id = next((o for o in others if o != q.user_id), None)
+            if other_id is not None:
+                other = memory_recall(
+                    subject=subject(other_id), query=q.query, k=depth, options=options, record_use=False
+                )
+                owner_user_id = str(owner.es_id)
+                leaked = [h["id"] for h in other.hits if h.get("user_id") == owner_user_id]
+                if leaked:
+                    report.leaks.append({"qid": q.qid, "asked_as": other_id, "leaked_ids": leaked})
+        if progress:
+            progress(n, len(queries))
+    return report

@@ -1,0 +1,43 @@
+"""atlas_recall --tenant SLUG --user ID "query" [--k N] [--json] — recall as one subject."""
+
+from __future__ import annotations
+
+import json
+
+from memory.selectors import memory_recall
+from tenants.management.base import AtlasCommand
+from tenants.selectors import subject_get, tenant_get
+
+
+class Command(AtlasCommand):
+    help = "Recall memories as one subject (with that subject's own key), for operators and debugging."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("query")
+        parser.add_argument("--tenant", required=True)
+        parser.add_argument("--user", required=True, help="the subject's external id")
+        parser.add_argument("--k", type=int, default=10)
+        parser.add_argument("--include-superseded", action="store_true")
+        parser.add_argument("--as-of", help="ISO 8601 date-time: the facts that were valid then")
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args, query: str, tenant: str, user: str, k: int, **options) -> None:
+        subject = subject_get(tenant=tenant_get(slug=tenant), external_id=user)
+        # An operator's look does not count as the agent using these memories.
+        result = memory_recall(
+            subject=subject,
+            query=query,
+            k=k,
+            include_superseded=options["include_superseded"],
+            as_of=options["as_of"],
+            record_use=False,
+        )
+        if options["json"]:
+            self.stdout.write(json.dumps({"hits": result.hits, "timings_ms": result.timings_ms}, indent=2, default=str))
+            return
+        for hit in result.hits:
+            label = hit.get("external_id") or hit["id"]
+            text = (hit.get("text") or "").replace("\n", " ")
+            self.stdout.write(f"{hit['rank']:>3}  {hit['score']:.4f}  {hit['type']:<10} {label:<24} {text[:100]}")
+        timings = ", ".join(f"{name} {ms:.1f} ms" for name, ms in result.timings_ms.items())
+        self.stdout.write(f"({len(result.hits)} hit(s); {timings})")

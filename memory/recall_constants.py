@@ -1,0 +1,56 @@
+"""Every number recall depends on, in one place (ARCHITECTURE.md, "Recall")."""
+
+from __future__ import annotations
+
+import math
+
+# Reciprocal rank fusion, computed in the app: Σ 1 / (RRF_RANK_CONSTANT + rank).
+RRF_RANK_CONSTANT = 30
+# Each leg returns max(WINDOW_MIN, WINDOW_PER_K · k) candidates.
+WINDOW_MIN = 80
+WINDOW_PER_K = 8
+# kNN looks at this many candidates per result it keeps (exact in the embedded engine).
+KNN_CANDIDATES_PER_RESULT = 2
+
+# Gaussian time decay: full weight for DECAY_OFFSET_DAYS, then halves at OFFSET + SCALE.
+DECAY_OFFSET_DAYS = 180
+DECAY_SCALE_DAYS = 1825
+DECAY_AT_SCALE = 0.5
+# Use boost for facts and playbooks: 1 + USE_BOOST_WEIGHT · log10(1 + use_count).
+USE_BOOST_WEIGHT = 0.2
+# Catalog entries are shared world data: a mild prior below the user's own memories.
+CATALOG_PRIOR = 0.85
+# Playbooks rank by outcome: smoothed success rate (successes + 1) / (runs + 2).
+OUTCOME_PRIOR_SUCCESSES = 1
+OUTCOME_PRIOR_RUNS = 2
+
+# BM25 leg fields and boosts.
+BM25_FIELDS = ["text^2", "title^2", "name", "description", "trigger_text"]
+
+# Limits of the recall call.
+MAX_K = 50
+MAX_QUERY_CHARS = 2000
+
+
+def window_size(k: int) -> int:
+    return max(WINDOW_MIN, WINDOW_PER_K * k)
+
+
+def rrf_contribution(rank: int) -> float:
+    """The fused score one leg gives the document at 1-based ``rank``."""
+    return 1.0 / (RRF_RANK_CONSTANT + rank)
+
+
+def decay_multiplier(age_days: float) -> float:
+    """Elasticsearch's ``gauss`` decay with our offset/scale/decay, for an age in days."""
+    distance = max(0.0, abs(age_days) - DECAY_OFFSET_DAYS)
+    sigma_squared = -(DECAY_SCALE_DAYS**2) / (2 * math.log(DECAY_AT_SCALE))
+    return math.exp(-(distance**2) / (2 * sigma_squared))
+
+
+def use_boost(use_count: int) -> float:
+    return 1 + USE_BOOST_WEIGHT * math.log10(1 + max(0, use_count))
+
+
+def outcome_score(successes: int, failures: int) -> float:
+    return (successes + OUTCOME_PRIOR_SUCCESSES) / (successes + failures + OUTCOME_PRIOR_RUNS)

@@ -1,0 +1,46 @@
+"""Who a memory operation acts for: the subject (and so the tenant), resolved once per call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+
+from atlas_site.errors import NotFound
+from memory.elastic.queries import owner_filter
+from tenants.selectors import subject_es_client, writer_es_client
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
+    from tenants.models import MemorySubject
+
+
+@dataclass(frozen=True)
+class SubjectScope:
+    """A subject's identity in the cluster, and the two clients that may act for it."""
+
+    subject: MemorySubject
+    tenant_id: str
+    user_id: str
+
+    @classmethod
+    def of(cls, subject: MemorySubject) -> SubjectScope:
+        if not subject.is_active or not subject.tenant.is_active:
+            raise NotFound(f"subject {subject.external_id} is not active")
+        return cls(subject=subject, tenant_id=str(subject.tenant.es_id), user_id=str(subject.es_id))
+
+    def reader(self) -> Elasticsearch:
+        """Reads run with the subject's own key (DLS), never a broader one."""
+        return subject_es_client(subject=self.subject)
+
+    @staticmethod
+    def writer() -> Elasticsearch:
+        return writer_es_client()
+
+    def read_filters(self) -> list[dict]:
+        """The code-level guard behind DLS; ATLAS_CODE_FILTER=false switches it off (tests prove DLS alone)."""
+        if not settings.ATLAS_CODE_FILTER:
+            return []
+        return [owner_filter(tenant_id=self.tenant_id, user_id=self.user_id)]

@@ -1,0 +1,321 @@
+"""Reading memories as one subject: recall (hybrid, fused, optionally reranked), list, get, chains.
+
+Every read runs with the subject's own Elasticsearch key (DLS), plus the
+application's filter as a second guard.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+
+from atlas_site.errors import NotFound, ValidationFailed
+from memory import recall_constants as rc
+from memory.elastic import queries, store
+from memory.scope import SubjectScope
+from tenants.models import MemorySubject
+
+log = logging.getLogger(__name__)
+RECALL_TYPES = ("episodic", "semantic", "procedural", "catalog")
+TYPE_FIELDS = {
+    "episodic": ("session_id", "agent_id", "role", "event_type", "timestamp"),
+    "semantic": (
+        "fact_type",
+        "confidence",
+        "source_episodes",
+        "last_used_at",
+        "use_count",
+        "supersedes",
+        "superseded_by",
+        "superseded_at",
+        "retracted",
+        "valid_from",
+        "valid_to",
+        "contradiction",
+    ),
+    "procedural": (
+        "name",
+        "trigger_text",
+        "description",
+        "steps",
+        "version",
+        "success_count",
+        "failure_count",
+        "last_success_at",
+        "outcome_score",
+        "use_count",
+        "last_used_at",
+    ),
+    "catalog": ("title", "category", "tags"),
+}
+TYPE_FIELDS["archive"] = TYPE_FIELDS["semantic"]
+
+
+@dataclass
+class RecallOptions:
+    """Levers of one recall; the defaults are the product's behaviour (ablations switch them off)."""
+
+    bm25: bool = True
+    dense: bool = True
+    decay: bool = True
+    use_boost: bool = True
+    catalog_prior: bool = True
+    outcome: bool = True
+    rerank: bool | None = None  # None: the configured default
+
+
+@dataclass
+class RecallResult:
+    hits: list[dict[str, Any]]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    targets: list[tuple[str, str]] = field(default_factory=list)  # (index, id) of facts/playbooks returned
+
+
+def memory_shape(hit: dict[str, Any]) -> dict[str, Any]:
+    """The caller's view of a stored memory: id, type, text, timestamps and the type's own fields."""
+    source = hit["_source"]
+    memory_type = source.get("memory_type", "?")
+    out: dict[str, Any] = {
+        "id": hit["_id"],
+        "type": memory_type,
+        "text": source.get("text"),
+        "created_at": source.get("created_at"),
+        "external_id": source.get("external_id"),
+        "user_id": source.get("user_id"),
+        "shared": "user_id" not in source,
+    }
+    for name in TYPE_FIELDS.get(memory_type, ()):
+        if name in source:
+            out[name] = source[name]
+    return out
+
+
+def _validate_recall(query: Any, k: Any, memory_types: Any) -> tuple[str, int, tuple[str, ...]]:
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationFailed("query must be a non-empty string", field="query")
+    if len(query) > rc.MAX_QUERY_CHARS:
+        raise ValidationFailed(f"query is longer than {rc.MAX_QUERY_CHARS} characters", field="query")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= rc.MAX_K:
+        raise ValidationFailed(f"k must be an integer from 1 to {rc.MAX_K}", field="k")
+    types = tuple(memory_types) if memory_types else RECALL_TYPES
+    unknown = [t for t in types if t not in RECALL_TYPES]
+    if unknown:
+        raise ValidationFailed(f"unknown memory type(s) {unknown}; use {', '.join(RECALL_TYPES)}", field="types")
+    return query.strip(), k, types
+
+
+def _fuse(legs: list[list[dict[str, Any]]]) -> list[tuple[str, float, dict[str, Any]]]:
+    """Reciprocal rank fusion: Σ over legs of 1 / (RANK_CONSTANT + rank)."""
+    fused: dict[str, float] = {}
+    hits: dict[str, dict[str, Any]] = {}
+    for leg in legs:
+        for rank, hit in enumerate(leg, start=1):
+            fused[hit["_id"]] = fused.get(hit["_id"], 0.0) + rc.rrf_contribution(rank)
+            hits.setdefault(hit["_id"], hit)
+    ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+    return [(memory_id, score, hits[memory_id]) for memory_id, score in ordered]
+
+
+def memory_recall(
+    *,
+    subject: MemorySubject,
+    query: Any,
+    k: Any = 10,
+    memory_types: Any = None,
+    include_superseded: bool = False,
+    as_of: Any = None,
+    options: RecallOptions | None = None,
+    record_use: bool = True,
+) -> RecallResult:
+    """One hybrid recall over the subject's memories and the tenant catalog.
+
+    ``record_use`` schedules the use-count bump of returned facts and playbooks
+    off the request path; evaluations pass False so they never change what they measure.
+    """
+    from memory.embeddings import embedding_provider
+    from memory.services.documents import timestamp
+
+    started = time.perf_counter()
+    text, k, types = _validate_recall(query, k, memory_types)
+    at = timestamp(as_of, field_name="as_of") if as_of is not None else None
+    options = options or RecallOptions()
+    if not (options.bm25 or options.dense):
+        raise ValidationFailed("recall needs at least one of the BM25 and dense legs")
+    scope = SubjectScope.of(subject)
+    timings: dict[str, float] = {}
+    vector = None
+    if options.dense:
+        t0 = time.perf_counter()
+        vector = embedding_provider().embed_query(text)
+        timings["embed"] = (time.perf_counter() - t0) * 1000
+    indices = types + (("archive",) if (include_superseded or at) and "semantic" in types else ())
+    filters = [*scope.read_filters(), *queries.visibility_filter(include_superseded=include_superseded, as_of=at)]
+    functions = queries.ranking_functions(
+        origin=(at or datetime.now(UTC)).isoformat(),
+        decay=options.decay,
+        use_boost=options.use_boost,
+        catalog_prior=options.catalog_prior,
+        outcome=options.outcome,
+    )
+    window = rc.window_size(k)
+    searches = []
+    if options.bm25:
+        searches.append((indices, queries.bm25_leg(text=text, filters=filters, functions=functions, size=window)))
+    if vector is not None:
+        searches.append((indices, queries.knn_leg(vector=vector, filters=filters, functions=functions, size=window)))
+    t0 = time.perf_counter()
+    responses = store.memories_msearch(scope.reader(), searches=searches)
+    timings["search"] = (time.perf_counter() - t0) * 1000
+    t0 = time.perf_counter()
+    fused = _fuse([r["hits"]["hits"] for r in responses])
+    timings["fusion"] = (time.perf_counter() - t0) * 1000
+    use_rerank = options.rerank if options.rerank is not None else settings.ATLAS_RERANK_DEFAULT
+    if use_rerank and fused:
+        from memory.rerank import rerank_provider, reranked
+
+        t0 = time.perf_counter()
+        fused = reranked(rerank_provider(), text, fused[: max(window, k)], now=at or datetime.now(UTC))
+        timings["rerank"] = (time.perf_counter() - t0) * 1000
+    top = fused[:k]
+    hits = []
+    for rank, (memory_id, score, hit) in enumerate(top, start=1):
+        shaped = memory_shape(hit)
+        shaped.update(score=round(score, 6), rank=rank)
+        hits.append(shaped)
+    targets = [
+        (hit["_index"], memory_id)
+        for memory_id, _, hit in top
+        if hit["_source"].get("memory_type") in ("semantic", "procedural")
+    ]
+    timings["total"] = (time.perf_counter() - started) * 1000
+    result = RecallResult(hits=hits, timings_ms=timings, targets=targets)
+    if record_use and targets:
+        _schedule_usage(targets)
+    return result
+
+
+def _schedule_usage(targets: list[tuple[str, str]]) -> None:
+    mode = settings.ATLAS_USAGE_RECORDING
+    if mode == "off":
+        return
+    from memory.tasks import memories_usage_record_task
+
+    try:
+        memories_usage_record_task.delay([list(t) for t in targets])
+    except Exception:  # the bump is best effort; recall has already answered
+        log.exception("could not schedule the use-count bump of %d memories", len(targets))
+
+
+def memory_get(*, subject: MemorySubject, memory_id: Any) -> dict[str, Any]:
+    scope = SubjectScope.of(subject)
+    if not isinstance(memory_id, str) or not memory_id:
+        raise ValidationFailed("memory_id is required", field="memory_id")
+    found = store.memories_fetch(
+        scope.reader(), ids=[memory_id], memory_types=(*RECALL_TYPES, "archive"), filters=scope.read_filters()
+    )
+    if memory_id not in found:
+        raise NotFound(f"no memory {memory_id} for this user", field="memory_id")
+    return memory_shape(found[memory_id])
+
+
+def memory_list(
+    *,
+    subject: MemorySubject,
+    memory_types: Any = None,
+    include_superseded: bool = False,
+    fact_type: Any = None,
+    session_id: Any = None,
+    page_size: Any = 50,
+    cursor: Any = None,
+) -> dict[str, Any]:
+    """The subject's memories, newest first, ``page_size`` at a time; pass ``next_cursor`` back for more."""
+    scope = SubjectScope.of(subject)
+    types = tuple(memory_types) if memory_types else (*RECALL_TYPES, *(("archive",) if include_superseded else ()))
+    unknown = [t for t in types if t not in (*RECALL_TYPES, "archive")]
+    if unknown:
+        raise ValidationFailed(f"unknown memory type(s) {unknown}", field="types")
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 200:
+        raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
+    extra: list[dict[str, Any]] = []
+    if fact_type is not None:
+        extra.append({"term": {"fact_type": fact_type}})
+    if session_id is not None:
+        extra.append({"term": {"session_id": session_id}})
+    filters = [
+        *scope.read_filters(),
+        *queries.visibility_filter(include_superseded=include_superseded, as_of=None),
+        *extra,
+    ]
+    body: dict[str, Any] = {
+        "query": queries.list_query(filters=filters, memory_types=None),
+        "size": page_size,
+        "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
+        "_source": {"excludes": ["embedding"]},
+    }
+    if cursor is not None:
+        after = _cursor_decode(cursor)
+        body["search_after"] = after
+    response = store.memories_search(scope.reader(), memory_types=types, body=body)
+    hits = response["hits"]["hits"]
+    next_cursor = _cursor_encode(hits[-1]["sort"]) if len(hits) == page_size else None
+    return {"memories": [memory_shape(h) for h in hits], "next_cursor": next_cursor}
+
+
+def _cursor_encode(sort_values: list[Any]) -> str:
+    import base64
+    import json
+
+    return base64.urlsafe_b64encode(json.dumps(sort_values).encode()).decode()
+
+
+def _cursor_decode(cursor: Any) -> list[Any]:
+    import base64
+    import binascii
+    import json
+
+    try:
+        value = json.loads(base64.urlsafe_b64decode(str(cursor).encode()))
+    except (binascii.Error, ValueError):
+        raise ValidationFailed("cursor is not one this API returned", field="cursor") from None
+    if not isinstance(value, list) or len(value) != 2:
+        raise ValidationFailed("cursor is not one this API returned", field="cursor")
+    return value
+
+
+def memory_chain_get(*, subject: MemorySubject, memory_id: Any) -> list[dict[str, Any]]:
+    """The supersession chain through ``memory_id``, oldest first, followed both ways across the
+    hot index and the archive (abc → xyz → pqr, whichever link you start from)."""
+    scope = SubjectScope.of(subject)
+    reader = scope.reader()
+    seen: dict[str, dict[str, Any]] = {}
+    frontier = [memory_id]
+    while frontier:
+        found = store.memories_fetch(
+            reader, ids=frontier, memory_types=store.FACT_TYPES_INDICES, filters=scope.read_filters()
+        )
+        if memory_id not in found and not seen:
+            raise NotFound(f"no fact {memory_id} for this user", field="memory_id")
+        next_ids: list[str] = []
+        for hit_id, hit in found.items():
+            if hit_id in seen:
+                continue
+            seen[hit_id] = hit
+            source = hit["_source"]
+            links = list(source.get("supersedes") or []) + list(_as_list(source.get("superseded_by")))
+            next_ids += [i for i in links if i not in seen]
+        frontier = list(dict.fromkeys(i for i in next_ids if i not in seen))
+        if len(seen) > 1000:
+            break
+    chain = [memory_shape(h) for h in seen.values()]
+    return sorted(chain, key=lambda m: (m.get("created_at") or "", m["id"]))
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]

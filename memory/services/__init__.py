@@ -1,0 +1,1 @@
+"""Services that write memories: episodes, facts (with supersession), playbooks, outcomes, forgetting, import."""

@@ -1,0 +1,346 @@
+"""Validated memory documents, built the same way for single writes and imports.
+
+Ownership (tenant_id, user_id) always comes from the scope, never from input.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from atlas_site.errors import ValidationFailed
+from memory import recall_constants as rc
+
+MAX_TEXT_CHARS = 8000
+MAX_SHORT_CHARS = 300
+MAX_ID_CHARS = 128
+MAX_STEPS = 50
+MAX_TAGS = 30
+MAX_LINKS = 50
+FACT_TYPES = ("preference", "identity", "constraint", "world")
+CONTRADICTIONS = ("natural", "harsh")
+MEMORY_TYPES = ("episodic", "semantic", "procedural", "catalog")
+_MEMORY_ID_NAMESPACE = uuid.UUID("6f2b1a7e-3c1d-4f7a-9a55-2d0c7a1e9b11")
+
+
+@dataclass
+class PreparedMemory:
+    """A memory ready to index: its type, id and source, and the text its embedding is made from."""
+
+    memory_type: str
+    memory_id: str
+    source: dict[str, Any]
+    embedding_text: str
+    supersedes: list[str] = field(default_factory=list)
+    contradiction: str = "natural"
+
+    def __post_init__(self) -> None:
+        self.source["memory_id"] = self.memory_id
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def memory_id_for(*, tenant_id: str, memory_type: str, external_id: str | None) -> str:
+    """Deterministic for an external id (re-imports overwrite instead of duplicating), random otherwise."""
+    if external_id is None:
+        return uuid.uuid4().hex
+    return uuid.uuid5(_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:{external_id}").hex
+
+
+def require_text(value: Any, *, field_name: str, max_chars: int = MAX_TEXT_CHARS, required: bool = True) -> str:
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        raise ValidationFailed(f"{field_name} must be a string", field=field_name)
+    value = value.strip()
+    if required and not value:
+        raise ValidationFailed(f"{field_name} must not be empty", field=field_name)
+    if len(value) > max_chars:
+        raise ValidationFailed(f"{field_name} is longer than {max_chars} characters", field=field_name)
+    return value
+
+
+def optional_id(value: Any, *, field_name: str) -> str | None:
+    if value is None:
+        return None
+    return require_text(value, field_name=field_name, max_chars=MAX_ID_CHARS)
+
+
+def id_list(value: Any, *, field_name: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValidationFailed(f"{field_name} must be a list of ids", field=field_name)
+    if len(value) > MAX_LINKS:
+        raise ValidationFailed(f"{field_name} has more than {MAX_LINKS} ids", field=field_name)
+    return list(dict.fromkeys(v.strip() for v in value))
+
+
+def timestamp(value: Any, *, field_name: str, default: datetime | None = None) -> datetime | None:
+    if value is None:
+        return default
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValidationFailed(
+                f"{field_name} must be an ISO 8601 date-time, not {value!r}", field=field_name
+            ) from None
+    else:
+        raise ValidationFailed(f"{field_name} must be an ISO 8601 date-time", field=field_name)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _base(
+    *, tenant_id: str, user_id: str | None, memory_type: str, text: str, external_id: str | None, created_at: datetime
+) -> dict[str, Any]:
+    source: dict[str, Any] = {
+        "tenant_id": tenant_id,
+        "memory_type": memory_type,
+        "text": text,
+        "created_at": _iso(created_at),
+    }
+    if user_id is not None:
+        source["user_id"] = user_id
+    if external_id is not None:
+        source["external_id"] = external_id
+    return source
+
+
+def episode_prepare(
+    *,
+    tenant_id: str,
+    user_id: str,
+    text: Any,
+    session_id: Any = None,
+    agent_id: Any = None,
+    role: Any = "user",
+    event_type: Any = "message",
+    at: Any = None,
+    external_id: Any = None,
+) -> PreparedMemory:
+    text = require_text(text, field_name="text")
+    if role != "user":
+        # Episodes record what the user said; the agent's own replies are not memories.
+        raise ValidationFailed("episodes are user turns: role must be 'user'", field="role")
+    event_type = require_text(event_type, field_name="event_type", max_chars=64)
+    session_id = optional_id(session_id, field_name="session_id")
+    agent_id = optional_id(agent_id, field_name="agent_id")
+    external_id = optional_id(external_id, field_name="id")
+    when = timestamp(at, field_name="timestamp", default=now())
+    source = _base(
+        tenant_id=tenant_id,
+        user_id=user_id,
+        memory_type="episodic",
+        text=text,
+        external_id=external_id,
+        created_at=when,
+    )
+    source.update(role=role, event_type=event_type, timestamp=_iso(when))
+    if session_id:
+        source["session_id"] = session_id
+    if agent_id:
+        source["agent_id"] = agent_id
+    return PreparedMemory(
+        "episodic", memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=external_id), source, text
+    )
+
+
+def fact_prepare(
+    *,
+    tenant_id: str,
+    user_id: str,
+    text: Any,
+    fact_type: Any = "world",
+    confidence: Any = 0.8,
+    source_episodes: Any = None,
+    valid_from: Any = None,
+    valid_to: Any = None,
+    supersedes: Any = None,
+    contradiction: Any = "natural",
+    at: Any = None,
+    external_id: Any = None,
+) -> PreparedMemory:
+    text = require_text(text, field_name="text")
+    if fact_type not in FACT_TYPES:
+        raise ValidationFailed(f"fact_type must be one of {', '.join(FACT_TYPES)}", field="fact_type")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+        raise ValidationFailed("confidence must be a number between 0 and 1", field="confidence")
+    if contradiction not in CONTRADICTIONS:
+        raise ValidationFailed(f"contradiction must be one of {', '.join(CONTRADICTIONS)}", field="contradiction")
+    supersedes = id_list(supersedes, field_name="supersedes")
+    valid_from_at = timestamp(valid_from, field_name="valid_from")
+    valid_to_at = timestamp(valid_to, field_name="valid_to")
+    if valid_from_at and valid_to_at and valid_to_at <= valid_from_at:
+        raise ValidationFailed("valid_to must be after valid_from", field="valid_to")
+    external_id = optional_id(external_id, field_name="id")
+    created = timestamp(at, field_name="timestamp", default=now())
+    if supersedes and contradiction == "harsh":
+        # A harsh contradiction means someone was wrong: trust the replacement a little less.
+        confidence = max(0.0, round(confidence - 0.1, 6))
+    source = _base(
+        tenant_id=tenant_id,
+        user_id=user_id,
+        memory_type="semantic",
+        text=text,
+        external_id=external_id,
+        created_at=created,
+    )
+    source.update(
+        fact_type=fact_type,
+        confidence=float(confidence),
+        source_episodes=id_list(source_episodes, field_name="source_episodes"),
+        last_used_at=_iso(created),
+        use_count=0,
+        supersedes=supersedes,
+        retracted=False,
+    )
+    if supersedes:
+        source["contradiction"] = contradiction
+    if valid_from_at:
+        source["valid_from"] = _iso(valid_from_at)
+    if valid_to_at:
+        source["valid_to"] = _iso(valid_to_at)
+    memory_id = memory_id_for(tenant_id=tenant_id, memory_type="semantic", external_id=external_id)
+    return PreparedMemory("semantic", memory_id, source, text, supersedes=supersedes, contradiction=contradiction)
+
+
+def steps_validate(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not value:
+        raise ValidationFailed("steps must be a non-empty list", field="steps")
+    if len(value) > MAX_STEPS:
+        raise ValidationFailed(f"a playbook has at most {MAX_STEPS} steps", field="steps")
+    steps = []
+    for n, step in enumerate(value, 1):
+        if isinstance(step, str):
+            step = {"instruction": step}
+        if not isinstance(step, dict):
+            raise ValidationFailed("each step is an object with an instruction", field="steps")
+        order = step.get("order", n)
+        if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+            raise ValidationFailed("a step's order is a positive integer", field="steps")
+        instruction = require_text(step.get("instruction"), field_name="steps.instruction", max_chars=2000)
+        tool = step.get("tool")
+        if tool is not None:
+            tool = require_text(tool, field_name="steps.tool", max_chars=MAX_SHORT_CHARS)
+        steps.append({"order": order, "instruction": instruction, "tool": tool})
+    return sorted(steps, key=lambda s: s["order"])
+
+
+def playbook_prepare(
+    *,
+    tenant_id: str,
+    user_id: str,
+    name: Any,
+    trigger_text: Any,
+    steps: Any,
+    description: Any = None,
+    text: Any = None,
+    at: Any = None,
+    external_id: Any = None,
+) -> PreparedMemory:
+    name = require_text(name, field_name="name", max_chars=MAX_SHORT_CHARS)
+    trigger_text = require_text(trigger_text, field_name="trigger_text", max_chars=2000)
+    description = require_text(description, field_name="description", required=False)
+    steps = steps_validate(steps)
+    summary = require_text(text, field_name="text", required=False) or description or name
+    external_id = optional_id(external_id, field_name="id")
+    created = timestamp(at, field_name="timestamp", default=now())
+    source = _base(
+        tenant_id=tenant_id,
+        user_id=user_id,
+        memory_type="procedural",
+        text=summary,
+        external_id=external_id,
+        created_at=created,
+    )
+    source.update(
+        name=name,
+        trigger_text=trigger_text,
+        description=description,
+        steps=steps,
+        version=1,
+        success_count=0,
+        failure_count=0,
+        outcome_score=rc.outcome_score(0, 0),
+        use_count=0,
+        last_used_at=_iso(created),
+    )
+    memory_id = memory_id_for(tenant_id=tenant_id, memory_type="procedural", external_id=external_id)
+    return PreparedMemory("procedural", memory_id, source, embedding_text_of(source))
+
+
+def catalog_prepare(
+    *,
+    tenant_id: str,
+    title: Any,
+    text: Any,
+    category: Any = None,
+    tags: Any = None,
+    at: Any = None,
+    external_id: Any = None,
+) -> PreparedMemory:
+    title = require_text(title, field_name="title", max_chars=MAX_SHORT_CHARS)
+    text = require_text(text, field_name="text")
+    category = require_text(category, field_name="category", max_chars=MAX_SHORT_CHARS, required=False) or None
+    if tags is None:
+        tags = []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags) or len(tags) > MAX_TAGS:
+        raise ValidationFailed(f"tags must be a list of at most {MAX_TAGS} strings", field="tags")
+    external_id = optional_id(external_id, field_name="id")
+    created = timestamp(at, field_name="timestamp", default=now())
+    source = _base(
+        tenant_id=tenant_id, user_id=None, memory_type="catalog", text=text, external_id=external_id, created_at=created
+    )
+    source.update(title=title, tags=[t.strip() for t in tags if t.strip()])
+    if category:
+        source["category"] = category
+    memory_id = memory_id_for(tenant_id=tenant_id, memory_type="catalog", external_id=external_id)
+    return PreparedMemory("catalog", memory_id, source, embedding_text_of(source))
+
+
+def embedding_text_of(source: dict[str, Any]) -> str:
+    """The text a memory's embedding is made from (the same rule at write time and at reindex)."""
+    memory_type = source.get("memory_type")
+    if memory_type == "procedural":
+        return " ".join(
+            p
+            for p in (source.get("name"), source.get("trigger_text"), source.get("description") or source.get("text"))
+            if p
+        )
+    if memory_type == "catalog":
+        return f"{source.get('title')}. {source.get('text')}"
+    return source.get("text") or ""
+
+
+def embed_into(prepared: Sequence[PreparedMemory]) -> None:
+    """Compute the embeddings of ``prepared`` in one batch and stamp the model id."""
+    from memory.embeddings import embedding_provider
+
+    if not prepared:
+        return
+    provider = embedding_provider()
+    vectors = provider.embed_documents([p.embedding_text for p in prepared])
+    for item, vector in zip(prepared, vectors, strict=True):
+        item.source["embedding"] = vector
+        item.source["embedding_model"] = provider.model_id
+
+
+def by_type(items: Iterable[PreparedMemory]) -> dict[str, list[PreparedMemory]]:
+    out: dict[str, list[PreparedMemory]] = {}
+    for item in items:
+        out.setdefault(item.memory_type, []).append(item)
+    return out

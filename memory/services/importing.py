@@ -1,0 +1,198 @@
+"""Import of memories from JSON lines (the documented format), with per-line errors that never stop the run.
+
+Each line: ``id`` (kept as a tenant-unique external id), ``user_id`` (absent for
+catalog), ``memory_type``, ``text``, ``timestamp`` (ISO 8601) or ``days_ago``, and
+the type's optional fields. Re-importing a file overwrites the same documents
+(ids are derived from the external ids) instead of duplicating them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from atlas_site.errors import AtlasError, ValidationFailed
+from memory.elastic import store
+from tenants.models import MemorySubject, Tenant
+from tenants.selectors import tenant_es_client, writer_es_client
+from tenants.services import audit_record, subject_create
+
+from .documents import (
+    MEMORY_TYPES,
+    PreparedMemory,
+    catalog_prepare,
+    embed_into,
+    episode_prepare,
+    fact_prepare,
+    memory_id_for,
+    now,
+    playbook_prepare,
+)
+from .writes import supersession_apply
+
+BATCH = 200
+COMMON_FIELDS = {"id", "user_id", "memory_type", "text", "timestamp", "days_ago"}
+TYPE_FIELDS = {
+    "episodic": {"role", "event_type", "session_id", "agent_id"},
+    "semantic": {"fact_type", "confidence", "supersedes", "contradiction", "source_episodes", "valid_from", "valid_to"},
+    "procedural": {"name", "trigger_text", "description", "steps"},
+    "catalog": {"title", "category", "tags"},
+}
+
+
+@dataclass
+class ImportReport:
+    lines: int = 0
+    written: Counter = field(default_factory=Counter)
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    subjects_created: list[str] = field(default_factory=list)
+    supersessions: int = 0
+
+
+def _when(record: dict[str, Any]) -> Any:
+    if "timestamp" in record and "days_ago" in record:
+        raise ValidationFailed("give either timestamp or days_ago, not both")
+    if "days_ago" in record:
+        days = record["days_ago"]
+        if isinstance(days, bool) or not isinstance(days, int | float) or days < 0:
+            raise ValidationFailed("days_ago must be a number ≥ 0")
+        return now() - timedelta(days=days)
+    return record.get("timestamp")
+
+
+def _prepare(tenant: Tenant, subject: MemorySubject | None, record: dict[str, Any]) -> PreparedMemory:
+    memory_type = record.get("memory_type")
+    if memory_type not in MEMORY_TYPES:
+        raise ValidationFailed(f"memory_type must be one of {', '.join(MEMORY_TYPES)}")
+    unknown = set(record) - COMMON_FIELDS - TYPE_FIELDS[memory_type] - {"kind", "note"}
+    if unknown:
+        raise ValidationFailed(f"unknown field(s) for {memory_type}: {', '.join(sorted(unknown))}")
+    tenant_id = str(tenant.es_id)
+    common = {"external_id": record.get("id"), "at": _when(record)}
+    fields = {k: record[k] for k in TYPE_FIELDS[memory_type] if k in record}
+    if memory_type == "catalog":
+        return catalog_prepare(tenant_id=tenant_id, text=record.get("text"), **fields, **common)
+    user_id = str(subject.es_id)
+    if memory_type == "episodic":
+        return episode_prepare(tenant_id=tenant_id, user_id=user_id, text=record.get("text"), **fields, **common)
+    if memory_type == "semantic":
+        if "supersedes" in fields:
+            targets = fields["supersedes"]
+            if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+                raise ValidationFailed("supersedes must be a list of ids")
+            fields["supersedes"] = [
+                memory_id_for(tenant_id=tenant_id, memory_type="semantic", external_id=t) for t in targets
+            ]
+        if "source_episodes" in fields and isinstance(fields["source_episodes"], list):
+            fields["source_episodes"] = [
+                memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=e)
+                for e in fields["source_episodes"]
+            ]
+        return fact_prepare(tenant_id=tenant_id, user_id=user_id, text=record.get("text"), **fields, **common)
+    return playbook_prepare(tenant_id=tenant_id, user_id=user_id, text=record.get("text"), **fields, **common)
+
+
+def memories_import(
+    *,
+    tenant: Tenant,
+    lines: Iterable[str],
+    create_subjects: bool,
+    actor: str,
+    progress: Callable[[int, ImportReport], None] | None = None,
+) -> ImportReport:
+    """Import every valid line; invalid ones are reported with their line number and skipped."""
+    report = ImportReport()
+    subjects = {s.external_id: s for s in tenant.subjects.filter(is_active=True)}
+    writer = writer_es_client()
+    pending: list[tuple[int, PreparedMemory]] = []
+    facts_with_links: list[tuple[int, PreparedMemory, MemorySubject]] = []
+    owners: dict[str, MemorySubject] = {}
+
+    def flush() -> None:
+        if not pending:
+            return
+        items = [p for _, p in pending]
+        embed_into(items)
+        failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))
+        for line_no, item in pending:
+            if item.memory_id in failures:
+                report.errors.append((line_no, f"not stored: {failures[item.memory_id]}"))
+            else:
+                report.written[item.memory_type] += 1
+        pending.clear()
+        if progress:
+            progress(report.lines, report)
+
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        report.lines += 1
+        try:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValidationFailed(f"not JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(record, dict):
+                raise ValidationFailed("each line must be a JSON object")
+            subject = None
+            if record.get("memory_type") != "catalog":
+                user = record.get("user_id")
+                if not isinstance(user, str) or not user:
+                    raise ValidationFailed("user_id is required (only catalog entries have none)")
+                subject = subjects.get(user)
+                if subject is None:
+                    if not create_subjects:
+                        raise ValidationFailed(f"no subject '{user}' in tenant {tenant.slug} (use --create)")
+                    subject = subjects[user] = subject_create(tenant=tenant, external_id=user, actor=actor)
+                    report.subjects_created.append(user)
+            elif "user_id" in record:
+                raise ValidationFailed("catalog entries are shared: they have no user_id")
+            prepared = _prepare(tenant, subject, record)
+            if prepared.supersedes:
+                facts_with_links.append((line_no, prepared, subject))
+            owners[prepared.memory_id] = subject
+            pending.append((line_no, prepared))
+        except AtlasError as err:
+            report.errors.append((line_no, err.message))
+        if len(pending) >= BATCH:
+            flush()
+    flush()
+    report.supersessions = _link_supersessions(tenant, facts_with_links, report)
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        action="memory.import",
+        target=tenant.slug,
+        detail={"lines": report.lines, "written": dict(report.written), "errors": len(report.errors)},
+    )
+    return report
+
+
+def _link_supersessions(
+    tenant: Tenant, facts: list[tuple[int, PreparedMemory, MemorySubject]], report: ImportReport
+) -> int:
+    """After every document is stored (a file may list a replacement before what it replaces), link the chains."""
+    from memory.scope import SubjectScope
+
+    reader = tenant_es_client(tenant=tenant)
+    linked = 0
+    for line_no, fact, subject in facts:
+        found = store.memories_fetch(reader, ids=fact.supersedes, memory_types=store.FACT_TYPES_INDICES, filters=[])
+        targets = {i: h for i, h in found.items() if h["_source"].get("user_id") == str(subject.es_id)}
+        missing = [i for i in fact.supersedes if i not in targets]
+        if missing:
+            report.errors.append((line_no, f"supersedes {len(missing)} fact(s) of this user that were not imported"))
+            continue
+        supersession_apply(
+            scope=SubjectScope.of(subject),
+            new_id=fact.memory_id,
+            targets=targets,
+            harsh=fact.contradiction == "harsh",
+            at=fact.source["created_at"],
+        )
+        linked += len(targets)
+    return linked

@@ -1,0 +1,108 @@
+"""Moving a memory index to a new version (new mapping or new embedding model) behind its alias.
+
+Steps: create ``<alias>-v<n+1>`` with the current mapping → block writes on the
+old index → copy every document (re-embedding those made by another model, or
+all with ``reembed``) → check the counts → swap the alias atomically → lift the
+block. Until the swap nothing readers use has changed; a failure before it
+removes the new index and lifts the block. Writes that arrive during the copy
+are refused by the block (the services surface a 503), so nothing is lost or
+duplicated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from elasticsearch import helpers
+
+from atlas_site.errors import ValidationFailed
+from memory.elastic.bootstrap import index_settings
+from memory.elastic.client import bootstrap_client, es_errors
+from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE
+from memory.elastic.indices import MEMORY_TYPES, alias_name, versioned_name
+
+from .documents import embedding_text_of
+
+
+@dataclass
+class ReindexReport:
+    alias: str
+    source_index: str
+    target_index: str
+    copied: int
+    reembedded: int
+
+
+def _current_index(es, alias: str) -> tuple[str, int]:
+    indices = list(es.indices.get_alias(name=alias))
+    if len(indices) != 1:
+        raise ValidationFailed(f"alias {alias} points at {len(indices)} indices; expected exactly one")
+    match = re.fullmatch(rf"{re.escape(alias)}-v(\d+)", indices[0])
+    if not match:
+        raise ValidationFailed(f"{indices[0]} is not a versioned index of {alias}")
+    return indices[0], int(match.group(1))
+
+
+def index_reindex(
+    *, memory_type: str, reembed: bool = False, progress: Callable[[int, int], None] | None = None
+) -> ReindexReport:
+    from memory.embeddings import embedding_provider
+
+    if memory_type not in MEMORY_TYPES:
+        raise ValidationFailed(f"memory type must be one of {', '.join(MEMORY_TYPES)}")
+    es = bootstrap_client()
+    alias = alias_name(memory_type)
+    provider = embedding_provider()
+    with es_errors("reindex"):
+        source_index, version = _current_index(es, alias)
+        target_index = versioned_name(memory_type, version + 1)
+        if es.indices.exists(index=target_index):
+            raise ValidationFailed(f"{target_index} already exists (a failed earlier run?); delete it first")
+        mapping = DOCUMENT_CLASS_BY_TYPE[memory_type]._doc_type.mapping.to_dict()
+        es.indices.create(index=target_index, mappings=mapping, settings=index_settings(memory_type))
+        es.indices.put_settings(index=source_index, settings={"index.blocks.write": True})
+        try:
+            total = es.count(index=source_index)["count"]
+            copied = reembedded = 0
+            batch: list[dict] = []
+
+            def flush() -> None:
+                nonlocal copied, reembedded
+                stale = [d for d in batch if reembed or d["_source"].get("embedding_model") != provider.model_id]
+                if stale:
+                    vectors = provider.embed_documents([embedding_text_of(d["_source"]) for d in stale])
+                    for doc, vector in zip(stale, vectors, strict=True):
+                        doc["_source"]["embedding"] = vector
+                        doc["_source"]["embedding_model"] = provider.model_id
+                    reembedded += len(stale)
+                actions = [{"_index": target_index, "_id": d["_id"], "_source": d["_source"]} for d in batch]
+                ok, errors = helpers.bulk(es, actions, raise_on_error=False, refresh="wait_for")
+                if errors:
+                    raise RuntimeError(f"{len(errors)} document(s) could not be copied: {errors[:2]}")
+                copied += ok
+                batch.clear()
+                if progress:
+                    progress(copied, total)
+
+            for doc in helpers.scan(es, index=source_index, query={"query": {"match_all": {}}}, size=500):
+                batch.append(doc)
+                if len(batch) >= 200:
+                    flush()
+            flush()
+            landed = es.count(index=target_index)["count"]
+            if landed != total:
+                raise RuntimeError(f"copied {landed} of {total} documents; the alias was not swapped")
+            es.indices.update_aliases(
+                actions=[
+                    {"remove": {"index": source_index, "alias": alias}},
+                    {"add": {"index": target_index, "alias": alias, "is_write_index": True}},
+                ]
+            )
+        except Exception:
+            es.options(ignore_status=404).indices.delete(index=target_index)
+            raise
+        finally:
+            es.indices.put_settings(index=source_index, settings={"index.blocks.write": None})
+    return ReindexReport(alias, source_index, target_index, copied, reembedded)

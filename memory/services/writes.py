@@ -1,0 +1,146 @@
+"""Writing memories for one subject: episodes, facts (with supersession), playbooks and their outcomes.
+
+The service authorises by construction — it only ever writes documents stamped
+with the subject's own tenant_id/user_id, through the write-only service key —
+and reads what it must check through the subject's own key.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from atlas_site.errors import NotFound, ValidationFailed
+from memory import recall_constants as rc
+from memory.elastic import store
+from memory.scope import SubjectScope
+from tenants.models import MemorySubject
+
+from .documents import (
+    PreparedMemory,
+    embed_into,
+    episode_prepare,
+    fact_prepare,
+    now,
+    playbook_prepare,
+    steps_validate,
+)
+
+log = logging.getLogger(__name__)
+
+
+def _stored(prepared: PreparedMemory) -> dict[str, Any]:
+    out = {k: v for k, v in prepared.source.items() if k != "embedding"}
+    return {"id": prepared.memory_id, "type": prepared.memory_type, **out}
+
+
+def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> None:
+    embed_into([prepared])
+    store.memory_index(
+        scope.writer(),
+        memory_type=prepared.memory_type,
+        memory_id=prepared.memory_id,
+        source=prepared.source,
+        refresh=refresh,
+    )
+
+
+def episode_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fields: Any) -> dict[str, Any]:
+    """Store one user turn. With ``refresh`` (the default) the next recall sees it."""
+    scope = SubjectScope.of(subject)
+    prepared = episode_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, **fields)
+    _index(scope, prepared, refresh=refresh)
+    return _stored(prepared)
+
+
+def _superseded_targets(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The facts ``ids`` name, read as the subject: another subject's fact is simply not found."""
+    found = store.memories_fetch(
+        scope.reader(), ids=ids, memory_types=store.FACT_TYPES_INDICES, filters=scope.read_filters()
+    )
+    own = {i: hit for i, hit in found.items() if hit["_source"].get("user_id") == scope.user_id}
+    missing = [i for i in ids if i not in own]
+    if missing:
+        raise NotFound(f"no fact {', '.join(missing)} for this user", field="supersedes")
+    return own
+
+
+def supersession_apply(
+    *, scope: SubjectScope, new_id: str, targets: dict[str, dict[str, Any]], harsh: bool, at: str
+) -> None:
+    """Second step of a supersession: point each old fact at its replacement.
+
+    The new fact is stored first, so a crash here leaves a fact whose
+    ``supersedes`` is not mirrored yet — supersessions_reconcile finishes it.
+    The update appends to ``superseded_by``, so concurrent supersessions of one
+    fact keep every link.
+    """
+    writer = scope.writer()
+    for old_id, hit in targets.items():
+        store.memory_supersede_link(writer, index=hit["_index"], old_id=old_id, new_id=new_id, at=at, harsh=harsh)
+
+
+def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fields: Any) -> dict[str, Any]:
+    """Store a fact; with ``supersedes`` it replaces older facts of the same subject (natural or harsh)."""
+    scope = SubjectScope.of(subject)
+    prepared = fact_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, **fields)
+    targets = _superseded_targets(scope, prepared.supersedes) if prepared.supersedes else {}
+    if prepared.memory_id in targets:
+        raise ValidationFailed("a fact cannot supersede itself", field="supersedes")
+    episodes = prepared.source.get("source_episodes") or []
+    if episodes:
+        seen = store.memories_fetch(
+            scope.reader(), ids=episodes, memory_types=("episodic",), filters=scope.read_filters()
+        )
+        missing = [e for e in episodes if e not in seen or seen[e]["_source"].get("user_id") != scope.user_id]
+        if missing:
+            raise NotFound(f"no episode {', '.join(missing)} for this user", field="source_episodes")
+    _index(scope, prepared, refresh=refresh or bool(targets))
+    if targets:
+        supersession_apply(
+            scope=scope,
+            new_id=prepared.memory_id,
+            targets=targets,
+            harsh=prepared.contradiction == "harsh",
+            at=prepared.source["created_at"],
+        )
+    return _stored(prepared)
+
+
+def playbook_write(*, subject: MemorySubject, refresh: bool = True, **fields: Any) -> dict[str, Any]:
+    scope = SubjectScope.of(subject)
+    prepared = playbook_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, **fields)
+    _index(scope, prepared, refresh=refresh)
+    return _stored(prepared)
+
+
+def playbook_outcome_record(
+    *, subject: MemorySubject, playbook_id: Any, success: Any, refined_steps: Any = None
+) -> dict[str, Any]:
+    """Count a run of a playbook; refined steps replace the old ones and bump its version."""
+    scope = SubjectScope.of(subject)
+    if not isinstance(playbook_id, str) or not playbook_id:
+        raise ValidationFailed("playbook_id is required", field="playbook_id")
+    if not isinstance(success, bool):
+        raise ValidationFailed("success must be true or false", field="success")
+    steps = steps_validate(refined_steps) if refined_steps is not None else None
+    found = store.memories_fetch(
+        scope.reader(), ids=[playbook_id], memory_types=("procedural",), filters=scope.read_filters()
+    )
+    hit = found.get(playbook_id)
+    if hit is None or hit["_source"].get("user_id") != scope.user_id:
+        raise NotFound(f"no playbook {playbook_id} for this user", field="playbook_id")
+    store.playbook_outcome_update(
+        scope.writer(),
+        index=hit["_index"],
+        memory_id=playbook_id,
+        success=success,
+        at=now().isoformat(),
+        steps=steps,
+        prior_s=rc.OUTCOME_PRIOR_SUCCESSES,
+        prior_n=rc.OUTCOME_PRIOR_RUNS,
+    )
+    updated = store.memories_fetch(
+        scope.reader(), ids=[playbook_id], memory_types=("procedural",), filters=scope.read_filters()
+    )
+    return {"id": playbook_id, "type": "procedural", **updated[playbook_id]["_source"]}
