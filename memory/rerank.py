@@ -57,16 +57,17 @@ class ElasticsearchRerankProvider:
 
     name = "elasticsearch"
 
-    def __init__(self, *, inference_id: str, timeout: float = 2.0) -> None:
+    def __init__(self, *, inference_id: str, timeout: float = 2.0, client: Any = None) -> None:
         self.inference_id = inference_id
         self.timeout = timeout
+        self._client = client
 
     def scores(self, query: str, texts: list[str]) -> list[float]:
         from memory.elastic.client import bootstrap_client, es_errors
 
         with es_errors("rerank with the inference endpoint"):
             response = (
-                bootstrap_client()
+                (self._client or bootstrap_client())
                 .options(request_timeout=self.timeout)
                 .perform_request(
                     "POST",

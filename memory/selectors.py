@@ -183,7 +183,7 @@ def memory_recall(
         timings["rerank"] = (time.perf_counter() - t0) * 1000
     top = fused[:k]
     hits = []
-    for rank, (memory_id, score, hit) in enumerate(top, start=1):
+    for rank, (_memory_id, score, hit) in enumerate(top, start=1):
         shaped = memory_shape(hit)
         shaped.update(score=round(score, 6), rank=rank)
         hits.append(shaped)

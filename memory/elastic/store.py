@@ -38,8 +38,8 @@ if (params.success) {
 } else {
   ctx._source.failure_count = (ctx._source.failure_count == null ? 0 : ctx._source.failure_count) + 1;
 }
-double s = ctx._source.success_count == null ? 0 : ctx._source.success_count;
-double f = ctx._source.failure_count == null ? 0 : ctx._source.failure_count;
+double s = ctx._source.success_count == null ? 0.0 : ctx._source.success_count * 1.0;
+double f = ctx._source.failure_count == null ? 0.0 : ctx._source.failure_count * 1.0;
 ctx._source.outcome_score = (s + params.prior_s) / (s + f + params.prior_n);
 if (params.steps != null) {
   ctx._source.steps = params.steps;
@@ -136,7 +136,13 @@ def playbook_outcome_update(
             id=memory_id,
             script={
                 "source": OUTCOME_SCRIPT,
-                "params": {"success": success, "at": at, "steps": steps, "prior_s": prior_s, "prior_n": prior_n},
+                "params": {
+                    "success": success,
+                    "at": at,
+                    "steps": steps,
+                    "prior_s": float(prior_s),
+                    "prior_n": float(prior_n),
+                },
             },
             retry_on_conflict=RETRY_ON_CONFLICT,
             refresh="wait_for",

@@ -1,0 +1,123 @@
+"""Forgetting leaves nothing in any index; use counts never lose an increment."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+
+from atlas_site.errors import NotFound, ValidationFailed
+from memory.elastic import store
+from memory.elastic.client import bootstrap_client
+from memory.elastic.indices import MEMORY_TYPES
+from memory.selectors import memory_get, memory_recall
+from memory.services.archive import superseded_facts_archive
+from memory.services.forget import memory_forget, subject_memories_forget, tenant_memories_forget
+from memory.services.usage import memories_usage_record
+from memory.services.writes import episode_write, fact_write, playbook_write
+from tenants.models import AuditRecord
+
+
+def documents_of(**term) -> list[str]:
+    """Every document matching the term in every memory index, seen with the superuser (no DLS)."""
+    ((field, value),) = term.items()
+    response = bootstrap_client().search(
+        index=store.indices_of(MEMORY_TYPES), query={"term": {field: value}}, size=1000
+    )
+    return [h["_id"] for h in response["hits"]["hits"]]
+
+
+def fill(subject) -> None:
+    episode_write(subject=subject, text=f"{subject.external_id} said hello")
+    old = fact_write(subject=subject, text=f"{subject.external_id} likes tea")
+    fact_write(subject=subject, text=f"{subject.external_id} likes coffee", supersedes=[old["id"]])
+    playbook_write(subject=subject, name="greet", trigger_text="hello", steps=["wave"])
+
+
+def test_forget_one_memory(maya, tom) -> None:
+    mine = episode_write(subject=maya, text="my passport number is X1234")
+    assert memory_forget(subject=maya, memory_id=mine["id"], actor="test") == {
+        "id": mine["id"],
+        "type": "episodic",
+        "forgotten": True,
+    }
+    assert mine["id"] not in documents_of(user_id=str(maya.es_id))
+    assert memory_recall(subject=maya, query="passport X1234", k=5, record_use=False).hits == []
+    record = AuditRecord.objects.get(action="memory.forget")
+    assert record.detail == {"memory_type": "episodic"} and "X1234" not in str(record.__dict__)
+    with pytest.raises(NotFound):
+        memory_forget(subject=maya, memory_id=mine["id"], actor="test")
+    theirs = episode_write(subject=tom, text="tom's secret")
+    with pytest.raises(NotFound):
+        memory_forget(subject=maya, memory_id=theirs["id"], actor="test")
+    assert memory_get(subject=tom, memory_id=theirs["id"])["text"] == "tom's secret"
+    with pytest.raises(ValidationFailed):
+        memory_forget(subject=maya, memory_id="", actor="test")
+
+
+def test_forget_all_of_a_subject_reaches_every_index_including_the_archive(maya, tom) -> None:
+    fill(maya)
+    fill(tom)
+    assert superseded_facts_archive(tenant=maya.tenant) == 2
+    counts = subject_memories_forget(subject=maya, actor="test")
+    assert counts == {"episodic": 1, "semantic": 1, "procedural": 1, "archive": 1}
+    assert documents_of(user_id=str(maya.es_id)) == []
+    assert len(documents_of(user_id=str(tom.es_id))) == 4
+    assert AuditRecord.objects.get(action="memory.forget_subject").detail == {"deleted": counts}
+
+
+def test_forget_a_whole_tenant(maya, tom, other_tenant_subject) -> None:
+    fill(maya)
+    fill(other_tenant_subject)
+    counts = tenant_memories_forget(tenant=maya.tenant, actor="test")
+    assert sum(counts.values()) == 4
+    assert documents_of(tenant_id=str(maya.tenant.es_id)) == []
+    assert len(documents_of(tenant_id=str(other_tenant_subject.tenant.es_id))) == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_use_bumps_lose_no_increment(atlas_es) -> None:
+    from tenants import services
+
+    services.shared_credential_ensure(kind="writer", actor="test")
+    tenant = services.tenant_create(slug="bumps", name="Bumps", actor="test")
+    maya = services.subject_create(tenant=tenant, external_id="maya", actor="test")
+    fact = fact_write(subject=maya, text="Maya takes the 8:15 ferry")
+    target = [(store.indices_of(("semantic",)), fact["id"])]
+    errors: list[BaseException] = []
+
+    def bump() -> None:
+        try:
+            for _ in range(5):
+                memories_usage_record(targets=target)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=bump) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    bootstrap_client().indices.refresh(
+        index=store.indices_of(("semantic",))
+    )  # bumps skip refresh: off the request path
+    after = memory_get(subject=maya, memory_id=fact["id"])
+    assert after["use_count"] == 20
+    assert after["last_used_at"] >= fact["last_used_at"]
+
+
+def test_recall_schedules_the_bump_and_evaluation_does_not(maya, settings, monkeypatch) -> None:
+    from memory import tasks
+
+    scheduled: list = []
+    monkeypatch.setattr(tasks.memories_usage_record_task, "delay", lambda targets: scheduled.append(targets))
+    settings.ATLAS_USAGE_RECORDING = "celery"
+    fact = fact_write(subject=maya, text="Maya's locker code is 4417")
+    memory_recall(subject=maya, query="locker code", k=3)
+    assert [[memory_id for _, memory_id in batch] for batch in scheduled] == [[fact["id"]]]
+    memory_recall(subject=maya, query="locker code", k=3, record_use=False)
+    assert len(scheduled) == 1
