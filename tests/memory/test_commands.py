@@ -1,0 +1,134 @@
+"""The operator CLI of the memory engine, end to end on the documented formats."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from memory.elastic.client import bootstrap_client
+from memory.elastic.indices import alias_name
+from tenants.models import MemorySubject, Tenant
+
+DOCS = [
+    {"id": "m-e1", "user_id": "maya", "memory_type": "episodic", "text": "I fly to Tokyo on flight JL44 next week", "days_ago": 3, "session_id": "s1"},
+    {"id": "m-f1", "user_id": "maya", "memory_type": "semantic", "text": "Maya lives in Berlin", "fact_type": "identity", "days_ago": 400},
+    {"id": "m-f2", "user_id": "maya", "memory_type": "semantic", "text": "Maya lives in Lisbon", "fact_type": "identity", "days_ago": 30, "supersedes": ["m-f1"]},
+    {"id": "m-p1", "user_id": "maya", "memory_type": "procedural", "text": "How Maya files expenses", "name": "File expenses", "trigger_text": "after a trip", "steps": [{"order": 1, "instruction": "Scan receipts", "tool": None}]},
+    {"id": "t-e1", "user_id": "tom", "memory_type": "episodic", "text": "My router shows error E1127", "timestamp": "2026-10-01T10:00:00Z"},
+    {"id": "c-1", "memory_type": "catalog", "title": "Travel policy", "text": "Economy class for flights under six hours", "category": "policy", "tags": ["travel"]},
+]
+BAD = [
+    "this is not json",
+    json.dumps({"id": "x1", "user_id": "maya", "memory_type": "dream", "text": "flying"}),
+    json.dumps({"id": "x2", "memory_type": "semantic", "text": "no owner"}),
+    json.dumps({"id": "x3", "user_id": "maya", "memory_type": "episodic", "text": ""}),
+    json.dumps({"id": "x4", "user_id": "maya", "memory_type": "episodic", "text": "both", "days_ago": 1, "timestamp": "2026-01-01T00:00:00Z"}),
+    json.dumps({"id": "x5", "user_id": "maya", "memory_type": "catalog", "title": "t", "text": "catalog with an owner"}),
+]
+
+
+def run(*args: str) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def imported(atlas_es, db, tmp_path: Path, settings) -> tuple[str, Path]:
+    from tenants.services import shared_credential_ensure
+
+    settings.ATLAS_USAGE_RECORDING = "off"
+    shared_credential_ensure(kind="writer", actor="test")
+    path = tmp_path / "docs.jsonl"
+    path.write_text("\n".join([json.dumps(d) for d in DOCS[:3]] + BAD + [json.dumps(d) for d in DOCS[3:]]) + "\n")
+    out, err = run("atlas_import", str(path), "--tenant", "cli-co", "--create", "--quiet")
+    return out + "\n" + err, path
+
+
+def test_import_reports_per_line_errors_without_stopping(imported) -> None:
+    output, _ = imported
+    assert "imported 6 of 12 line(s) into cli-co: 1 catalog, 2 episodic, 1 procedural, 2 semantic; 1 supersession link(s); 6 error(s); created subjects maya, tom" in output
+    for line_no, message in [
+        (4, "line 4: not JSON"),
+        (5, "line 5: memory_type must be one of episodic, semantic, procedural, catalog"),
+        (6, "line 6: user_id is required (only catalog entries have none)"),
+        (7, "line 7: text must not be empty"),
+        (8, "line 8: give either timestamp or days_ago, not both"),
+        (9, "line 9: catalog entries are shared: they have no user_id"),
+    ]:
+        assert message in output, line_no
+    assert sorted(MemorySubject.objects.filter(tenant__slug="cli-co").values_list("external_id", flat=True)) == ["maya", "tom"]
+
+
+def test_reimport_overwrites_instead_of_duplicating(imported) -> None:
+    _, path = imported
+    before = bootstrap_client().count(index=alias_name("episodic"), query={"term": {"tenant_id": str(Tenant.objects.get(slug="cli-co").es_id)}})["count"]
+    run("atlas_import", str(path), "--tenant", "cli-co", "--quiet")
+    after = bootstrap_client().count(index=alias_name("episodic"), query={"term": {"tenant_id": str(Tenant.objects.get(slug="cli-co").es_id)}})["count"]
+    assert before == after == 2
+
+
+def test_recall_cli_json_and_table(imported) -> None:
+    out, _ = run("atlas_recall", "--tenant", "cli-co", "--user", "maya", "where does she live", "--k", "3", "--json")
+    hits = json.loads(out)["hits"]
+    assert hits[0]["external_id"] == "m-f2"
+    assert "m-f1" not in [h["external_id"] for h in hits]  # superseded
+    table, _ = run("atlas_recall", "--tenant", "cli-co", "--user", "maya", "JL44")
+    assert table.splitlines()[0].split()[3] == "m-e1"
+    with pytest.raises(CommandError) as info:
+        run("atlas_recall", "--tenant", "cli-co", "--user", "nobody", "x")
+    assert str(info.value) == "no subject 'nobody' in tenant cli-co"
+
+
+def test_eval_cli_prints_metrics_per_type_and_leaks(imported, tmp_path: Path) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        "\n".join(
+            json.dumps(q)
+            for q in [
+                {"qid": "q1", "user_id": "maya", "query": "which city is Maya based in", "gold_ids": ["m-f2"]},
+                {"qid": "q2", "user_id": "maya", "query": "JL44", "gold_ids": ["m-e1"]},
+                {"qid": "q3", "user_id": "tom", "query": "E1127", "gold_ids": ["t-e1"]},
+                {"qid": "q4", "user_id": "tom", "query": "rules for booking flights", "gold_ids": ["c-1"]},
+            ]
+        )
+    )
+    report_path = tmp_path / "report.json"
+    out, _ = run("atlas_eval", "--tenant", "cli-co", "--queries", str(queries), "--json", str(report_path), "--quiet")
+    lines = out.splitlines()
+    assert lines[0] == "| group | queries | R@1 | R@5 | R@10 | MRR@10 |"
+    assert "| all | 4 | " in out
+    assert lines[-1] == "leaks: 0"
+    report = json.loads(report_path.read_text())
+    assert report["summary"]["all"]["recall@10"] == 1.0
+    assert {"all", "semantic", "episodic", "catalog"} <= set(report["summary"])
+    bm25_only, _ = run("atlas_eval", "--tenant", "cli-co", "--queries", str(queries), "--no-dense", "--quiet")
+    assert "leaks: 0" in bm25_only
+
+
+def test_forget_cli(imported) -> None:
+    out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "tom")
+    assert out.strip() == "forgot every memory of cli-co/tom: {'episodic': 1}"
+    with pytest.raises(CommandError) as info:
+        run("atlas_forget", "--tenant", "cli-co")
+    assert "add --yes" in str(info.value)
+
+
+def test_reindex_moves_documents_to_a_new_version(imported) -> None:
+    es = bootstrap_client()
+    alias = alias_name("catalog")
+    (before,) = es.indices.get_alias(name=alias)
+    total = es.count(index=alias)["count"]
+    out, _ = run("atlas_reindex", "catalog", "--reembed")
+    (after,) = es.indices.get_alias(name=alias)
+    version = int(before.rsplit("-v", 1)[1])
+    assert after == f"{alias}-v{version + 1}"
+    assert es.count(index=alias)["count"] == total
+    assert f"{before} → {after}, {total} document(s), {total} re-embedded" in out
+    settings = es.indices.get_settings(index=before)[before]["settings"]["index"]
+    assert settings.get("blocks", {}).get("write") in (None, "false", False)
