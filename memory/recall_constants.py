@@ -20,12 +20,25 @@ DECAY_AT_SCALE = 0.5
 USE_BOOST_WEIGHT = 0.2
 # Catalog entries are shared world data: a mild prior below the user's own memories.
 CATALOG_PRIOR = 0.85
-# Playbooks rank by outcome: smoothed success rate (successes + 1) / (runs + 2).
+# Playbooks rank by outcome: smoothed success rate (successes + 1) / (runs + 2),
+# relative to an untried playbook's 0.5 — so a new playbook keeps its relevance
+# score (×1), a proven one gains up to ×2 and a failing one sinks toward ×0.
 OUTCOME_PRIOR_SUCCESSES = 1
 OUTCOME_PRIOR_RUNS = 2
+OUTCOME_NEUTRAL = OUTCOME_PRIOR_SUCCESSES / OUTCOME_PRIOR_RUNS
 
-# BM25 leg fields and boosts.
-BM25_FIELDS = ["text^2", "title^2", "name", "description", "trigger_text"]
+# BM25 leg fields and boosts (each also searched unstemmed through its .exact subfield).
+BM25_FIELDS = [
+    "text^2",
+    "text.exact^2",
+    "title^2",
+    "title.exact^2",
+    "name",
+    "name.exact",
+    "description",
+    "trigger_text",
+    "trigger_text.exact",
+]
 
 # Limits of the recall call.
 MAX_K = 50
@@ -36,9 +49,9 @@ def window_size(k: int) -> int:
     return max(WINDOW_MIN, WINDOW_PER_K * k)
 
 
-def rrf_contribution(rank: int) -> float:
-    """The fused score one leg gives the document at 1-based ``rank``."""
-    return 1.0 / (RRF_RANK_CONSTANT + rank)
+def rrf_contribution(rank: int, weight: float = 1.0) -> float:
+    """The fused score one leg (with its weight) gives the document at 1-based ``rank``."""
+    return weight / (RRF_RANK_CONSTANT + rank)
 
 
 def decay_multiplier(age_days: float) -> float:
@@ -54,3 +67,8 @@ def use_boost(use_count: int) -> float:
 
 def outcome_score(successes: int, failures: int) -> float:
     return (successes + OUTCOME_PRIOR_SUCCESSES) / (successes + failures + OUTCOME_PRIOR_RUNS)
+
+
+def outcome_multiplier(successes: int, failures: int) -> float:
+    """What recall multiplies a playbook's relevance by."""
+    return outcome_score(successes, failures) / OUTCOME_NEUTRAL

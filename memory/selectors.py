@@ -109,13 +109,15 @@ def _validate_recall(query: Any, k: Any, memory_types: Any) -> tuple[str, int, t
     return query.strip(), k, types
 
 
-def _fuse(legs: list[list[dict[str, Any]]]) -> list[tuple[str, float, dict[str, Any]]]:
-    """Reciprocal rank fusion: Σ over legs of 1 / (RANK_CONSTANT + rank)."""
+def _fuse(
+    legs: list[list[dict[str, Any]]], weights: list[float] | None = None
+) -> list[tuple[str, float, dict[str, Any]]]:
+    """Reciprocal rank fusion: Σ over legs of weight / (RANK_CONSTANT + rank)."""
     fused: dict[str, float] = {}
     hits: dict[str, dict[str, Any]] = {}
-    for leg in legs:
+    for leg, weight in zip(legs, weights or [1.0] * len(legs), strict=True):
         for rank, hit in enumerate(leg, start=1):
-            fused[hit["_id"]] = fused.get(hit["_id"], 0.0) + rc.rrf_contribution(rank)
+            fused[hit["_id"]] = fused.get(hit["_id"], 0.0) + rc.rrf_contribution(rank, weight)
             hits.setdefault(hit["_id"], hit)
     ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
     return [(memory_id, score, hits[memory_id]) for memory_id, score in ordered]
@@ -172,7 +174,15 @@ def memory_recall(
     responses = store.memories_msearch(scope.reader(), searches=searches)
     timings["search"] = (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
-    fused = _fuse([r["hits"]["hits"] for r in responses])
+    weights = [
+        w
+        for w, on in (
+            (settings.ATLAS_RRF_WEIGHT_BM25, options.bm25),
+            (settings.ATLAS_RRF_WEIGHT_DENSE, vector is not None),
+        )
+        if on
+    ]
+    fused = _fuse([r["hits"]["hits"] for r in responses], weights)
     timings["fusion"] = (time.perf_counter() - t0) * 1000
     use_rerank = options.rerank if options.rerank is not None else settings.ATLAS_RERANK_DEFAULT
     if use_rerank and fused:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from elasticsearch import Elasticsearch
+from elasticsearch import BadRequestError, Elasticsearch
 
 from .client import bootstrap_client, es_errors
 from .documents import DOCUMENT_CLASSES
@@ -31,6 +31,8 @@ def index_settings(memory_type: str) -> dict:
 class BootstrapReport:
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
+    # Aliases whose index has an incompatible older mapping: `atlas_reindex <type>` moves them.
+    outdated: list[str] = field(default_factory=list)
 
 
 def _ensure_index(es: Elasticsearch, doc_class, report: BootstrapReport) -> None:
@@ -38,8 +40,12 @@ def _ensure_index(es: Elasticsearch, doc_class, report: BootstrapReport) -> None
     mapping = doc_class._doc_type.mapping.to_dict()
     if es.indices.exists_alias(name=alias):
         # Additive mapping changes apply in place; incompatible ones need the reindex command.
-        for index in es.indices.get_alias(name=alias):
-            es.indices.put_mapping(index=index, **mapping)
+        try:
+            for index in es.indices.get_alias(name=alias):
+                es.indices.put_mapping(index=index, **mapping)
+        except BadRequestError:
+            report.outdated.append(alias)
+            return
         report.updated.append(alias)
         return
     index = versioned_name(doc_class.memory_type_name, INITIAL_VERSION)

@@ -14,6 +14,12 @@ from elasticsearch.dsl import Boolean, Date, DenseVector, Document, Float, Inner
 EMBEDDING_DIMS = 384
 
 
+def searchable_text() -> Text:
+    """English text for BM25 — stop words dropped, words stemmed ("cabling" finds "cable") — with an
+    unstemmed ``.exact`` subfield, so version numbers, error codes and names still match literally."""
+    return Text(analyzer="english", fields={"exact": Text(analyzer="standard")})
+
+
 class MemoryDocument(Document):
     tenant_id = Keyword()
     user_id = Keyword()
@@ -21,8 +27,11 @@ class MemoryDocument(Document):
     # The document's _id, as a sortable keyword (Elasticsearch has no doc values on _id).
     memory_id = Keyword()
     external_id = Keyword()
-    text = Text()
-    embedding = DenseVector(dims=EMBEDDING_DIMS, similarity="cosine", index=True)
+    text = searchable_text()
+    # Exact ("flat") kNN: every recall is filtered to one subject and the catalog — hundreds to a few
+    # thousand vectors — where exact search is cheap and never misses; HNSW's approximation (and int8
+    # quantisation, the 8.x default) only pays off on millions of unfiltered vectors.
+    embedding = DenseVector(dims=EMBEDDING_DIMS, similarity="cosine", index=True, index_options={"type": "flat"})
     embedding_model = Keyword()
     created_at = Date()
 
@@ -55,15 +64,15 @@ class SemanticMemory(MemoryDocument):
 
 class Step(InnerDoc):
     order = Integer()
-    instruction = Text()
+    instruction = searchable_text()
     tool = Keyword()
 
 
 class ProceduralMemory(MemoryDocument):
     memory_type_name = "procedural"
-    name = Text()
-    trigger_text = Text()
-    description = Text()
+    name = searchable_text()
+    trigger_text = searchable_text()
+    description = searchable_text()
     steps = Nested(Step)
     version = Integer()
     success_count = Integer()
@@ -76,7 +85,7 @@ class ProceduralMemory(MemoryDocument):
 
 class CatalogEntry(MemoryDocument):
     memory_type_name = "catalog"
-    title = Text()
+    title = searchable_text()
     category = Keyword()
     tags = Keyword()
 

@@ -118,11 +118,14 @@ def ranking_functions(
     if catalog_prior:
         functions.append({"filter": {"term": {"memory_type": "catalog"}}, "weight": rc.CATALOG_PRIOR})
     if outcome:
-        neutral = rc.outcome_score(0, 0)
         functions.append(
             {
                 "filter": {"term": {"memory_type": "procedural"}},
-                "field_value_factor": {"field": "outcome_score", "missing": neutral},
+                "field_value_factor": {
+                    "field": "outcome_score",
+                    "factor": 1 / rc.OUTCOME_NEUTRAL,
+                    "missing": rc.OUTCOME_NEUTRAL,
+                },
             }
         )
     return functions

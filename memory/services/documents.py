@@ -203,7 +203,8 @@ def fact_prepare(
         fact_type=fact_type,
         confidence=float(confidence),
         source_episodes=id_list(source_episodes, field_name="source_episodes"),
-        last_used_at=_iso(created),
+        # No last_used_at until recall first returns the fact: a durable fact
+        # nobody has needed yet does not fade because it is old.
         use_count=0,
         supersedes=supersedes,
         retracted=False,
@@ -277,7 +278,6 @@ def playbook_prepare(
         failure_count=0,
         outcome_score=rc.outcome_score(0, 0),
         use_count=0,
-        last_used_at=_iso(created),
     )
     memory_id = memory_id_for(tenant_id=tenant_id, memory_type="procedural", external_id=external_id)
     return PreparedMemory("procedural", memory_id, source, embedding_text_of(source))

@@ -19,7 +19,8 @@ def test_bootstrap_is_idempotent(atlas_es) -> None:
     assert first.created == [] and second.created == []  # the session fixture already created them
     assert sorted(second.updated) == sorted(alias_name(t) for t in MEMORY_TYPES)
     for memory_type in MEMORY_TYPES:
-        assert list(es.indices.get_alias(name=alias_name(memory_type))) == [versioned_name(memory_type, 1)]
+        (index,) = es.indices.get_alias(name=alias_name(memory_type))
+        assert index.startswith(versioned_name(memory_type, 0)[:-1])  # <alias>-v<N>; the reindex test may have moved it
     mapping = es.indices.get_mapping(index=alias_name("semantic"))
     properties = next(iter(mapping.values()))["mappings"]["properties"]
     assert properties["tenant_id"] == {"type": "keyword"}

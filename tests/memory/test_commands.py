@@ -15,20 +15,74 @@ from memory.elastic.indices import alias_name
 from tenants.models import MemorySubject, Tenant
 
 DOCS = [
-    {"id": "m-e1", "user_id": "maya", "memory_type": "episodic", "text": "I fly to Tokyo on flight JL44 next week", "days_ago": 3, "session_id": "s1"},
-    {"id": "m-f1", "user_id": "maya", "memory_type": "semantic", "text": "Maya lives in Berlin", "fact_type": "identity", "days_ago": 400},
-    {"id": "m-f2", "user_id": "maya", "memory_type": "semantic", "text": "Maya lives in Lisbon", "fact_type": "identity", "days_ago": 30, "supersedes": ["m-f1"]},
-    {"id": "m-p1", "user_id": "maya", "memory_type": "procedural", "text": "How Maya files expenses", "name": "File expenses", "trigger_text": "after a trip", "steps": [{"order": 1, "instruction": "Scan receipts", "tool": None}]},
-    {"id": "t-e1", "user_id": "tom", "memory_type": "episodic", "text": "My router shows error E1127", "timestamp": "2026-10-01T10:00:00Z"},
-    {"id": "c-1", "memory_type": "catalog", "title": "Travel policy", "text": "Economy class for flights under six hours", "category": "policy", "tags": ["travel"]},
+    {
+        "id": "m-e1",
+        "user_id": "maya",
+        "memory_type": "episodic",
+        "text": "I fly to Tokyo on flight JL44 next week",
+        "days_ago": 3,
+        "session_id": "s1",
+    },
+    {
+        "id": "m-f1",
+        "user_id": "maya",
+        "memory_type": "semantic",
+        "text": "Maya lives in Berlin",
+        "fact_type": "identity",
+        "days_ago": 400,
+    },
+    {
+        "id": "m-f2",
+        "user_id": "maya",
+        "memory_type": "semantic",
+        "text": "Maya lives in Lisbon",
+        "fact_type": "identity",
+        "days_ago": 30,
+        "supersedes": ["m-f1"],
+    },
+    {
+        "id": "m-p1",
+        "user_id": "maya",
+        "memory_type": "procedural",
+        "text": "How Maya files expenses",
+        "name": "File expenses",
+        "trigger_text": "after a trip",
+        "steps": [{"order": 1, "instruction": "Scan receipts", "tool": None}],
+    },
+    {
+        "id": "t-e1",
+        "user_id": "tom",
+        "memory_type": "episodic",
+        "text": "My router shows error E1127",
+        "timestamp": "2026-10-01T10:00:00Z",
+    },
+    {
+        "id": "c-1",
+        "memory_type": "catalog",
+        "title": "Travel policy",
+        "text": "Economy class for flights under six hours",
+        "category": "policy",
+        "tags": ["travel"],
+    },
 ]
 BAD = [
     "this is not json",
     json.dumps({"id": "x1", "user_id": "maya", "memory_type": "dream", "text": "flying"}),
     json.dumps({"id": "x2", "memory_type": "semantic", "text": "no owner"}),
     json.dumps({"id": "x3", "user_id": "maya", "memory_type": "episodic", "text": ""}),
-    json.dumps({"id": "x4", "user_id": "maya", "memory_type": "episodic", "text": "both", "days_ago": 1, "timestamp": "2026-01-01T00:00:00Z"}),
-    json.dumps({"id": "x5", "user_id": "maya", "memory_type": "catalog", "title": "t", "text": "catalog with an owner"}),
+    json.dumps(
+        {
+            "id": "x4",
+            "user_id": "maya",
+            "memory_type": "episodic",
+            "text": "both",
+            "days_ago": 1,
+            "timestamp": "2026-01-01T00:00:00Z",
+        }
+    ),
+    json.dumps(
+        {"id": "x5", "user_id": "maya", "memory_type": "catalog", "title": "t", "text": "catalog with an owner"}
+    ),
 ]
 
 
@@ -52,7 +106,10 @@ def imported(atlas_es, db, tmp_path: Path, settings) -> tuple[str, Path]:
 
 def test_import_reports_per_line_errors_without_stopping(imported) -> None:
     output, _ = imported
-    assert "imported 6 of 12 line(s) into cli-co: 1 catalog, 2 episodic, 1 procedural, 2 semantic; 1 supersession link(s); 6 error(s); created subjects maya, tom" in output
+    assert (
+        "imported 6 of 12 line(s) into cli-co: 1 catalog, 2 episodic, 1 procedural, 2 semantic; 1 supersession link(s); 6 error(s); created subjects maya, tom"
+        in output
+    )
     for line_no, message in [
         (4, "line 4: not JSON"),
         (5, "line 5: memory_type must be one of episodic, semantic, procedural, catalog"),
@@ -62,14 +119,21 @@ def test_import_reports_per_line_errors_without_stopping(imported) -> None:
         (9, "line 9: catalog entries are shared: they have no user_id"),
     ]:
         assert message in output, line_no
-    assert sorted(MemorySubject.objects.filter(tenant__slug="cli-co").values_list("external_id", flat=True)) == ["maya", "tom"]
+    assert sorted(MemorySubject.objects.filter(tenant__slug="cli-co").values_list("external_id", flat=True)) == [
+        "maya",
+        "tom",
+    ]
 
 
 def test_reimport_overwrites_instead_of_duplicating(imported) -> None:
     _, path = imported
-    before = bootstrap_client().count(index=alias_name("episodic"), query={"term": {"tenant_id": str(Tenant.objects.get(slug="cli-co").es_id)}})["count"]
+    before = bootstrap_client().count(
+        index=alias_name("episodic"), query={"term": {"tenant_id": str(Tenant.objects.get(slug="cli-co").es_id)}}
+    )["count"]
     run("atlas_import", str(path), "--tenant", "cli-co", "--quiet")
-    after = bootstrap_client().count(index=alias_name("episodic"), query={"term": {"tenant_id": str(Tenant.objects.get(slug="cli-co").es_id)}})["count"]
+    after = bootstrap_client().count(
+        index=alias_name("episodic"), query={"term": {"tenant_id": str(Tenant.objects.get(slug="cli-co").es_id)}}
+    )["count"]
     assert before == after == 2
 
 

@@ -62,7 +62,7 @@ def test_decay_boost_prior_and_outcome_match_hand_computed_values(maya) -> None:
     assert ratios[recent["id"]] == pytest.approx(1.0, abs=1e-4)  # within the 180-day offset
     assert ratios[old["id"]] == pytest.approx(rc.decay_multiplier(1000), abs=1e-4)
     assert ratios[used["id"]] == pytest.approx(rc.use_boost(99), abs=1e-4)  # last used just now: no decay
-    assert ratios[playbook["id"]] == pytest.approx(rc.outcome_score(3, 1) * rc.use_boost(0), abs=1e-4)
+    assert ratios[playbook["id"]] == pytest.approx(rc.outcome_multiplier(3, 1) * rc.use_boost(0), abs=1e-4)
 
 
 def test_catalog_prior(maya) -> None:

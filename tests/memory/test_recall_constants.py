@@ -38,4 +38,6 @@ def test_use_boost_and_outcome() -> None:
     assert rc.use_boost(99) == pytest.approx(1.4)
     assert rc.outcome_score(0, 0) == 0.5
     assert rc.outcome_score(3, 1) == pytest.approx(4 / 6)
+    assert rc.outcome_multiplier(0, 0) == 1.0
+    assert rc.outcome_multiplier(3, 1) == pytest.approx(4 / 3)
     assert math.isclose(rc.CATALOG_PRIOR, 0.85)

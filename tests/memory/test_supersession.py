@@ -12,7 +12,7 @@ from memory.elastic import store
 from memory.scope import SubjectScope
 from memory.selectors import memory_chain_get, memory_get, memory_recall
 from memory.services.archive import superseded_facts_archive
-from memory.services.documents import fact_prepare, embed_into
+from memory.services.documents import embed_into, fact_prepare
 from memory.services.supersession import supersessions_reconcile
 from memory.services.writes import fact_write
 

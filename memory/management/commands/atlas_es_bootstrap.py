@@ -20,6 +20,11 @@ class Command(AtlasCommand):
             self.stdout.write(f"created {alias}")
         for alias in report.updated:
             self.stdout.write(f"up to date {alias}")
+        for alias in report.outdated:
+            memory_type = alias.rsplit("-", 1)[-1]
+            self.stdout.write(
+                self.style.WARNING(f"{alias} has an older mapping: run `manage.py atlas_reindex {memory_type}`")
+            )
         writer = shared_credential_ensure(kind=ApiKeyCredential.Kind.WRITER, actor=self.actor)
         self.stdout.write(f"service writer key: {writer.es_key_id}")
         if status.mode == "app-filter":

