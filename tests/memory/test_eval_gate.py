@@ -1,0 +1,36 @@
+"""The CI gate on our evaluation sets: recall must stay good and never leak across subjects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory.evaluation import eval_queries_parse, recall_evaluate
+from memory.services.importing import memories_import
+from tenants import services
+
+EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
+GATES = {
+    # set: (R@10 floor, R@5 floor)
+    "atlas_v1": (0.90, 0.80),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GATES))
+def test_evaluation_gate(name: str, atlas_es, db, settings) -> None:
+    settings.ATLAS_USAGE_RECORDING = "off"
+    services.shared_credential_ensure(kind="writer", actor="test")
+    tenant = services.tenant_create(slug=f"gate-{name.replace('_', '-')}", name=name, actor="test")
+    with (EVAL_DIR / name / "documents.jsonl").open() as lines:
+        report = memories_import(tenant=tenant, lines=lines, create_subjects=True, actor="test")
+    assert report.errors == []
+    queries = eval_queries_parse((EVAL_DIR / name / "queries.jsonl").read_text().splitlines())
+    result = recall_evaluate(tenant=tenant, queries=queries, k=10)
+    summary = result.summary()["all"]
+    print(f"\n{name}: R@1 {summary['recall@1']:.3f} R@5 {summary['recall@5']:.3f} "
+          f"R@10 {summary['recall@10']:.3f} MRR@10 {summary['mrr@10']:.3f} leaks {len(result.leaks)}")
+    r10_floor, r5_floor = GATES[name]
+    assert result.leaks == []
+    assert summary["recall@10"] >= r10_floor
+    assert summary["recall@5"] >= r5_floor
