@@ -207,6 +207,9 @@ ATLAS_RERANK_DEFAULT = env.bool("ATLAS_RERANK_DEFAULT", default=ATLAS_RERANK_PRO
 # eval/atlas_v1: R@5 0.751 → 0.812 against equal weights; README "Recall quality").
 ATLAS_RRF_WEIGHT_BM25 = env.float("ATLAS_RRF_WEIGHT_BM25", default=1.0)
 ATLAS_RRF_WEIGHT_DENSE = env.float("ATLAS_RRF_WEIGHT_DENSE", default=2.0)
+# Contextual embeddings for episodes: a turn's vector also encodes the session date and the
+# previous turn of its session (the stored text stays the turn alone).
+ATLAS_CONTEXTUAL_EPISODES = env.bool("ATLAS_CONTEXTUAL_EPISODES", default=False)
 # Embeddings (memory/embeddings.py).
 ATLAS_EMBEDDING_PROVIDER = env.str("ATLAS_EMBEDDING_PROVIDER", default="local")
 ATLAS_EMBEDDING_MODEL = env.str("ATLAS_EMBEDDING_MODEL", default="")

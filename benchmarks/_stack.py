@@ -27,6 +27,7 @@ def atlas_stack():
             ATLAS_ES_URL=es.url,
             ATLAS_ES_PASSWORD=es.password,
             ATLAS_USAGE_RECORDING="off",
+            ATLAS_ES_REQUEST_TIMEOUT="600",
         )
         os.environ.pop("DATABASE_URL", None)
         os.environ.pop("REDIS_URL", None)

@@ -15,7 +15,11 @@ CONFIGS = [
     # (label, RecallOptions overrides, dense RRF weight)
     ("BM25 only", {"dense": False, "decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}, 1.0),
     ("dense only", {"bm25": False, "decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}, 1.0),
-    ("hybrid (RRF, equal weights)", {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}, 1.0),
+    (
+        "hybrid (RRF, equal weights)",
+        {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False},
+        1.0,
+    ),
     ("hybrid (RRF, dense ×2)", {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}, 2.0),
     ("hybrid + decay, boosts, priors (equal weights)", {}, 1.0),
     ("**hybrid + decay, boosts, priors, dense ×2 (default)**", {}, 2.0),
@@ -42,7 +46,10 @@ def main() -> int:
                 report = memories_import(tenant=tenant, lines=lines, create_subjects=True, actor="benchmark")
             if report.errors:
                 raise SystemExit(f"{name}: import errors {report.errors[:3]}")
-            tenants[name] = (tenant, eval_queries_parse((ROOT / "eval" / name / "queries.jsonl").read_text().splitlines()))
+            tenants[name] = (
+                tenant,
+                eval_queries_parse((ROOT / "eval" / name / "queries.jsonl").read_text().splitlines()),
+            )
         rows = []
         for label, overrides, dense_weight in CONFIGS:
             settings.ATLAS_RRF_WEIGHT_DENSE = dense_weight
@@ -50,7 +57,10 @@ def main() -> int:
             for name, (tenant, queries) in tenants.items():
                 progress(f"{label} on {name} …")
                 result = recall_evaluate(
-                    tenant=tenant, queries=queries, k=10, options=replace(RecallOptions(rerank=False), **overrides),
+                    tenant=tenant,
+                    queries=queries,
+                    k=10,
+                    options=replace(RecallOptions(rerank=False), **overrides),
                     check_leaks=False,
                 )
                 m = result.summary()["all"]

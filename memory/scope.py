@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 
 from atlas_site.errors import NotFound
+from memory.elastic.licence import isolation_mode
 from memory.elastic.queries import owner_filter
 from tenants.selectors import subject_es_client, writer_es_client
 
@@ -40,7 +41,8 @@ class SubjectScope:
         return writer_es_client()
 
     def read_filters(self) -> list[dict]:
-        """The code-level guard behind DLS; ATLAS_CODE_FILTER=false switches it off (tests prove DLS alone)."""
-        if not settings.ATLAS_CODE_FILTER:
+        """The code-level guard behind DLS; ATLAS_CODE_FILTER=false switches it off (tests prove DLS
+        alone) — except in app-filter mode, where it is the only guard and can never be off."""
+        if not settings.ATLAS_CODE_FILTER and isolation_mode() == "dls":
             return []
         return [owner_filter(tenant_id=self.tenant_id, user_id=self.user_id)]

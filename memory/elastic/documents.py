@@ -38,6 +38,8 @@ class MemoryDocument(Document):
 
 class EpisodicMemory(MemoryDocument):
     memory_type_name = "episodic"
+    # What the embedding saw besides the turn (session date, previous turn); not searched.
+    embedding_context = Keyword(index=False, doc_values=False)
     session_id = Keyword()
     agent_id = Keyword()
     role = Keyword()

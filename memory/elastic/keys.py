@@ -13,6 +13,7 @@ from typing import Any
 
 from .client import bootstrap_client, es_errors
 from .indices import all_indices_pattern
+from .queries import owner_filter
 
 MANAGED_BY = "atlas-memory"
 
@@ -37,21 +38,20 @@ def tenant_reader_role(*, tenant_id: str) -> dict[str, Any]:
 
 
 def subject_reader_role(*, tenant_id: str, user_id: str) -> dict[str, Any]:
-    """Read one subject's memories plus the tenant's catalog: tenant = T AND (user = U OR no user)."""
-    query = {
-        "bool": {
-            "filter": [{"term": {"tenant_id": tenant_id}}],
-            "should": [
-                {"term": {"user_id": user_id}},
-                {"bool": {"must_not": [{"exists": {"field": "user_id"}}]}},
-            ],
-            "minimum_should_match": 1,
-        }
-    }
+    """Read one subject's memories plus the tenant's catalog: tenant = T AND (user = U OR no user).
+
+    The DLS query is the very filter the application also applies as its second guard.
+    """
     return {
         "atlas_subject_reader": {
             "cluster": [],
-            "indices": [{"names": [all_indices_pattern()], "privileges": ["read"], "query": query}],
+            "indices": [
+                {
+                    "names": [all_indices_pattern()],
+                    "privileges": ["read"],
+                    "query": owner_filter(tenant_id=tenant_id, user_id=user_id),
+                }
+            ],
         }
     }
 

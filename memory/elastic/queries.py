@@ -180,3 +180,22 @@ def list_query(
     if extra:
         clauses.append(extra)
     return {"bool": {"filter": clauses}}
+
+
+def previous_turn_body(*, filters: list[dict[str, Any]], user_id: str, session_id: str, before: str) -> dict[str, Any]:
+    """The subject's latest earlier turn in a session."""
+    return {
+        "query": {
+            "bool": {
+                "filter": [
+                    *filters,
+                    {"term": {"user_id": user_id}},
+                    {"term": {"session_id": session_id}},
+                    {"range": {"timestamp": {"lt": before}}},
+                ]
+            }
+        },
+        "sort": [{"timestamp": "desc"}],
+        "size": 1,
+        "_source": ["text"],
+    }

@@ -131,7 +131,10 @@ def episode_prepare(
     event_type: Any = "message",
     at: Any = None,
     external_id: Any = None,
+    previous_turn: str | None = None,
 ) -> PreparedMemory:
+    """An episode; with ``previous_turn`` (contextual embeddings) its vector also encodes the turn
+    before it and the session's date, while ``text`` — what callers see — stays the turn alone."""
     text = require_text(text, field_name="text")
     if role != "user":
         # Episodes record what the user said; the agent's own replies are not memories.
@@ -154,9 +157,10 @@ def episode_prepare(
         source["session_id"] = session_id
     if agent_id:
         source["agent_id"] = agent_id
-    return PreparedMemory(
-        "episodic", memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=external_id), source, text
-    )
+    if previous_turn is not None:
+        source["embedding_context"] = f"{when:%A %d %B %Y}. Before: {previous_turn[:1000]}"
+    memory_id = memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=external_id)
+    return PreparedMemory("episodic", memory_id, source, embedding_text_of(source))
 
 
 def fact_prepare(
@@ -323,6 +327,8 @@ def embedding_text_of(source: dict[str, Any]) -> str:
         )
     if memory_type == "catalog":
         return f"{source.get('title')}. {source.get('text')}"
+    if memory_type == "episodic" and source.get("embedding_context"):
+        return f"{source['embedding_context']}\nNow: {source.get('text')}"
     return source.get("text") or ""
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
+
 from atlas_site.errors import AtlasError, ValidationFailed
 from memory.elastic import store
 from tenants.models import MemorySubject, Tenant
@@ -64,7 +66,9 @@ def _when(record: dict[str, Any]) -> Any:
     return record.get("timestamp")
 
 
-def _prepare(tenant: Tenant, subject: MemorySubject | None, record: dict[str, Any]) -> PreparedMemory:
+def _prepare(
+    tenant: Tenant, subject: MemorySubject | None, record: dict[str, Any], previous_turns: dict[tuple[str, str], str]
+) -> PreparedMemory:
     memory_type = record.get("memory_type")
     if memory_type not in MEMORY_TYPES:
         raise ValidationFailed(f"memory_type must be one of {', '.join(MEMORY_TYPES)}")
@@ -78,7 +82,15 @@ def _prepare(tenant: Tenant, subject: MemorySubject | None, record: dict[str, An
         return catalog_prepare(tenant_id=tenant_id, text=record.get("text"), **fields, **common)
     user_id = str(subject.es_id)
     if memory_type == "episodic":
-        return episode_prepare(tenant_id=tenant_id, user_id=user_id, text=record.get("text"), **fields, **common)
+        session = fields.get("session_id")
+        key = (user_id, session) if isinstance(session, str) else None
+        previous = previous_turns.get(key) if key and settings.ATLAS_CONTEXTUAL_EPISODES else None
+        prepared = episode_prepare(
+            tenant_id=tenant_id, user_id=user_id, text=record.get("text"), previous_turn=previous, **fields, **common
+        )
+        if key:  # a file lists a session's turns in order
+            previous_turns[key] = prepared.source["text"]
+        return prepared
     if memory_type == "semantic":
         if "supersedes" in fields:
             targets = fields["supersedes"]
@@ -110,7 +122,7 @@ def memories_import(
     writer = writer_es_client()
     pending: list[tuple[int, PreparedMemory]] = []
     facts_with_links: list[tuple[int, PreparedMemory, MemorySubject]] = []
-    owners: dict[str, MemorySubject] = {}
+    previous_turns: dict[tuple[str, str], str] = {}
 
     def flush() -> None:
         if not pending:
@@ -151,10 +163,9 @@ def memories_import(
                     report.subjects_created.append(user)
             elif "user_id" in record:
                 raise ValidationFailed("catalog entries are shared: they have no user_id")
-            prepared = _prepare(tenant, subject, record)
+            prepared = _prepare(tenant, subject, record, previous_turns)
             if prepared.supersedes:
                 facts_with_links.append((line_no, prepared, subject))
-            owners[prepared.memory_id] = subject
             pending.append((line_no, prepared))
         except AtlasError as err:
             report.errors.append((line_no, err.message))

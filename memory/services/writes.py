@@ -10,9 +10,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
+
 from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
-from memory.elastic import store
+from memory.elastic import queries, store
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
@@ -24,6 +26,7 @@ from .documents import (
     now,
     playbook_prepare,
     steps_validate,
+    timestamp,
 )
 
 log = logging.getLogger(__name__)
@@ -45,10 +48,24 @@ def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> N
     )
 
 
+def _previous_turn(scope: SubjectScope, *, session_id: Any, at: Any) -> str | None:
+    if not settings.ATLAS_CONTEXTUAL_EPISODES or not isinstance(session_id, str) or not session_id:
+        return None
+    before = (timestamp(at, field_name="timestamp") or now()).isoformat()
+    body = queries.previous_turn_body(
+        filters=scope.read_filters(), user_id=scope.user_id, session_id=session_id, before=before
+    )
+    hits = store.memories_search(scope.reader(), memory_types=("episodic",), body=body)["hits"]["hits"]
+    return hits[0]["_source"]["text"] if hits else None
+
+
 def episode_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fields: Any) -> dict[str, Any]:
     """Store one user turn. With ``refresh`` (the default) the next recall sees it."""
     scope = SubjectScope.of(subject)
-    prepared = episode_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, **fields)
+    previous = _previous_turn(scope, session_id=fields.get("session_id"), at=fields.get("at"))
+    prepared = episode_prepare(
+        tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, previous_turn=previous, **fields
+    )
     _index(scope, prepared, refresh=refresh)
     return _stored(prepared)
 

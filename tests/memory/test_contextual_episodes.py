@@ -1,0 +1,42 @@
+"""Contextual embeddings for episodes: the vector knows the previous turn and the date; the text stays the turn."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.selectors import RecallOptions, memory_get, memory_recall
+from memory.services.documents import embedding_text_of
+from memory.services.writes import episode_write
+
+
+@pytest.fixture(autouse=True)
+def contextual(settings):
+    settings.ATLAS_CONTEXTUAL_EPISODES = True
+    settings.ATLAS_USAGE_RECORDING = "off"
+
+
+def test_a_turn_is_embedded_with_the_turn_before_it(maya) -> None:
+    episode_write(
+        subject=maya,
+        session_id="s-print",
+        at="2026-03-02T10:00:00Z",
+        text="The printer keeps jamming. Should I clean the rollers or reinstall the driver?",
+    )
+    reply = episode_write(
+        subject=maya, session_id="s-print", at="2026-03-02T10:05:00Z", text="Yes, the second one did it!"
+    )
+    stored = memory_get(subject=maya, memory_id=reply["id"])
+    assert stored["text"] == "Yes, the second one did it!"
+    assert reply["embedding_context"] == (
+        "Monday 02 March 2026. Before: The printer keeps jamming. Should I clean the rollers or reinstall the driver?"
+    )
+    assert embedding_text_of(reply).endswith("\nNow: Yes, the second one did it!")
+    hits = memory_recall(subject=maya, query="what fixed the printer jam?", k=2, options=RecallOptions(bm25=False)).hits
+    assert reply["id"] in [h["id"] for h in hits]
+
+
+def test_turns_of_other_sessions_or_subjects_are_not_context(maya, tom) -> None:
+    episode_write(subject=tom, session_id="s-1", at="2026-03-02T10:00:00Z", text="Tom's turn")
+    episode_write(subject=maya, session_id="s-2", at="2026-03-02T10:00:00Z", text="another session")
+    first = episode_write(subject=maya, session_id="s-1", at="2026-03-02T10:01:00Z", text="first turn of s-1")
+    assert "embedding_context" not in first
