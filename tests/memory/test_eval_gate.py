@@ -28,8 +28,10 @@ def test_evaluation_gate(name: str, atlas_es, db, settings) -> None:
     queries = eval_queries_parse((EVAL_DIR / name / "queries.jsonl").read_text().splitlines())
     result = recall_evaluate(tenant=tenant, queries=queries, k=10)
     summary = result.summary()["all"]
-    print(f"\n{name}: R@1 {summary['recall@1']:.3f} R@5 {summary['recall@5']:.3f} "
-          f"R@10 {summary['recall@10']:.3f} MRR@10 {summary['mrr@10']:.3f} leaks {len(result.leaks)}")
+    print(
+        f"\n{name}: R@1 {summary['recall@1']:.3f} R@5 {summary['recall@5']:.3f} "
+        f"R@10 {summary['recall@10']:.3f} MRR@10 {summary['mrr@10']:.3f} leaks {len(result.leaks)}"
+    )
     r10_floor, r5_floor = GATES[name]
     assert result.leaks == []
     assert summary["recall@10"] >= r10_floor
