@@ -29,10 +29,13 @@ CONFIGS = [
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sets", nargs="*", default=sorted(p.name for p in (ROOT / "eval").iterdir() if p.is_dir()))
+    parser.add_argument("--configs", nargs="*", type=int, help="indexes into the configuration list (default: all)")
+    parser.add_argument("--contextual", action="store_true", help="import with contextual episode embeddings")
     args = parser.parse_args()
     with atlas_stack():
         from django.conf import settings
 
+        settings.ATLAS_CONTEXTUAL_EPISODES = args.contextual
         from memory.evaluation import eval_queries_parse, recall_evaluate
         from memory.selectors import RecallOptions
         from memory.services.importing import memories_import
@@ -51,7 +54,9 @@ def main() -> int:
                 eval_queries_parse((ROOT / "eval" / name / "queries.jsonl").read_text().splitlines()),
             )
         rows = []
-        for label, overrides, dense_weight in CONFIGS:
+        chosen = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
+        for label, overrides, dense_weight in chosen:
+            label = f"{label} + contextual episodes" if args.contextual else label
             settings.ATLAS_RRF_WEIGHT_DENSE = dense_weight
             cells = []
             for name, (tenant, queries) in tenants.items():
