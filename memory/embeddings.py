@@ -23,6 +23,7 @@ import logging
 import random
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -142,7 +143,7 @@ def _require(module: str, distribution: str, model_id: str) -> Any:
 # --------------------------------------------------------------------------- local models
 
 
-class LocalEmbeddingProvider:
+class LocalEmbeddingProvider(ABC):
     """A model running in this process: loaded once on first use, thread-safe, batching documents.
 
     Subclasses set ``model_id``/``dims`` and implement ``_load``, ``_encode_documents`` and
@@ -217,14 +218,17 @@ class LocalEmbeddingProvider:
                 f"not the {self.dims} this provider declares."
             )
 
+    @abstractmethod
     def _load(self) -> None:
-        raise NotImplementedError
+        """Implemented by each model's subclass."""
 
+    @abstractmethod
     def _encode_documents(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError
+        """Implemented by each model's subclass."""
 
+    @abstractmethod
     def _encode_query(self, text: str) -> np.ndarray:
-        raise NotImplementedError
+        """Implemented by each model's subclass."""
 
 
 #: sha256 of BERT's uncased WordPiece vocabulary (30,522 tokens), the one all-MiniLM-L6-v2 uses.
