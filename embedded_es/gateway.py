@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from .privileges import denial_reason
 from .routes import Route
 from .security_api import SecurityApi
 
+log = logging.getLogger(__name__)
 JSON = "application/json"
 _FORWARD_HEADERS = ("content-type", "accept", "x-opaque-id", "traceparent")
 _RETURN_HEADERS = ("content-type", "warning", "x-elastic-product", "location")
@@ -173,6 +175,10 @@ class Gateway:
             if request.method == "HEAD":
                 return self._respond(err.status, CIMultiDict(err.headers), b"")
             return self._respond_json(err.status, err.body(), CIMultiDict(err.headers))
+        except Exception as exc:  # a gateway bug must still answer in Elasticsearch's shape, not as HTML
+            log.exception("embedded_es gateway failed on %s %s", request.method, request.path)
+            err = EsError(500, "exception", f"[embedded_es] internal gateway error: {type(exc).__name__}: {exc}")
+            return self._respond_json(500, err.body())
 
     def _check_license(self, principal: Principal) -> None:
         # With a licence that lacks DLS, Elasticsearch refuses requests whose
@@ -280,6 +286,13 @@ class Gateway:
     async def _h_forward(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
         await self._names(principal, route.index or "", route.action)
         return await self._forward(request)
+
+    async def _h_forward_all(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
+        """An index-less admin call (``POST /_refresh``): only the indices the caller may act on."""
+        names = await self._names(principal, "_all", route.action)
+        if not names:
+            return self._respond_json(200, {"_shards": {"total": 0, "successful": 0, "failed": 0}})
+        return await self._forward(request, self._path_with(request, names))
 
     async def _h_index_doc(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
         action = routes.INDEX_OP_CREATE if request.query.get("op_type") == "create" else routes.INDEX_OP_INDEX

@@ -220,3 +220,13 @@ def test_unknown_endpoints_fail_loudly_for_api_keys(admin: Elasticsearch, cluste
         client.perform_request("GET", "/_cat/indices")
     assert info.value.body["error"]["type"] == "illegal_argument_exception"
     assert "[embedded_es]" in info.value.body["error"]["reason"]
+
+
+def test_index_less_refresh_only_reaches_authorised_indices(
+    admin: Elasticsearch, cluster: Cluster, memories: str
+) -> None:
+    """`POST /_refresh` expands to the indices the caller may refresh (``maintenance`` grants indices:admin/refresh)."""
+    client = cluster.with_key(mint_key(admin, "refresher", read_role([memories], privileges=["maintenance"])))
+    assert client.indices.refresh()["_shards"]["failed"] == 0
+    nobody = cluster.with_key(mint_key(admin, "no-refresh", read_role(["nothing-here-*"], privileges=["maintenance"])))
+    assert nobody.indices.refresh()["_shards"] == {"total": 0, "successful": 0, "failed": 0}
