@@ -27,18 +27,16 @@ OUTCOME_PRIOR_SUCCESSES = 1
 OUTCOME_PRIOR_RUNS = 2
 OUTCOME_NEUTRAL = OUTCOME_PRIOR_SUCCESSES / OUTCOME_PRIOR_RUNS
 
-# BM25 leg fields and boosts (each also searched unstemmed through its .exact subfield).
-BM25_FIELDS = [
-    "text^2",
-    "text.exact^2",
-    "title^2",
-    "title.exact^2",
-    "name",
-    "name.exact",
-    "description",
-    "trigger_text",
-    "trigger_text.exact",
-]
+# BM25 leg fields and boosts per memory type (each also searched unstemmed through its .exact subfield).
+# The leg runs one search per index, each naming only the fields its documents have.
+_TEXT = ["text^2", "text.exact^2"]
+BM25_FIELDS_BY_TYPE = {
+    "episodic": _TEXT,
+    "semantic": _TEXT,
+    "archive": _TEXT,
+    "procedural": [*_TEXT, "name", "name.exact", "description", "trigger_text", "trigger_text.exact"],
+    "catalog": [*_TEXT, "title^2", "title.exact^2"],
+}
 
 # Limits of the recall call.
 MAX_K = 50

@@ -109,6 +109,13 @@ def _validate_recall(query: Any, k: Any, memory_types: Any) -> tuple[str, int, t
     return query.strip(), k, types
 
 
+def _merge_indices(responses: list[dict[str, Any]], window: int) -> list[dict[str, Any]]:
+    """One leg's ranked list from its per-index responses: by score, the earlier index first on ties,
+    cut to the window — how Elasticsearch merges the shards of a multi-index search."""
+    hits = [hit for response in responses for hit in response["hits"]["hits"]]
+    return sorted(hits, key=lambda hit: -(hit["_score"] or 0.0))[:window]
+
+
 def _fuse(
     legs: list[list[dict[str, Any]]], weights: list[float] | None = None
 ) -> list[tuple[str, float, dict[str, Any]]]:
@@ -165,24 +172,31 @@ def memory_recall(
         outcome=options.outcome,
     )
     window = rc.window_size(k)
-    searches = []
+    # The BM25 leg is one search over all the indices with collection statistics taken across them
+    # (dfs_query_then_fetch), so a term is as rare in the catalog as in the user's own memories and
+    # scores compare across types. The kNN leg needs no statistics: one search per index, merged by
+    # score exactly as Elasticsearch merges shards, keeps the embedded engine from scanning one
+    # index's vectors while it works through another's (it copies every document per search).
+    searches: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    legs: list[tuple[float, int]] = []  # (RRF weight, number of searches whose hits make the leg)
     if options.bm25:
-        searches.append((indices, queries.bm25_leg(text=text, filters=filters, functions=functions, size=window)))
+        body = queries.bm25_leg(memory_types=indices, text=text, filters=filters, functions=functions, size=window)
+        searches.append((indices, body))
+        legs.append((settings.ATLAS_RRF_WEIGHT_BM25, 1))
     if vector is not None:
-        searches.append((indices, queries.knn_leg(vector=vector, filters=filters, functions=functions, size=window)))
+        for memory_type in indices:
+            body = queries.knn_leg(vector=vector, filters=filters, functions=functions, size=window)
+            searches.append(((memory_type,), body))
+        legs.append((settings.ATLAS_RRF_WEIGHT_DENSE, len(indices)))
     t0 = time.perf_counter()
     responses = store.memories_msearch(scope.reader(), searches=searches)
     timings["search"] = (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
-    weights = [
-        w
-        for w, on in (
-            (settings.ATLAS_RRF_WEIGHT_BM25, options.bm25),
-            (settings.ATLAS_RRF_WEIGHT_DENSE, vector is not None),
-        )
-        if on
-    ]
-    fused = _fuse([r["hits"]["hits"] for r in responses], weights)
+    ranked_legs, start = [], 0
+    for _weight, count in legs:
+        ranked_legs.append(_merge_indices(responses[start : start + count], window))
+        start += count
+    fused = _fuse(ranked_legs, [weight for weight, _count in legs])
     timings["fusion"] = (time.perf_counter() - t0) * 1000
     use_rerank = options.rerank if options.rerank is not None else settings.ATLAS_RERANK_DEFAULT
     if use_rerank and fused:

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from memory import recall_constants as rc
+from memory.elastic.documents import stored_vector
 
 
 def owner_filter(*, tenant_id: str, user_id: str | None) -> dict[str, Any]:
@@ -139,8 +140,17 @@ def _scored(query: dict[str, Any], functions: list[dict[str, Any]]) -> dict[str,
     }
 
 
-def bm25_leg(*, text: str, filters: list[dict[str, Any]], functions: list[dict[str, Any]], size: int) -> dict[str, Any]:
-    match = {"multi_match": {"query": text, "fields": rc.BM25_FIELDS}}
+def bm25_leg(
+    *,
+    memory_types: tuple[str, ...],
+    text: str,
+    filters: list[dict[str, Any]],
+    functions: list[dict[str, Any]],
+    size: int,
+) -> dict[str, Any]:
+    """The BM25 leg over ``memory_types``' indices, naming only the fields their documents have."""
+    fields = list(dict.fromkeys(f for t in memory_types for f in rc.BM25_FIELDS_BY_TYPE[t]))
+    match = {"multi_match": {"query": text, "fields": fields}}
     return {
         "query": _scored({"bool": {"must": [match], "filter": filters}}, functions),
         "size": size,
@@ -154,7 +164,7 @@ def knn_leg(
     knn = {
         "knn": {
             "field": "embedding",
-            "query_vector": vector,
+            "query_vector": stored_vector(vector),
             "k": size,
             "num_candidates": size * rc.KNN_CANDIDATES_PER_RESULT,
             "filter": filters,

@@ -201,9 +201,14 @@ def memories_search(reader: Elasticsearch, *, memory_types: tuple[str, ...], bod
 def memories_msearch(
     reader: Elasticsearch, *, searches: list[tuple[tuple[str, ...], dict[str, Any]]]
 ) -> list[dict[str, Any]]:
+    """Run ``searches`` in one round trip. A search over several indices takes its term statistics
+    across all of them (dfs_query_then_fetch), so its scores compare from one index to the next."""
     lines: list[dict[str, Any]] = []
     for memory_types, body in searches:
-        lines += [{"index": indices_of(memory_types)}, body]
+        header: dict[str, Any] = {"index": indices_of(memory_types)}
+        if len(memory_types) > 1:
+            header["search_type"] = "dfs_query_then_fetch"
+        lines += [header, body]
     with es_errors("search memories"):
         responses = reader.msearch(searches=lines)["responses"]
     for response in responses:

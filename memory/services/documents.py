@@ -13,6 +13,7 @@ from typing import Any
 
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
+from memory.elastic.documents import stored_vector
 
 MAX_TEXT_CHARS = 8000
 MAX_SHORT_CHARS = 300
@@ -341,7 +342,7 @@ def embed_into(prepared: Sequence[PreparedMemory]) -> None:
     provider = embedding_provider()
     vectors = provider.embed_documents([p.embedding_text for p in prepared])
     for item, vector in zip(prepared, vectors, strict=True):
-        item.source["embedding"] = vector
+        item.source["embedding"] = stored_vector(vector)
         item.source["embedding_model"] = provider.model_id
 
 

@@ -20,7 +20,7 @@ from elasticsearch import helpers
 from atlas_site.errors import ValidationFailed
 from memory.elastic.bootstrap import index_settings
 from memory.elastic.client import bootstrap_client, es_errors
-from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE
+from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE, stored_vector
 from memory.elastic.indices import MEMORY_TYPES, alias_name, versioned_name
 
 from .documents import embedding_text_of
@@ -74,9 +74,13 @@ def index_reindex(
                 if stale:
                     vectors = provider.embed_documents([embedding_text_of(d["_source"]) for d in stale])
                     for doc, vector in zip(stale, vectors, strict=True):
-                        doc["_source"]["embedding"] = vector
+                        doc["_source"]["embedding"] = stored_vector(vector)
                         doc["_source"]["embedding_model"] = provider.model_id
                     reembedded += len(stale)
+                for doc in batch:
+                    # Indices made before byte vectors hold float arrays: same model, new stored form.
+                    if isinstance(doc["_source"].get("embedding"), list):
+                        doc["_source"]["embedding"] = stored_vector(doc["_source"]["embedding"])
                 actions = [{"_index": target_index, "_id": d["_id"], "_source": d["_source"]} for d in batch]
                 ok, errors = helpers.bulk(es, actions, raise_on_error=False, refresh="wait_for")
                 if errors:

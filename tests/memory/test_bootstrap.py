@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from io import StringIO
 
+import numpy as np
+import pytest
 from django.core.management import call_command
 
 from memory.elastic.bootstrap import cluster_bootstrap
 from memory.elastic.client import bootstrap_client
+from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE, EMBEDDING_DIMS, stored_vector
 from memory.elastic.indices import MEMORY_TYPES, alias_name, archive_policy_name, versioned_name
 from tenants.models import ApiKeyCredential
 
@@ -36,3 +39,87 @@ def test_bootstrap_command_mints_the_writer_once(atlas_es, db) -> None:
     assert writers.count() == 1
     assert f"service writer key: {writers.get().es_key_id}" in out.getvalue()
     assert "licence: trial (active); isolation mode: dls" in out.getvalue()
+
+
+def test_stored_vector_is_one_hex_byte_per_dimension_scaled_to_the_peak() -> None:
+    encoded = stored_vector([0.5, -0.25, 0.0, -1.0])
+    # peak |-1.0| → -127 (0x81); 0.5 → 63.5 → 64 (0x40, round half to even); -0.25 → -31.75 → -32 (0xe0)
+    assert encoded == "40" + "e0" + "00" + "81"
+    assert stored_vector([0.001, 0.002]) == "40" + "7f"  # the scale follows the vector, not a fixed range
+    for bad in ([], [0.0, 0.0], [float("nan"), 1.0]):
+        with pytest.raises(ValueError, match="non-zero, finite"):
+            stored_vector(bad)
+
+
+def test_stored_vector_keeps_cosine_similarity() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        a, b = rng.normal(size=EMBEDDING_DIMS), rng.normal(size=EMBEDDING_DIMS)
+        qa, qb = (np.frombuffer(bytes.fromhex(stored_vector(v.tolist())), dtype=np.int8).astype(float) for v in (a, b))
+        exact = a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+        assert abs(qa @ qb / np.linalg.norm(qa) / np.linalg.norm(qb) - exact) < 0.01
+
+
+@pytest.fixture
+def legacy_prefix(atlas_es, settings):
+    """A deployment whose catalog index predates byte vectors (float arrays in the documents)."""
+    settings.ATLAS_ES_INDEX_PREFIX = "atlas-legacy"
+    es = bootstrap_client()
+    mapping = DOCUMENT_CLASS_BY_TYPE["catalog"]._doc_type.mapping.to_dict()
+    mapping["properties"]["embedding"] = {
+        "type": "dense_vector",
+        "dims": EMBEDDING_DIMS,
+        "similarity": "cosine",
+        "index": True,
+        "index_options": {"type": "flat"},
+    }
+    es.indices.create(index="atlas-legacy-catalog-v1", mappings=mapping, aliases={"atlas-legacy-catalog": {}})
+    yield es
+    # Named, not a wildcard: Elasticsearch 8 refuses destructive wildcards (action.destructive_requires_name).
+    es.indices.delete(index=",".join(es.indices.get(index="atlas-legacy-*")))
+    es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-legacy-archive-policy")
+
+
+def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors(legacy_prefix) -> None:
+    """Changing a dense_vector's element_type is a mapping conflict (Elasticsearch's
+    DenseVectorFieldMapper refuses to merge a different element_type), so bootstrap leaves the index
+    alone and names it; atlas_reindex converts the stored vectors without re-embedding."""
+    from memory.embeddings import embedding_provider
+    from memory.services.reindex import index_reindex
+
+    es = legacy_prefix
+    provider = embedding_provider()
+    vector = provider.embed_documents(["Guide. Resetting the router"])[0]
+    es.index(
+        index="atlas-legacy-catalog",
+        id="c1",
+        document={
+            "tenant_id": "t",
+            "memory_type": "catalog",
+            "title": "Guide",
+            "text": "Resetting the router",
+            "embedding": vector,
+            "embedding_model": provider.model_id,
+        },
+        refresh=True,
+    )
+    report = cluster_bootstrap()
+    assert report.outdated == ["atlas-legacy-catalog"]
+    assert "atlas-legacy-catalog" not in report.created + report.updated
+
+    moved = index_reindex(memory_type="catalog")
+    assert (moved.source_index, moved.target_index, moved.copied, moved.reembedded) == (
+        "atlas-legacy-catalog-v1",
+        "atlas-legacy-catalog-v2",
+        1,
+        0,
+    )
+    source = es.get(index="atlas-legacy-catalog", id="c1")["_source"]
+    assert source["embedding"] == stored_vector(vector)
+    hits = es.search(
+        index="atlas-legacy-catalog",
+        knn={"field": "embedding", "query_vector": stored_vector(vector), "k": 1, "num_candidates": 1},
+    )["hits"]["hits"]
+    assert [h["_id"] for h in hits] == ["c1"]
+    assert hits[0]["_score"] == pytest.approx(1.0, abs=1e-4)  # byte cosine: (1 + cos) / 2 of a vector with itself
+    assert cluster_bootstrap().outdated == []

@@ -10,7 +10,7 @@ from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.scope import SubjectScope
-from memory.selectors import RecallOptions, _fuse, memory_recall
+from memory.selectors import RecallOptions, _fuse, _merge_indices, memory_recall
 from memory.services.writes import episode_write, fact_write, playbook_outcome_record, playbook_write
 
 
@@ -30,10 +30,9 @@ def test_a_write_is_recalled_in_the_same_turn(maya) -> None:
 def _bm25_scores(subject, text: str, **flags) -> dict[str, float]:
     scope = SubjectScope.of(subject)
     functions = queries.ranking_functions(origin=datetime.now(UTC).isoformat(), **flags)
-    body = queries.bm25_leg(text=text, filters=scope.read_filters(), functions=functions, size=20)
-    response = store.memories_search(
-        scope.reader(), memory_types=("episodic", "semantic", "procedural", "catalog"), body=body
-    )
+    types = ("episodic", "semantic", "procedural", "catalog")
+    body = queries.bm25_leg(memory_types=types, text=text, filters=scope.read_filters(), functions=functions, size=20)
+    response = store.memories_search(scope.reader(), memory_types=types, body=body)
     return {h["_id"]: h["_score"] for h in response["hits"]["hits"]}
 
 
@@ -131,3 +130,11 @@ def test_deactivated_subject_cannot_recall(maya) -> None:
     maya.refresh_from_db()
     with pytest.raises(NotFound):
         memory_recall(subject=maya, query="anything")
+
+
+def test_per_index_knn_hits_merge_by_score_and_cut_to_the_window() -> None:
+    def response(*scored):
+        return {"hits": {"hits": [{"_id": i, "_score": s} for i, s in scored]}}
+
+    merged = _merge_indices([response(("e1", 0.9), ("e2", 0.5)), response(("f1", 0.7), ("f2", 0.5)), response()], 3)
+    assert [h["_id"] for h in merged] == ["e1", "f1", "e2"]  # a tie keeps the earlier index first
