@@ -27,8 +27,8 @@ OUTCOME_PRIOR_SUCCESSES = 1
 OUTCOME_PRIOR_RUNS = 2
 OUTCOME_NEUTRAL = OUTCOME_PRIOR_SUCCESSES / OUTCOME_PRIOR_RUNS
 
-# BM25 leg fields and boosts per memory type (each also searched unstemmed through its .exact subfield).
-# The leg runs one search per index, each naming only the fields its documents have.
+# BM25 leg fields and boosts per memory type (each also searched unstemmed through its .exact subfield);
+# the leg names the fields of the types it searches.
 _TEXT = ["text^2", "text.exact^2"]
 BM25_FIELDS_BY_TYPE = {
     "episodic": _TEXT,

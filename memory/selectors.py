@@ -175,8 +175,8 @@ def memory_recall(
     # The BM25 leg is one search over all the indices with collection statistics taken across them
     # (dfs_query_then_fetch), so a term is as rare in the catalog as in the user's own memories and
     # scores compare across types. The kNN leg needs no statistics: one search per index, merged by
-    # score exactly as Elasticsearch merges shards, keeps the embedded engine from scanning one
-    # index's vectors while it works through another's (it copies every document per search).
+    # score as Elasticsearch merges shards, gives the same hits, and on the embedded engine four
+    # single-index searches cost less than one over four indices.
     searches: list[tuple[tuple[str, ...], dict[str, Any]]] = []
     legs: list[tuple[float, int]] = []  # (RRF weight, number of searches whose hits make the leg)
     if options.bm25:

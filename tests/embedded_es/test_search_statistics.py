@@ -41,9 +41,8 @@ def two_indices(admin: Elasticsearch) -> Iterator[tuple[str, str]]:
 
 def test_dfs_search_scores_with_statistics_across_the_indices(admin: Elasticsearch, two_indices) -> None:
     both = ",".join(two_indices)
-    (hit,) = admin.search(index=both, query={"match": {"text": "alpha"}}, search_type="dfs_query_then_fetch")[
-        "hits"
-    ]["hits"]
+    response = admin.search(index=both, query={"match": {"text": "alpha"}}, search_type="dfs_query_then_fetch")
+    (hit,) = response["hits"]["hits"]
     # N = 4 documents across both indices, one with "alpha", 5 terms in all; the hit has 2.
     assert hit["_score"] == pytest.approx(bm25(tf=1, dl=2, n_docs=4, df=1, total_terms=5), rel=1e-5)
 

@@ -46,7 +46,7 @@ def test_stored_vector_is_one_hex_byte_per_dimension_scaled_to_the_peak() -> Non
     # peak |-1.0| → -127 (0x81); 0.5 → 63.5 → 64 (0x40, round half to even); -0.25 → -31.75 → -32 (0xe0)
     assert encoded == "40" + "e0" + "00" + "81"
     assert stored_vector([0.001, 0.002]) == "40" + "7f"  # the scale follows the vector, not a fixed range
-    for bad in ([], [0.0, 0.0], [float("nan"), 1.0]):
+    for bad in ([], [0.0, 0.0], [float("nan"), 1.0], [1.0, float("nan")], [float("inf"), 1.0]):
         with pytest.raises(ValueError, match="non-zero, finite"):
             stored_vector(bad)
 
