@@ -21,8 +21,10 @@ CONFIGS = [
         1.0,
     ),
     ("hybrid (RRF, dense ×2)", {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}, 2.0),
+    ("hybrid (RRF, dense ×3)", {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}, 3.0),
     ("hybrid + decay, boosts, priors (equal weights)", {}, 1.0),
     ("**hybrid + decay, boosts, priors, dense ×2 (default)**", {}, 2.0),
+    ("hybrid + decay, boosts, priors, dense ×3", {}, 3.0),
 ]
 
 
@@ -56,7 +58,9 @@ def main() -> int:
         rows = []
         chosen = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
         for label, overrides, dense_weight in chosen:
-            label = f"{label} + contextual episodes" if args.contextual else label
+            label = (
+                f"{label} + contextual episodes (blend {settings.ATLAS_CONTEXT_BLEND})" if args.contextual else label
+            )
             settings.ATLAS_RRF_WEIGHT_DENSE = dense_weight
             cells = []
             for name, (tenant, queries) in tenants.items():

@@ -29,12 +29,11 @@ _MEMORY_ID_NAMESPACE = uuid.UUID("6f2b1a7e-3c1d-4f7a-9a55-2d0c7a1e9b11")
 
 @dataclass
 class PreparedMemory:
-    """A memory ready to index: its type, id and source, and the text its embedding is made from."""
+    """A memory ready to index: its type, id and source (memory_vectors embeds it)."""
 
     memory_type: str
     memory_id: str
     source: dict[str, Any]
-    embedding_text: str
     supersedes: list[str] = field(default_factory=list)
     contradiction: str = "natural"
 
@@ -161,7 +160,7 @@ def episode_prepare(
     if previous_turn is not None:
         source["embedding_context"] = f"{when:%A %d %B %Y}. Before: {previous_turn[:1000]}"
     memory_id = memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=external_id)
-    return PreparedMemory("episodic", memory_id, source, embedding_text_of(source))
+    return PreparedMemory("episodic", memory_id, source)
 
 
 def fact_prepare(
@@ -221,7 +220,7 @@ def fact_prepare(
     if valid_to_at:
         source["valid_to"] = _iso(valid_to_at)
     memory_id = memory_id_for(tenant_id=tenant_id, memory_type="semantic", external_id=external_id)
-    return PreparedMemory("semantic", memory_id, source, text, supersedes=supersedes, contradiction=contradiction)
+    return PreparedMemory("semantic", memory_id, source, supersedes=supersedes, contradiction=contradiction)
 
 
 def steps_validate(value: Any) -> list[dict[str, Any]]:
@@ -285,7 +284,7 @@ def playbook_prepare(
         use_count=0,
     )
     memory_id = memory_id_for(tenant_id=tenant_id, memory_type="procedural", external_id=external_id)
-    return PreparedMemory("procedural", memory_id, source, embedding_text_of(source))
+    return PreparedMemory("procedural", memory_id, source)
 
 
 def catalog_prepare(
@@ -314,7 +313,7 @@ def catalog_prepare(
     if category:
         source["category"] = category
     memory_id = memory_id_for(tenant_id=tenant_id, memory_type="catalog", external_id=external_id)
-    return PreparedMemory("catalog", memory_id, source, embedding_text_of(source))
+    return PreparedMemory("catalog", memory_id, source)
 
 
 def embedding_text_of(source: dict[str, Any]) -> str:
@@ -333,6 +332,35 @@ def embedding_text_of(source: dict[str, Any]) -> str:
     return source.get("text") or ""
 
 
+def memory_vectors(provider: Any, sources: Sequence[dict[str, Any]]) -> list[str]:
+    """The stored vectors of ``sources``, embedded in one batch (the same rule at write time and at reindex).
+
+    A turn embedded with its context (``embedding_context``) is stored as a blend of the contextual
+    vector and the turn's own, weighted by ATLAS_CONTEXT_BLEND: the context resolves "yes, the second
+    one did it", the turn's own vector keeps questions about the turn itself finding it.
+    """
+    from django.conf import settings
+
+    texts = [embedding_text_of(source) for source in sources]
+    blended = [i for i, source in enumerate(sources) if _contextual(source)]
+    own = [sources[i].get("text") or "" for i in blended]
+    vectors = provider.embed_documents(texts + own)
+    weight = settings.ATLAS_CONTEXT_BLEND
+    for n, i in enumerate(blended):
+        contextual, alone = _unit(vectors[i]), _unit(vectors[len(texts) + n])
+        vectors[i] = [weight * c + (1 - weight) * a for c, a in zip(contextual, alone, strict=True)]
+    return [stored_vector(v) for v in vectors[: len(texts)]]
+
+
+def _contextual(source: dict[str, Any]) -> bool:
+    return source.get("memory_type") == "episodic" and bool(source.get("embedding_context"))
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    norm = sum(x * x for x in vector) ** 0.5 or 1.0
+    return [x / norm for x in vector]
+
+
 def embed_into(prepared: Sequence[PreparedMemory]) -> None:
     """Compute the embeddings of ``prepared`` in one batch and stamp the model id."""
     from memory.embeddings import embedding_provider
@@ -340,9 +368,8 @@ def embed_into(prepared: Sequence[PreparedMemory]) -> None:
     if not prepared:
         return
     provider = embedding_provider()
-    vectors = provider.embed_documents([p.embedding_text for p in prepared])
-    for item, vector in zip(prepared, vectors, strict=True):
-        item.source["embedding"] = stored_vector(vector)
+    for item, vector in zip(prepared, memory_vectors(provider, [p.source for p in prepared]), strict=True):
+        item.source["embedding"] = vector
         item.source["embedding_model"] = provider.model_id
 
 

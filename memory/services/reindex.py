@@ -23,7 +23,7 @@ from memory.elastic.client import bootstrap_client, es_errors
 from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE, stored_vector
 from memory.elastic.indices import MEMORY_TYPES, alias_name, versioned_name
 
-from .documents import embedding_text_of
+from .documents import memory_vectors
 
 
 @dataclass
@@ -72,9 +72,9 @@ def index_reindex(
                 nonlocal copied, reembedded
                 stale = [d for d in batch if reembed or d["_source"].get("embedding_model") != provider.model_id]
                 if stale:
-                    vectors = provider.embed_documents([embedding_text_of(d["_source"]) for d in stale])
+                    vectors = memory_vectors(provider, [d["_source"] for d in stale])
                     for doc, vector in zip(stale, vectors, strict=True):
-                        doc["_source"]["embedding"] = stored_vector(vector)
+                        doc["_source"]["embedding"] = vector
                         doc["_source"]["embedding_model"] = provider.model_id
                     reembedded += len(stale)
                 for doc in batch:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from memory.elastic.documents import stored_vector
+from memory.embeddings import embedding_provider
 from memory.selectors import RecallOptions, memory_get, memory_recall
-from memory.services.documents import embedding_text_of
+from memory.services.documents import embedding_text_of, memory_vectors
 from memory.services.writes import episode_write
 
 
@@ -40,3 +43,20 @@ def test_turns_of_other_sessions_or_subjects_are_not_context(maya, tom) -> None:
     episode_write(subject=maya, session_id="s-2", at="2026-03-02T10:00:00Z", text="another session")
     first = episode_write(subject=maya, session_id="s-1", at="2026-03-02T10:01:00Z", text="first turn of s-1")
     assert "embedding_context" not in first
+
+
+@pytest.mark.parametrize("blend", [0.0, 0.5, 1.0])
+def test_a_contextual_turn_stores_the_blend_of_its_two_vectors(settings, blend: float) -> None:
+    settings.ATLAS_CONTEXT_BLEND = blend
+    provider = embedding_provider()
+    turn = {"memory_type": "episodic", "text": "Yes, the second one did it!", "embedding_context": "Before: jam?"}
+    fact = {"memory_type": "semantic", "text": "Maya owns a laser printer"}
+    contextual, alone, fact_vector = (
+        np.array(v) for v in provider.embed_documents([embedding_text_of(turn), turn["text"], fact["text"]])
+    )
+    unit = lambda v: v / np.linalg.norm(v)  # noqa: E731
+    expected = blend * unit(contextual) + (1 - blend) * unit(alone)
+    assert memory_vectors(provider, [turn, fact]) == [
+        stored_vector(expected.tolist()),
+        stored_vector(fact_vector.tolist()),
+    ]

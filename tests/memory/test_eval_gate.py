@@ -12,8 +12,10 @@ from tenants import services
 
 EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
 GATES = {
-    # set: (R@10 floor, R@5 floor)
-    "atlas_v1": (0.90, 0.80),
+    # atlas_v1: the memory engine's gate. hard_v1: a floor just under today's numbers (R@10 0.452,
+    # MRR@10 0.221), raised as recall improves — not yet issue #5's target (R@10 0.85, MRR@10 0.6).
+    "atlas_v1": {"recall@10": 0.90, "recall@5": 0.80},
+    "hard_v1": {"recall@10": 0.44, "mrr@10": 0.21},
 }
 
 
@@ -32,7 +34,6 @@ def test_evaluation_gate(name: str, atlas_es, db, settings) -> None:
         f"\n{name}: R@1 {summary['recall@1']:.3f} R@5 {summary['recall@5']:.3f} "
         f"R@10 {summary['recall@10']:.3f} MRR@10 {summary['mrr@10']:.3f} leaks {len(result.leaks)}"
     )
-    r10_floor, r5_floor = GATES[name]
     assert result.leaks == []
-    assert summary["recall@10"] >= r10_floor
-    assert summary["recall@5"] >= r5_floor
+    below = {metric: round(summary[metric], 3) for metric, floor in GATES[name].items() if summary[metric] < floor}
+    assert below == {}
