@@ -207,6 +207,8 @@ ATLAS_RERANK_DEFAULT = env.bool("ATLAS_RERANK_DEFAULT", default=ATLAS_RERANK_PRO
 # evaluation sets, README "Recall quality"; ×3 helps the hard set but costs atlas_v1 its R@5 gate).
 ATLAS_RRF_WEIGHT_BM25 = env.float("ATLAS_RRF_WEIGHT_BM25", default=1.0)
 ATLAS_RRF_WEIGHT_DENSE = env.float("ATLAS_RRF_WEIGHT_DENSE", default=2.0)
+# The BM25 leg's weight for queries without a literal token (no code, number or acronym).
+ATLAS_RRF_WEIGHT_BM25_NATURAL = env.float("ATLAS_RRF_WEIGHT_BM25_NATURAL", default=ATLAS_RRF_WEIGHT_BM25)
 # Contextual embeddings for episodes: a turn's vector also encodes the session date and the
 # previous turn of its session (the stored text stays the turn alone).
 ATLAS_CONTEXTUAL_EPISODES = env.bool("ATLAS_CONTEXTUAL_EPISODES", default=False)

@@ -38,6 +38,10 @@ BM25_FIELDS_BY_TYPE = {
     "catalog": [*_TEXT, "title^2", "title.exact^2"],
 }
 
+# A query token that names something literally — it has a digit, an inner _ or . or is all capitals
+# (JL44, v2.3.1, RT-AX88U, ERR_TIMEOUT, VPN) — is what BM25 finds and embeddings blur.
+LITERAL_QUERY_PATTERN = r"\b(?=[\w.-]*\d)[\w.-]+\b|\b\w+[_.]\w[\w.-]*\b|\b[A-Z]{2,}\b"
+
 # Limits of the recall call.
 MAX_K = 50
 MAX_QUERY_CHARS = 2000

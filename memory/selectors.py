@@ -7,6 +7,7 @@ application's filter as a second guard.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -109,6 +110,14 @@ def _validate_recall(query: Any, k: Any, memory_types: Any) -> tuple[str, int, t
     return query.strip(), k, types
 
 
+def bm25_weight(query: str) -> float:
+    """The BM25 leg's fusion weight for ``query``: full when it names something literally, else the
+    natural-language weight (ATLAS_RRF_WEIGHT_BM25_NATURAL), since paraphrases are the dense leg's."""
+    if re.search(rc.LITERAL_QUERY_PATTERN, query):
+        return settings.ATLAS_RRF_WEIGHT_BM25
+    return settings.ATLAS_RRF_WEIGHT_BM25_NATURAL
+
+
 def _merge_indices(responses: list[dict[str, Any]], window: int) -> list[dict[str, Any]]:
     """One leg's ranked list from its per-index responses: by score, the earlier index first on ties,
     cut to the window — how Elasticsearch merges the shards of a multi-index search."""
@@ -182,7 +191,7 @@ def memory_recall(
     if options.bm25:
         body = queries.bm25_leg(memory_types=indices, text=text, filters=filters, functions=functions, size=window)
         searches.append((indices, body))
-        legs.append((settings.ATLAS_RRF_WEIGHT_BM25, 1))
+        legs.append((bm25_weight(text), 1))
     if vector is not None:
         for memory_type in indices:
             body = queries.knn_leg(vector=vector, filters=filters, functions=functions, size=window)

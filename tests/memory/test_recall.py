@@ -10,7 +10,7 @@ from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.scope import SubjectScope
-from memory.selectors import RecallOptions, _fuse, _merge_indices, memory_recall
+from memory.selectors import RecallOptions, _fuse, _merge_indices, bm25_weight, memory_recall
 from memory.services.writes import episode_write, fact_write, playbook_outcome_record, playbook_write
 
 
@@ -138,3 +138,22 @@ def test_per_index_knn_hits_merge_by_score_and_cut_to_the_window() -> None:
 
     merged = _merge_indices([response(("e1", 0.9), ("e2", 0.5)), response(("f1", 0.7), ("f2", 0.5)), response()], 3)
     assert [h["_id"] for h in merged] == ["e1", "f1", "e2"]  # a tie keeps the earlier index first
+
+
+@pytest.mark.parametrize(
+    ("query", "literal"),
+    [
+        ("what flight is Maya on, JL44?", True),
+        ("firmware v2.3.1 keeps crashing", True),
+        ("RT-AX88U reset", True),
+        ("ERR_TIMEOUT again", True),
+        ("my VPN is down", True),
+        ("is there anything he can't eat?", False),
+        ("my co-worker's e-mail", False),
+        ("where did we move last spring", False),
+    ],
+)
+def test_bm25_keeps_its_full_weight_only_for_literal_queries(settings, query: str, literal: bool) -> None:
+    settings.ATLAS_RRF_WEIGHT_BM25 = 1.0
+    settings.ATLAS_RRF_WEIGHT_BM25_NATURAL = 0.67
+    assert bm25_weight(query) == (1.0 if literal else 0.67)
