@@ -209,6 +209,9 @@ ATLAS_RRF_WEIGHT_BM25 = env.float("ATLAS_RRF_WEIGHT_BM25", default=1.0)
 ATLAS_RRF_WEIGHT_DENSE = env.float("ATLAS_RRF_WEIGHT_DENSE", default=2.0)
 # The BM25 leg's weight for queries without a literal token (no code, number or acronym).
 ATLAS_RRF_WEIGHT_BM25_NATURAL = env.float("ATLAS_RRF_WEIGHT_BM25_NATURAL", default=ATLAS_RRF_WEIGHT_BM25)
+# Near-duplicates in recall: a memory whose word set overlaps one ranked above it by at least this
+# Jaccard share moves below the distinct ones (0 = off).
+ATLAS_DEDUP_JACCARD = env.float("ATLAS_DEDUP_JACCARD", default=0.0)
 # Contextual embeddings for episodes: a turn's vector also encodes the session date and the
 # previous turn of its session (the stored text stays the turn alone).
 ATLAS_CONTEXTUAL_EPISODES = env.bool("ATLAS_CONTEXTUAL_EPISODES", default=False)

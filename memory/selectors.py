@@ -125,6 +125,27 @@ def _merge_indices(responses: list[dict[str, Any]], window: int) -> list[dict[st
     return sorted(hits, key=lambda hit: -(hit["_score"] or 0.0))[:window]
 
 
+def _spread_near_duplicates(
+    fused: list[tuple[str, float, dict[str, Any]]], threshold: float
+) -> list[tuple[str, float, dict[str, Any]]]:
+    """Keep each memory's place unless one ranked above it says nearly the same (word-set Jaccard ≥
+    ``threshold``); those move below the distinct ones, in their order, so look-alikes cannot crowd a
+    different memory out of the top k. ``threshold`` 0 leaves the order alone."""
+    if not threshold:
+        return fused
+    kept: list[tuple[str, float, dict[str, Any]]] = []
+    moved: list[tuple[str, float, dict[str, Any]]] = []
+    seen: list[frozenset[str]] = []
+    for item in fused:
+        words = frozenset(re.findall(r"\w+", (item[2]["_source"].get("text") or "").lower()))
+        if words and any(len(words & other) / len(words | other) >= threshold for other in seen):
+            moved.append(item)
+            continue
+        seen.append(words)
+        kept.append(item)
+    return kept + moved
+
+
 def _fuse(
     legs: list[list[dict[str, Any]]], weights: list[float] | None = None
 ) -> list[tuple[str, float, dict[str, Any]]]:
@@ -205,7 +226,9 @@ def memory_recall(
     for _weight, count in legs:
         ranked_legs.append(_merge_indices(responses[start : start + count], window))
         start += count
-    fused = _fuse(ranked_legs, [weight for weight, _count in legs])
+    fused = _spread_near_duplicates(
+        _fuse(ranked_legs, [weight for weight, _count in legs]), settings.ATLAS_DEDUP_JACCARD
+    )
     timings["fusion"] = (time.perf_counter() - t0) * 1000
     use_rerank = options.rerank if options.rerank is not None else settings.ATLAS_RERANK_DEFAULT
     if use_rerank and fused:

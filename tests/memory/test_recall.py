@@ -10,7 +10,7 @@ from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.scope import SubjectScope
-from memory.selectors import RecallOptions, _fuse, _merge_indices, bm25_weight, memory_recall
+from memory.selectors import RecallOptions, _fuse, _merge_indices, _spread_near_duplicates, bm25_weight, memory_recall
 from memory.services.writes import episode_write, fact_write, playbook_outcome_record, playbook_write
 
 
@@ -157,3 +157,18 @@ def test_bm25_keeps_its_full_weight_only_for_literal_queries(settings, query: st
     settings.ATLAS_RRF_WEIGHT_BM25 = 1.0
     settings.ATLAS_RRF_WEIGHT_BM25_NATURAL = 0.67
     assert bm25_weight(query) == (1.0 if literal else 0.67)
+
+
+def test_near_duplicates_move_below_the_distinct_memories() -> None:
+    def item(memory_id: str, text: str):
+        return (memory_id, 0.0, {"_source": {"text": text}})
+
+    fused = [
+        item("a", "Maya's router reboots every night at 3am"),
+        item("b", "Maya's router reboots every night at 3 am"),
+        item("c", "Maya prefers aisle seats on long flights"),
+        item("d", "the router reboots every night at 3am"),
+    ]
+    assert [i[0] for i in _spread_near_duplicates(fused, 0.6)] == ["a", "c", "b", "d"]
+    assert [i[0] for i in _spread_near_duplicates(fused, 0.95)] == ["a", "b", "c", "d"]
+    assert _spread_near_duplicates(fused, 0.0) is fused
