@@ -226,9 +226,9 @@ def memory_recall(
     for _weight, count in legs:
         ranked_legs.append(_merge_indices(responses[start : start + count], window))
         start += count
-    fused = _spread_near_duplicates(
-        _fuse(ranked_legs, [weight for weight, _count in legs]), settings.ATLAS_DEDUP_JACCARD
-    )
+    fused = _fuse(ranked_legs, [weight for weight, _count in legs])
+    # Within the window only: the comparison is quadratic, and beyond it nothing reaches the top k.
+    fused = _spread_near_duplicates(fused[:window], settings.ATLAS_DEDUP_JACCARD) + fused[window:]
     timings["fusion"] = (time.perf_counter() - t0) * 1000
     use_rerank = options.rerank if options.rerank is not None else settings.ATLAS_RERANK_DEFAULT
     if use_rerank and fused:
