@@ -214,9 +214,8 @@ def memory_recall(
         searches.append((indices, body))
         legs.append((bm25_weight(text), 1))
     if vector is not None:
-        for memory_type in indices:
-            body = queries.knn_leg(vector=vector, filters=filters, functions=functions, size=window)
-            searches.append(((memory_type,), body))
+        body = queries.knn_leg(vector=vector, filters=filters, functions=functions, size=window)
+        searches += [((memory_type,), body) for memory_type in indices]  # the same body for each index
         legs.append((settings.ATLAS_RRF_WEIGHT_DENSE, len(indices)))
     t0 = time.perf_counter()
     responses = store.memories_msearch(scope.reader(), searches=searches)
