@@ -11,20 +11,23 @@ from dataclasses import replace
 
 from _stack import ROOT, atlas_stack, progress
 
+OFF = {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}
+ONE_MODEL = {"multilingual": False}
 CONFIGS = [
-    # (label, RecallOptions overrides, dense RRF weight)
-    ("BM25 only", {"dense": False, "decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}, 1.0),
-    ("dense only", {"bm25": False, "decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}, 1.0),
-    (
-        "hybrid (RRF, equal weights)",
-        {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False},
-        1.0,
-    ),
-    ("hybrid (RRF, dense ×2)", {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}, 2.0),
-    ("hybrid (RRF, dense ×3)", {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}, 3.0),
-    ("hybrid + decay, boosts, priors (equal weights)", {}, 1.0),
-    ("**hybrid + decay, boosts, priors, dense ×2 (default)**", {}, 2.0),
-    ("hybrid + decay, boosts, priors, dense ×3", {}, 3.0),
+    # (label, RecallOptions overrides, dense RRF weight, multilingual RRF weight)
+    ("BM25 only", {"dense": False, **ONE_MODEL, **OFF}, 1.0, 0.0),
+    ("dense only (MiniLM)", {"bm25": False, **ONE_MODEL, **OFF}, 1.0, 0.0),
+    ("dense only (multilingual-e5)", {"bm25": False, "dense": False, **OFF}, 1.0, 1.0),
+    ("hybrid (RRF, equal weights)", {**ONE_MODEL, **OFF}, 1.0, 0.0),
+    ("hybrid (RRF, dense ×2)", {**ONE_MODEL, **OFF}, 2.0, 0.0),
+    ("hybrid (RRF, dense ×3)", {**ONE_MODEL, **OFF}, 3.0, 0.0),
+    ("hybrid + decay, boosts, priors (equal weights)", ONE_MODEL, 1.0, 0.0),
+    ("hybrid + decay, boosts, priors, dense ×2 (one model)", ONE_MODEL, 2.0, 0.0),
+    ("hybrid + decay, boosts, priors, dense ×3 (one model)", ONE_MODEL, 3.0, 0.0),
+    ("+ multilingual leg ×1", {}, 2.0, 1.0),
+    ("**+ multilingual leg ×2 (default)**", {}, 2.0, 2.0),
+    ("+ multilingual leg ×3", {}, 2.0, 3.0),
+    ("+ multilingual leg ×2, dense ×3", {}, 3.0, 2.0),
 ]
 
 
@@ -57,11 +60,12 @@ def main() -> int:
             )
         rows = []
         chosen = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
-        for label, overrides, dense_weight in chosen:
+        for label, overrides, dense_weight, multilingual_weight in chosen:
             label = (
                 f"{label} + contextual episodes (blend {settings.ATLAS_CONTEXT_BLEND})" if args.contextual else label
             )
             settings.ATLAS_RRF_WEIGHT_DENSE = dense_weight
+            settings.ATLAS_RRF_WEIGHT_MULTILINGUAL = multilingual_weight
             cells = []
             for name, (tenant, queries) in tenants.items():
                 progress(f"{label} on {name} …")

@@ -11,7 +11,8 @@ Providers:
 Every provider returns unit-length float vectors and names the vector space it
 writes in ``model_id``, which is stored on each document: vectors of two
 different ``model_id`` are never compared, a model change means a reindex.
-:func:`embedding_provider` builds the configured provider once per process.
+:func:`embedding_provider` builds the configured provider once per process;
+:func:`multilingual_embedding_provider` the optional second model, searched as a leg of its own.
 ``benchmarks/embedding_candidates.py`` measures the local candidates.
 """
 
@@ -583,10 +584,38 @@ def embedding_provider() -> EmbeddingProvider:
 
 
 def embedding_provider_reset() -> None:
-    """Forget the configured provider (settings changed, e.g. in tests)."""
-    global _provider
+    """Forget the configured providers (settings changed, e.g. in tests)."""
+    global _provider, _multilingual_provider
     with _provider_lock:
         _provider = None
+        _multilingual_provider = None
+
+
+_multilingual_provider: LocalEmbeddingProvider | None = None
+
+
+def multilingual_embedding_provider() -> LocalEmbeddingProvider | None:
+    """The second, multilingual model (ATLAS_MULTILINGUAL_EMBEDDING_MODEL), or None when it is off.
+
+    Its vectors go into every memory's ``embedding_multilingual`` and recall searches them as a
+    leg of their own: a user who writes Spanish and asks in English is found there, and on English
+    alone a second, differently trained model's votes still lift recall (README "Recall quality").
+    """
+    global _multilingual_provider
+    model = getattr(settings, "ATLAS_MULTILINGUAL_EMBEDDING_MODEL", "") or ""
+    if not model:
+        return None
+    if _multilingual_provider is None or _multilingual_provider.model_id != model:
+        with _provider_lock:
+            if _multilingual_provider is None or _multilingual_provider.model_id != model:
+                provider = local_embedding_provider(model, threads=int(getattr(settings, "ATLAS_EMBEDDING_THREADS", 1)))
+                if provider.dims != DEFAULT_DIMS:
+                    raise ImproperlyConfigured(
+                        f"The multilingual embedding model {model!r} makes {provider.dims}-dimensional vectors; "
+                        f"the indices' embedding_multilingual field holds {DEFAULT_DIMS}."
+                    )
+                _multilingual_provider = provider
+    return _multilingual_provider
 
 
 def _provider_from_settings() -> EmbeddingProvider:

@@ -18,6 +18,7 @@ from django.conf import settings
 from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
+from memory.elastic.documents import VECTOR_FIELDS
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
@@ -67,6 +68,8 @@ class RecallOptions:
     use_boost: bool = True
     catalog_prior: bool = True
     outcome: bool = True
+    # The multilingual dense leg, when ATLAS_MULTILINGUAL_EMBEDDING_MODEL names a model.
+    multilingual: bool = True
     rerank: bool | None = None  # None: the configured default
 
 
@@ -176,21 +179,27 @@ def memory_recall(
     ``record_use`` schedules the use-count bump of returned facts and playbooks
     off the request path; evaluations pass False so they never change what they measure.
     """
-    from memory.embeddings import embedding_provider
+    from memory.embeddings import embedding_provider, multilingual_embedding_provider
     from memory.services.documents import timestamp
 
     started = time.perf_counter()
     text, k, types = _validate_recall(query, k, memory_types)
     at = timestamp(as_of, field_name="as_of") if as_of is not None else None
     options = options or RecallOptions()
-    if not (options.bm25 or options.dense):
+    multilingual = multilingual_embedding_provider() if options.multilingual else None
+    if not (options.bm25 or options.dense or multilingual):
         raise ValidationFailed("recall needs at least one of the BM25 and dense legs")
     scope = SubjectScope.of(subject)
     timings: dict[str, float] = {}
-    vector = None
+    # (vector field, query vector, RRF weight) of each dense leg.
+    dense_legs: list[tuple[str, list[float], float]] = []
+    t0 = time.perf_counter()
     if options.dense:
-        t0 = time.perf_counter()
-        vector = embedding_provider().embed_query(text)
+        dense_legs.append(("embedding", embedding_provider().embed_query(text), settings.ATLAS_RRF_WEIGHT_DENSE))
+    if multilingual is not None:
+        weight = settings.ATLAS_RRF_WEIGHT_MULTILINGUAL
+        dense_legs.append(("embedding_multilingual", multilingual.embed_query(text), weight))
+    if dense_legs:
         timings["embed"] = (time.perf_counter() - t0) * 1000
     indices = types + (("archive",) if (include_superseded or at) and "semantic" in types else ())
     filters = [*scope.read_filters(), *queries.visibility_filter(include_superseded=include_superseded, as_of=at)]
@@ -213,10 +222,10 @@ def memory_recall(
         body = queries.bm25_leg(memory_types=indices, text=text, filters=filters, functions=functions, size=window)
         searches.append((indices, body))
         legs.append((bm25_weight(text), 1))
-    if vector is not None:
-        body = queries.knn_leg(vector=vector, filters=filters, functions=functions, size=window)
+    for vector_field, vector, weight in dense_legs:
+        body = queries.knn_leg(vector=vector, filters=filters, functions=functions, size=window, field=vector_field)
         searches += [((memory_type,), body) for memory_type in indices]  # the same body for each index
-        legs.append((settings.ATLAS_RRF_WEIGHT_DENSE, len(indices)))
+        legs.append((weight, len(indices)))
     t0 = time.perf_counter()
     responses = store.memories_msearch(scope.reader(), searches=searches)
     timings["search"] = (time.perf_counter() - t0) * 1000
@@ -310,7 +319,7 @@ def memory_list(
         "query": queries.list_query(filters=filters, memory_types=None),
         "size": page_size,
         "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
-        "_source": {"excludes": ["embedding"]},
+        "_source": {"excludes": VECTOR_FIELDS},
     }
     if cursor is not None:
         after = _cursor_decode(cursor)

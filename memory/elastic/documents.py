@@ -36,6 +36,10 @@ def stored_vector(vector: Sequence[float]) -> str:
     return bytes(round(x * scale) & 0xFF for x in values).hex()
 
 
+#: The stored vectors: never returned to callers, copied whole by reindex and archive.
+VECTOR_FIELDS = ["embedding", "embedding_multilingual"]
+
+
 def searchable_text() -> Text:
     """English text for BM25 — stop words dropped, words stemmed ("cabling" finds "cable") — with an
     unstemmed ``.exact`` subfield, so version numbers, error codes and names still match literally."""
@@ -57,6 +61,11 @@ class MemoryDocument(Document):
         dims=EMBEDDING_DIMS, element_type="byte", similarity="cosine", index=True, index_options={"type": "flat"}
     )
     embedding_model = Keyword()
+    # The second model's vector (ATLAS_MULTILINGUAL_EMBEDDING_MODEL), searched as a recall leg of its own.
+    embedding_multilingual = DenseVector(
+        dims=EMBEDDING_DIMS, element_type="byte", similarity="cosine", index=True, index_options={"type": "flat"}
+    )
+    embedding_multilingual_model = Keyword()
     created_at = Date()
 
 

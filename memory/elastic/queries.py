@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from memory import recall_constants as rc
-from memory.elastic.documents import stored_vector
+from memory.elastic.documents import VECTOR_FIELDS, stored_vector
 
 
 def owner_filter(*, tenant_id: str, user_id: str | None) -> dict[str, Any]:
@@ -154,23 +154,29 @@ def bm25_leg(
     return {
         "query": _scored({"bool": {"must": [match], "filter": filters}}, functions),
         "size": size,
-        "_source": {"excludes": ["embedding"]},
+        "_source": {"excludes": VECTOR_FIELDS},
     }
 
 
 def knn_leg(
-    *, vector: list[float], filters: list[dict[str, Any]], functions: list[dict[str, Any]], size: int
+    *,
+    vector: list[float],
+    filters: list[dict[str, Any]],
+    functions: list[dict[str, Any]],
+    size: int,
+    field: str = "embedding",
 ) -> dict[str, Any]:
+    """A kNN leg over ``field`` (``embedding``, or ``embedding_multilingual`` for the second model)."""
     knn = {
         "knn": {
-            "field": "embedding",
+            "field": field,
             "query_vector": stored_vector(vector),
             "k": size,
             "num_candidates": size * rc.KNN_CANDIDATES_PER_RESULT,
             "filter": filters,
         }
     }
-    return {"query": _scored(knn, functions), "size": size, "_source": {"excludes": ["embedding"]}}
+    return {"query": _scored(knn, functions), "size": size, "_source": {"excludes": VECTOR_FIELDS}}
 
 
 def ids_query(ids: list[str]) -> dict[str, Any]:

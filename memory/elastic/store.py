@@ -13,6 +13,7 @@ from typing import Any
 from elasticsearch import Elasticsearch, NotFoundError, helpers
 
 from .client import es_errors
+from .documents import VECTOR_FIELDS
 from .indices import alias_name
 
 RETRY_ON_CONFLICT = 20
@@ -88,7 +89,7 @@ def memories_fetch(
             index=indices_of(memory_types),
             query=query,
             size=len(ids) * len(memory_types),
-            source_excludes=["embedding"],
+            source_excludes=VECTOR_FIELDS,
         )
     return {hit["_id"]: hit for hit in response["hits"]["hits"]}
 
@@ -176,7 +177,7 @@ def memories_scan(
     include_embedding: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """Every matching hit (index, id, source), paged with search_after."""
-    excludes = [] if include_embedding else ["embedding"]
+    excludes = [] if include_embedding else VECTOR_FIELDS
     after = None
     while True:
         # _id cannot be sorted on (no doc values); memory_id is its keyword copy.

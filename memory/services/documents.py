@@ -362,15 +362,25 @@ def _unit(vector: Sequence[float]) -> list[float]:
 
 
 def embed_into(prepared: Sequence[PreparedMemory]) -> None:
-    """Compute the embeddings of ``prepared`` in one batch and stamp the model id."""
-    from memory.embeddings import embedding_provider
-
+    """Compute the embeddings of ``prepared`` in one batch per model and stamp the model ids."""
     if not prepared:
         return
-    provider = embedding_provider()
-    for item, vector in zip(prepared, memory_vectors(provider, [p.source for p in prepared]), strict=True):
-        item.source["embedding"] = vector
-        item.source["embedding_model"] = provider.model_id
+    for vector_field, provider in embedding_fields():
+        for item, vector in zip(prepared, memory_vectors(provider, [p.source for p in prepared]), strict=True):
+            item.source[vector_field] = vector
+            item.source[f"{vector_field}_model"] = provider.model_id
+
+
+def embedding_fields() -> list[tuple[str, Any]]:
+    """(vector field, provider) for each configured model: ``embedding`` always, then
+    ``embedding_multilingual`` when ATLAS_MULTILINGUAL_EMBEDDING_MODEL names a model."""
+    from memory.embeddings import embedding_provider, multilingual_embedding_provider
+
+    fields: list[tuple[str, Any]] = [("embedding", embedding_provider())]
+    multilingual = multilingual_embedding_provider()
+    if multilingual is not None:
+        fields.append(("embedding_multilingual", multilingual))
+    return fields
 
 
 def by_type(items: Iterable[PreparedMemory]) -> dict[str, list[PreparedMemory]]:

@@ -23,7 +23,7 @@ from memory.elastic.client import bootstrap_client, es_errors
 from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE, stored_vector
 from memory.elastic.indices import MEMORY_TYPES, alias_name, versioned_name
 
-from .documents import memory_vectors
+from .documents import embedding_fields, memory_vectors
 
 
 @dataclass
@@ -32,7 +32,8 @@ class ReindexReport:
     source_index: str
     target_index: str
     copied: int
-    reembedded: int
+    # Documents whose vector in each field was computed anew ({"embedding": n, "embedding_multilingual": m}).
+    reembedded: dict[str, int]
 
 
 def _current_index(es, alias: str) -> tuple[str, int]:
@@ -48,13 +49,12 @@ def _current_index(es, alias: str) -> tuple[str, int]:
 def index_reindex(
     *, memory_type: str, reembed: bool = False, progress: Callable[[int, int], None] | None = None
 ) -> ReindexReport:
-    from memory.embeddings import embedding_provider
-
     if memory_type not in MEMORY_TYPES:
         raise ValidationFailed(f"memory type must be one of {', '.join(MEMORY_TYPES)}")
     es = bootstrap_client()
     alias = alias_name(memory_type)
-    provider = embedding_provider()
+    fields = embedding_fields()
+    multilingual_on = any(field == "embedding_multilingual" for field, _provider in fields)
     with es_errors("reindex"):
         source_index, version = _current_index(es, alias)
         target_index = versioned_name(memory_type, version + 1)
@@ -65,18 +65,24 @@ def index_reindex(
         es.indices.put_settings(index=source_index, settings={"index.blocks.write": True})
         try:
             total = es.count(index=source_index)["count"]
-            copied = reembedded = 0
+            copied = 0
+            reembedded = {field: 0 for field, _provider in fields}
             batch: list[dict] = []
 
             def flush() -> None:
-                nonlocal copied, reembedded
-                stale = [d for d in batch if reembed or d["_source"].get("embedding_model") != provider.model_id]
-                if stale:
-                    vectors = memory_vectors(provider, [d["_source"] for d in stale])
-                    for doc, vector in zip(stale, vectors, strict=True):
-                        doc["_source"]["embedding"] = vector
-                        doc["_source"]["embedding_model"] = provider.model_id
-                    reembedded += len(stale)
+                nonlocal copied
+                for field, provider in fields:
+                    stale = [d for d in batch if reembed or d["_source"].get(f"{field}_model") != provider.model_id]
+                    if stale:
+                        vectors = memory_vectors(provider, [d["_source"] for d in stale])
+                        for doc, vector in zip(stale, vectors, strict=True):
+                            doc["_source"][field] = vector
+                            doc["_source"][f"{field}_model"] = provider.model_id
+                        reembedded[field] += len(stale)
+                if not multilingual_on:  # switched off: the old model's vectors would never be searched
+                    for doc in batch:
+                        doc["_source"].pop("embedding_multilingual", None)
+                        doc["_source"].pop("embedding_multilingual_model", None)
                 for doc in batch:
                     # Indices made before byte vectors hold float arrays: same model, new stored form.
                     if isinstance(doc["_source"].get("embedding"), list):

@@ -15,6 +15,7 @@ from django.conf import settings
 from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
+from memory.elastic.documents import VECTOR_FIELDS
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 
 
 def _stored(prepared: PreparedMemory) -> dict[str, Any]:
-    out = {k: v for k, v in prepared.source.items() if k != "embedding"}
+    out = {k: v for k, v in prepared.source.items() if k not in VECTOR_FIELDS}
     return {"id": prepared.memory_id, "type": prepared.memory_type, **out}
 
 

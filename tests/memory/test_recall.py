@@ -9,6 +9,8 @@ import pytest
 from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
+from memory.elastic.client import bootstrap_client
+from memory.elastic.indices import alias_name
 from memory.scope import SubjectScope
 from memory.selectors import RecallOptions, _fuse, _merge_indices, _spread_near_duplicates, bm25_weight, memory_recall
 from memory.services.writes import episode_write, fact_write, playbook_outcome_record, playbook_write
@@ -95,6 +97,40 @@ def test_both_legs_find_what_each_is_good_at(maya) -> None:
     assert exact[0]["text"].startswith("The router shows error E1127")
     meaning = memory_recall(subject=maya, query="cycling by the sea", k=1, options=RecallOptions(bm25=False)).hits
     assert meaning[0]["text"].startswith("I adore long bicycle rides")
+
+
+def test_the_multilingual_leg_finds_a_memory_written_in_another_language(maya) -> None:
+    """all-MiniLM-L6-v2 is English-only: an English question about a Spanish memory ranks it below
+    English look-alikes. multilingual-e5's leg, searched alone, puts it first."""
+    spanish = "Mi hermana Marta se casa el 14 de junio en Valencia, en la Albufera."
+    for text in (
+        spanish,
+        "We booked the hotel in Valencia for the conference in June.",
+        "My sister lent me her car for the weekend.",
+        "The 14th of June is the deadline for the tax return.",
+        "Married couples get a discount at the climbing gym.",
+        "I need to buy a present for my colleague's birthday party.",
+    ):
+        episode_write(subject=maya, text=text)
+
+    def rank(options: RecallOptions) -> int:
+        hits = memory_recall(subject=maya, query="When is her sister getting married?", k=6, options=options).hits
+        return [h["text"] for h in hits].index(spanish) + 1
+
+    assert rank(RecallOptions(bm25=False, dense=False)) == 1
+    assert rank(RecallOptions(bm25=False, multilingual=False)) == 4
+
+
+def test_without_a_multilingual_model_nothing_is_stored_or_searched_for_it(maya, settings) -> None:
+    settings.ATLAS_MULTILINGUAL_EMBEDDING_MODEL = ""
+    written = episode_write(subject=maya, text="Mi hermana Marta se casa en junio")
+    source = bootstrap_client().get(index=alias_name("episodic"), id=written["id"])["_source"]
+    assert source["embedding_model"] == "all-MiniLM-L6-v2-int8-onnx"
+    assert "embedding_multilingual" not in source
+    assert "embedding_multilingual_model" not in source
+    with pytest.raises(ValidationFailed) as info:
+        memory_recall(subject=maya, query="wedding", options=RecallOptions(bm25=False, dense=False))
+    assert info.value.message == "recall needs at least one of the BM25 and dense legs"
 
 
 def test_types_selection_and_timings(maya) -> None:

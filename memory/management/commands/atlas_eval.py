@@ -23,7 +23,10 @@ class Command(AtlasCommand):
         parser.add_argument("--k", type=int, default=10)
         parser.add_argument("--json", type=Path, help="write the full report (per query) to this file")
         parser.add_argument("--no-bm25", action="store_true")
-        parser.add_argument("--no-dense", action="store_true")
+        parser.add_argument("--no-dense", action="store_true", help="switch off the main embedding's kNN leg")
+        parser.add_argument(
+            "--no-multilingual", action="store_true", help="switch off the multilingual embedding's kNN leg"
+        )
         parser.add_argument("--no-rerank", action="store_true")
         parser.add_argument(
             "--no-decay", action="store_true", help="also switches off use boost, catalog prior, outcome"
@@ -42,6 +45,7 @@ class Command(AtlasCommand):
         recall_options = RecallOptions(
             bm25=not options["no_bm25"],
             dense=not options["no_dense"],
+            multilingual=not options["no_multilingual"],
             rerank=False if options["no_rerank"] else None,
             decay=not no_ranking,
             use_boost=not no_ranking,

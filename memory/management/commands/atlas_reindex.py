@@ -25,6 +25,6 @@ class Command(AtlasCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"{report.alias}: {report.source_index} → {report.target_index}, {report.copied} document(s), "
-                f"{report.reembedded} re-embedded"
+                f"re-embedded: {', '.join(f'{n} in {field}' for field, n in report.reembedded.items())}"
             )
         )
