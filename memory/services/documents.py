@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
@@ -332,15 +332,18 @@ def embedding_text_of(source: dict[str, Any]) -> str:
     return source.get("text") or ""
 
 
-def memory_vectors(provider: Any, sources: Sequence[dict[str, Any]]) -> list[str]:
+def memory_vectors(provider: Any, sources: Sequence[dict[str, Any]], *, with_context: bool = True) -> list[str]:
     """The stored vectors of ``sources``, embedded in one batch (the same rule at write time and at reindex).
 
     A turn embedded with its context (``embedding_context``) is stored as a blend of the contextual
     vector and the turn's own, weighted by ATLAS_CONTEXT_BLEND: the context resolves "yes, the second
     one did it", the turn's own vector keeps questions about the turn itself finding it.
+    ``with_context=False`` embeds every turn alone.
     """
     from django.conf import settings
 
+    if not with_context:
+        sources = [{k: v for k, v in source.items() if k != "embedding_context"} for source in sources]
     texts = [embedding_text_of(source) for source in sources]
     blended = [i for i, source in enumerate(sources) if _contextual(source)]
     own = [sources[i].get("text") or "" for i in blended]
@@ -365,21 +368,32 @@ def embed_into(prepared: Sequence[PreparedMemory]) -> None:
     """Compute the embeddings of ``prepared`` in one batch per model and stamp the model ids."""
     if not prepared:
         return
-    for vector_field, provider in embedding_fields():
-        for item, vector in zip(prepared, memory_vectors(provider, [p.source for p in prepared]), strict=True):
-            item.source[vector_field] = vector
-            item.source[f"{vector_field}_model"] = provider.model_id
+    for vector_field in embedding_fields():
+        sources = [p.source for p in prepared]
+        vectors = memory_vectors(vector_field.provider, sources, with_context=vector_field.with_context)
+        for item, vector in zip(prepared, vectors, strict=True):
+            item.source[vector_field.name] = vector
+            item.source[f"{vector_field.name}_model"] = vector_field.provider.model_id
 
 
-def embedding_fields() -> list[tuple[str, Any]]:
-    """(vector field, provider) for each configured model: ``embedding`` always, then
-    ``embedding_multilingual`` when ATLAS_MULTILINGUAL_EMBEDDING_MODEL names a model."""
+class VectorField(NamedTuple):
+    name: str
+    provider: Any
+    # Whether a contextual turn's vector includes its context (ATLAS_CONTEXTUAL_EPISODES).
+    with_context: bool
+
+
+def embedding_fields() -> list[VectorField]:
+    """The vector fields a memory stores: ``embedding`` always, then ``embedding_multilingual`` when
+    ATLAS_MULTILINGUAL_EMBEDDING_MODEL names a model. The multilingual vector embeds every turn alone:
+    with the date and previous turn in its text, multilingual-e5 ranked contextual turns above
+    everything else (atlas_v1 R@10 0.935 → 0.749, README "Hard set")."""
     from memory.embeddings import embedding_provider, multilingual_embedding_provider
 
-    fields: list[tuple[str, Any]] = [("embedding", embedding_provider())]
+    fields = [VectorField("embedding", embedding_provider(), with_context=True)]
     multilingual = multilingual_embedding_provider()
     if multilingual is not None:
-        fields.append(("embedding_multilingual", multilingual))
+        fields.append(VectorField("embedding_multilingual", multilingual, with_context=False))
     return fields
 
 

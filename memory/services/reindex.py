@@ -54,7 +54,7 @@ def index_reindex(
     es = bootstrap_client()
     alias = alias_name(memory_type)
     fields = embedding_fields()
-    multilingual_on = any(field == "embedding_multilingual" for field, _provider in fields)
+    multilingual_on = any(vector_field.name == "embedding_multilingual" for vector_field in fields)
     with es_errors("reindex"):
         source_index, version = _current_index(es, alias)
         target_index = versioned_name(memory_type, version + 1)
@@ -66,15 +66,16 @@ def index_reindex(
         try:
             total = es.count(index=source_index)["count"]
             copied = 0
-            reembedded = {field: 0 for field, _provider in fields}
+            reembedded = {vector_field.name: 0 for vector_field in fields}
             batch: list[dict] = []
 
             def flush() -> None:
                 nonlocal copied
-                for field, provider in fields:
+                for field, provider, with_context in fields:
                     stale = [d for d in batch if reembed or d["_source"].get(f"{field}_model") != provider.model_id]
                     if stale:
-                        vectors = memory_vectors(provider, [d["_source"] for d in stale])
+                        sources = [d["_source"] for d in stale]
+                        vectors = memory_vectors(provider, sources, with_context=with_context)
                         for doc, vector in zip(stale, vectors, strict=True):
                             doc["_source"][field] = vector
                             doc["_source"][f"{field}_model"] = provider.model_id

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from memory.elastic.client import bootstrap_client
 from memory.elastic.documents import stored_vector
-from memory.embeddings import embedding_provider
+from memory.elastic.indices import alias_name
+from memory.embeddings import embedding_provider, multilingual_embedding_provider
 from memory.selectors import RecallOptions, memory_get, memory_recall
 from memory.services.documents import embedding_text_of, memory_vectors
 from memory.services.writes import episode_write
@@ -36,6 +38,20 @@ def test_a_turn_is_embedded_with_the_turn_before_it(maya) -> None:
     assert embedding_text_of(reply).endswith("\nNow: Yes, the second one did it!")
     hits = memory_recall(subject=maya, query="what fixed the printer jam?", k=2, options=RecallOptions(bm25=False)).hits
     assert reply["id"] in [h["id"] for h in hits]
+
+
+def test_the_multilingual_vector_embeds_the_turn_alone(maya) -> None:
+    """multilingual-e5 given the date and the previous turn ranks contextual turns above everything
+    (README "Hard set"), so only the main model's vector carries the context."""
+    episode_write(subject=maya, session_id="s-1", at="2026-03-02T10:00:00Z", text="Should I reinstall the driver?")
+    reply = episode_write(subject=maya, session_id="s-1", at="2026-03-02T10:05:00Z", text="Yes, that did it!")
+    stored = bootstrap_client().get(index=alias_name("episodic"), id=reply["id"])["_source"]["embedding_multilingual"]
+    e5 = multilingual_embedding_provider()
+    alone, with_context = e5.embed_documents([reply["text"], embedding_text_of(reply)])
+    signed = np.frombuffer(bytes.fromhex(stored), dtype=np.int8).astype(float)
+    cosine = lambda a, b: float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))  # noqa: E731
+    assert cosine(signed, alone) > 0.999
+    assert cosine(signed, with_context) < 0.95
 
 
 def test_turns_of_other_sessions_or_subjects_are_not_context(maya, tom) -> None:
