@@ -225,14 +225,16 @@ def memory_recall(
         searches.append((indices, body))
         legs.append((bm25_weight(text), 1))
 
-    def knn_searches(vector_field: str, query_vector: list[float]) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+    def knn_searches(
+        vector_field: str, query_vector: list[float], leg_functions: list[dict[str, Any]]
+    ) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
         body = queries.knn_leg(
-            vector=query_vector, filters=filters, functions=functions, size=window, field=vector_field
+            vector=query_vector, filters=filters, functions=leg_functions, size=window, field=vector_field
         )
         return [((memory_type,), body) for memory_type in indices]  # the same body for each index
 
     if vector is not None:
-        searches += knn_searches("embedding", vector)
+        searches += knn_searches("embedding", vector, functions)
         legs.append((settings.ATLAS_RRF_WEIGHT_DENSE, len(indices)))
     reader = scope.reader()
     responses: list[dict[str, Any]] = []
@@ -245,8 +247,12 @@ def memory_recall(
         multilingual_vector = pending.result()
         timings["embed"] += (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
+        # Plain similarity, no ranking functions: multilingual-e5's cosines crowd into a narrow band
+        # (≈ 0.8–0.95), where a decay or prior factor outweighs relevance — with them the leg ranked
+        # recent episodes first and never a catalog entry (atlas_v1 R@10 0.948 → 0.759). Decay, use,
+        # priors and outcomes still reach the fused ranking through the other two legs.
         responses += store.memories_msearch(
-            reader, searches=knn_searches("embedding_multilingual", multilingual_vector)
+            reader, searches=knn_searches("embedding_multilingual", multilingual_vector, [])
         )
         timings["search"] += (time.perf_counter() - t0) * 1000
         legs.append((settings.ATLAS_RRF_WEIGHT_MULTILINGUAL, len(indices)))
