@@ -121,6 +121,18 @@ def test_the_multilingual_leg_finds_a_memory_written_in_another_language(maya) -
     assert rank(RecallOptions(bm25=False, multilingual=False)) == 4
 
 
+def test_the_multilingual_leg_ranks_by_similarity_alone(maya) -> None:
+    """No decay or priors on the multilingual leg: e5's cosines sit in a narrow band, where a factor of
+    0.2 for an old turn would outweigh any difference in relevance."""
+    old = episode_write(subject=maya, at="2019-01-10T10:00:00Z", text="Mi hermana Marta se casa en junio en Valencia.")
+    episode_write(subject=maya, text="We booked the hotel in Valencia for the conference in June.")
+    assert rc.decay_multiplier(2790) < 0.25  # what the old turn would be multiplied by
+    hits = memory_recall(
+        subject=maya, query="When is her sister getting married?", k=2, options=RecallOptions(bm25=False, dense=False)
+    ).hits
+    assert [h["id"] for h in hits][0] == old["id"]
+
+
 def test_without_a_multilingual_model_nothing_is_stored_or_searched_for_it(maya, settings) -> None:
     settings.ATLAS_MULTILINGUAL_EMBEDDING_MODEL = ""
     written = episode_write(subject=maya, text="Mi hermana Marta se casa en junio")
