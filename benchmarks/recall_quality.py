@@ -35,7 +35,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sets", nargs="*", default=sorted(p.name for p in (ROOT / "eval").iterdir() if p.is_dir()))
     parser.add_argument("--configs", nargs="*", type=int, help="indexes into the configuration list (default: all)")
-    parser.add_argument("--contextual", action="store_true", help="import with contextual episode embeddings")
+    parser.add_argument(
+        "--contextual",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="import with contextual episode embeddings (the default; --no-contextual without)",
+    )
     args = parser.parse_args()
     with atlas_stack():
         from django.conf import settings
@@ -61,9 +66,7 @@ def main() -> int:
         rows = []
         chosen = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
         for label, overrides, dense_weight, multilingual_weight in chosen:
-            label = (
-                f"{label} + contextual episodes (blend {settings.ATLAS_CONTEXT_BLEND})" if args.contextual else label
-            )
+            label = label if args.contextual else f"{label}, turns embedded without context"
             settings.ATLAS_RRF_WEIGHT_DENSE = dense_weight
             settings.ATLAS_RRF_WEIGHT_MULTILINGUAL = multilingual_weight
             cells = []
