@@ -386,8 +386,8 @@ class VectorField(NamedTuple):
 def embedding_fields() -> list[VectorField]:
     """The vector fields a memory stores: ``embedding`` always, then ``embedding_multilingual`` when
     ATLAS_MULTILINGUAL_EMBEDDING_MODEL names a model. The multilingual vector embeds every turn alone:
-    with the date and previous turn in its text, multilingual-e5 ranked contextual turns above
-    everything else (atlas_v1 R@10 0.935 → 0.749, README "Hard set")."""
+    the main vector carries the context, the second the turn's own words in any language (README
+    "Hard set": e5 with context is not measured on its own yet)."""
     from memory.embeddings import embedding_provider, multilingual_embedding_provider
 
     fields = [VectorField("embedding", embedding_provider(), with_context=True)]

@@ -41,8 +41,7 @@ def test_a_turn_is_embedded_with_the_turn_before_it(maya) -> None:
 
 
 def test_the_multilingual_vector_embeds_the_turn_alone(maya) -> None:
-    """multilingual-e5 given the date and the previous turn ranks contextual turns above everything
-    (README "Hard set"), so only the main model's vector carries the context."""
+    """Only the main model's vector carries the context; the multilingual one is the turn's own words."""
     episode_write(subject=maya, session_id="s-1", at="2026-03-02T10:00:00Z", text="Should I reinstall the driver?")
     reply = episode_write(subject=maya, session_id="s-1", at="2026-03-02T10:05:00Z", text="Yes, that did it!")
     stored = bootstrap_client().get(index=alias_name("episodic"), id=reply["id"])["_source"]["embedding_multilingual"]
