@@ -171,8 +171,21 @@ def test_eval_cli_prints_metrics_per_type_and_leaks(imported, tmp_path: Path) ->
     report = json.loads(report_path.read_text())
     assert report["summary"]["all"]["recall@10"] == 1.0
     assert {"all", "semantic", "episodic", "catalog"} <= set(report["summary"])
-    bm25_only, _ = run("atlas_eval", "--tenant", "cli-co", "--queries", str(queries), "--no-dense", "--quiet")
+    bm25_only, _ = run(
+        "atlas_eval", "--tenant", "cli-co", "--queries", str(queries), "--no-dense", "--no-multilingual", "--quiet"
+    )
     assert "leaks: 0" in bm25_only
+    with pytest.raises(CommandError, match="recall needs at least one of the BM25 and dense legs"):
+        run(
+            "atlas_eval",
+            "--tenant",
+            "cli-co",
+            "--queries",
+            str(queries),
+            "--no-bm25",
+            "--no-dense",
+            "--no-multilingual",
+        )
 
 
 def test_forget_cli(imported) -> None:
