@@ -368,8 +368,8 @@ def embed_into(prepared: Sequence[PreparedMemory]) -> None:
     """Compute the embeddings of ``prepared`` in one batch per model and stamp the model ids."""
     if not prepared:
         return
+    sources = [p.source for p in prepared]
     for vector_field in embedding_fields():
-        sources = [p.source for p in prepared]
         vectors = memory_vectors(vector_field.provider, sources, with_context=vector_field.with_context)
         for item, vector in zip(prepared, vectors, strict=True):
             item.source[vector_field.name] = vector

@@ -20,7 +20,7 @@ from elasticsearch import helpers
 from atlas_site.errors import ValidationFailed
 from memory.elastic.bootstrap import index_settings
 from memory.elastic.client import bootstrap_client, es_errors
-from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE, stored_vector
+from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE, VECTOR_FIELDS, stored_vector
 from memory.elastic.indices import MEMORY_TYPES, alias_name, versioned_name
 
 from .documents import embedding_fields, memory_vectors
@@ -54,7 +54,8 @@ def index_reindex(
     es = bootstrap_client()
     alias = alias_name(memory_type)
     fields = embedding_fields()
-    multilingual_on = any(vector_field.name == "embedding_multilingual" for vector_field in fields)
+    # Vector fields no configured model writes (the multilingual one, switched off): nothing would search them.
+    unused = [name for name in VECTOR_FIELDS if name not in {vector_field.name for vector_field in fields}]
     with es_errors("reindex"):
         source_index, version = _current_index(es, alias)
         target_index = versioned_name(memory_type, version + 1)
@@ -80,10 +81,10 @@ def index_reindex(
                             doc["_source"][field] = vector
                             doc["_source"][f"{field}_model"] = provider.model_id
                         reembedded[field] += len(stale)
-                if not multilingual_on:  # switched off: the old model's vectors would never be searched
-                    for doc in batch:
-                        doc["_source"].pop("embedding_multilingual", None)
-                        doc["_source"].pop("embedding_multilingual_model", None)
+                for doc in batch:
+                    for name in unused:
+                        doc["_source"].pop(name, None)
+                        doc["_source"].pop(f"{name}_model", None)
                 for doc in batch:
                     # Indices made before byte vectors hold float arrays: same model, new stored form.
                     if isinstance(doc["_source"].get("embedding"), list):
