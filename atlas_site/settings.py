@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -203,6 +204,25 @@ ATLAS_RERANK_MODEL = env.str("ATLAS_RERANK_MODEL", default="")
 ATLAS_RERANK_INFERENCE_ID = env.str("ATLAS_RERANK_INFERENCE_ID", default="")
 ATLAS_RERANK_TIMEOUT = env.float("ATLAS_RERANK_TIMEOUT", default=2.0)
 ATLAS_RERANK_DEFAULT = env.bool("ATLAS_RERANK_DEFAULT", default=ATLAS_RERANK_PROVIDER != "none")
+# How recall fuses its legs: "zscore" (each leg's scores standardised over its window, weighted and
+# summed: the default, measured on both evaluation sets in README "Recall quality") or "rrf"
+# (reciprocal rank fusion, which keeps only each memory's rank in each leg).
+ATLAS_FUSION = env.str("ATLAS_FUSION", default="zscore")
+if ATLAS_FUSION not in ("zscore", "rrf"):
+    raise ImproperlyConfigured(f"ATLAS_FUSION must be 'zscore' or 'rrf', not {ATLAS_FUSION!r}")
+# Score-fusion weight of each leg: BM25's scores are the least comparable across queries, so it
+# counts a quarter of a dense leg.
+ATLAS_ZSCORE_WEIGHT_BM25 = env.float("ATLAS_ZSCORE_WEIGHT_BM25", default=0.5)
+ATLAS_ZSCORE_WEIGHT_DENSE = env.float("ATLAS_ZSCORE_WEIGHT_DENSE", default=2.0)
+ATLAS_ZSCORE_WEIGHT_MULTILINGUAL = env.float("ATLAS_ZSCORE_WEIGHT_MULTILINGUAL", default=2.0)
+# Language-aware fusion: a memory that does not read as English (memory/language.py) is ranked by the
+# multilingual leg alone, scaled to the whole weight — BM25's english analyzer and MiniLM cannot judge it.
+ATLAS_LANGUAGE_AWARE_FUSION = env.bool("ATLAS_LANGUAGE_AWARE_FUSION", default=True)
+# A reply shares its question's relevance: an episode gains this share of its session's previous
+# turn's fused score when that turn is a candidate too (0 = off; README "Recall quality").
+ATLAS_REPLY_INHERITANCE = env.float("ATLAS_REPLY_INHERITANCE", default=0.5)
+if not 0 <= ATLAS_REPLY_INHERITANCE <= 1:
+    raise ImproperlyConfigured(f"ATLAS_REPLY_INHERITANCE must be between 0 and 1, not {ATLAS_REPLY_INHERITANCE}")
 # Reciprocal rank fusion weight of each recall leg: the dense leg counts double (measured on both
 # evaluation sets, README "Recall quality"; ×3 helps the hard set but costs atlas_v1 its R@5 gate).
 ATLAS_RRF_WEIGHT_BM25 = env.float("ATLAS_RRF_WEIGHT_BM25", default=1.0)

@@ -13,21 +13,32 @@ from _stack import ROOT, atlas_stack, progress
 
 OFF = {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}
 ONE_MODEL = {"multilingual": False}
+# The levers this table adds one by one, all off: rank fusion, no language awareness, no inheritance.
+RRF = {
+    "ATLAS_FUSION": "rrf",
+    "ATLAS_LANGUAGE_AWARE_FUSION": False,
+    "ATLAS_REPLY_INHERITANCE": 0.0,
+    "ATLAS_RRF_WEIGHT_DENSE": 2.0,
+}
+ZSCORE = {**RRF, "ATLAS_FUSION": "zscore"}
+LANGUAGE_AWARE = {**ZSCORE, "ATLAS_LANGUAGE_AWARE_FUSION": True}
 CONFIGS = [
-    # (label, RecallOptions overrides, dense RRF weight, multilingual RRF weight)
-    ("BM25 only", {"dense": False, **ONE_MODEL, **OFF}, 1.0, 0.0),
-    ("dense only (MiniLM)", {"bm25": False, **ONE_MODEL, **OFF}, 1.0, 0.0),
-    ("dense only (multilingual-e5)", {"bm25": False, "dense": False, **OFF}, 1.0, 1.0),
-    ("hybrid (RRF, equal weights)", {**ONE_MODEL, **OFF}, 1.0, 0.0),
-    ("hybrid (RRF, dense ×2)", {**ONE_MODEL, **OFF}, 2.0, 0.0),
-    ("hybrid (RRF, dense ×3)", {**ONE_MODEL, **OFF}, 3.0, 0.0),
-    ("hybrid + decay, boosts, priors (equal weights)", ONE_MODEL, 1.0, 0.0),
-    ("hybrid + decay, boosts, priors, dense ×2 (one model)", ONE_MODEL, 2.0, 0.0),
-    ("hybrid + decay, boosts, priors, dense ×3 (one model)", ONE_MODEL, 3.0, 0.0),
-    ("+ multilingual leg ×1", {}, 2.0, 1.0),
-    ("**+ multilingual leg ×2 (default)**", {}, 2.0, 2.0),
-    ("+ multilingual leg ×3", {}, 2.0, 3.0),
-    ("+ multilingual leg ×2, dense ×3", {}, 3.0, 2.0),
+    # (label, RecallOptions overrides, settings overrides); unnamed settings keep their defaults
+    ("BM25 only", {"dense": False, **ONE_MODEL, **OFF}, RRF),
+    ("dense only (MiniLM)", {"bm25": False, **ONE_MODEL, **OFF}, RRF),
+    ("dense only (multilingual-e5)", {"bm25": False, "dense": False, **OFF}, RRF),
+    ("hybrid (RRF, equal weights)", {**ONE_MODEL, **OFF}, {**RRF, "ATLAS_RRF_WEIGHT_DENSE": 1.0}),
+    ("hybrid (RRF, dense ×2)", {**ONE_MODEL, **OFF}, RRF),
+    ("hybrid + decay, boosts, priors (RRF, dense ×2)", ONE_MODEL, RRF),
+    ("+ multilingual leg ×2 (RRF; the previous default)", {}, {**RRF, "ATLAS_RRF_WEIGHT_MULTILINGUAL": 2.0}),
+    ("+ multilingual leg ×3 (RRF)", {}, {**RRF, "ATLAS_RRF_WEIGHT_MULTILINGUAL": 3.0}),
+    ("score fusion instead of RRF (z; BM25 0.5, dense 2, multilingual 2)", {}, ZSCORE),
+    ("score fusion, BM25 1", {}, {**ZSCORE, "ATLAS_ZSCORE_WEIGHT_BM25": 1.0}),
+    ("score fusion, multilingual 3", {}, {**ZSCORE, "ATLAS_ZSCORE_WEIGHT_MULTILINGUAL": 3.0}),
+    ("+ language-aware fusion", {}, LANGUAGE_AWARE),
+    ("**+ reply inheritance 0.5 (default)**", {}, {}),
+    ("+ reply inheritance 1.0", {}, {"ATLAS_REPLY_INHERITANCE": 1.0}),
+    ("default + near-duplicate spreading (Jaccard 0.6)", {}, {"ATLAS_DEDUP_JACCARD": 0.6}),
 ]
 
 
@@ -65,10 +76,11 @@ def main() -> int:
             )
         rows = []
         chosen = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
-        for label, overrides, dense_weight, multilingual_weight in chosen:
+        defaults = {name: getattr(settings, name) for _, _, changes in CONFIGS for name in changes}
+        for label, overrides, changes in chosen:
             label = label if args.contextual else f"{label}, turns embedded without context"
-            settings.ATLAS_RRF_WEIGHT_DENSE = dense_weight
-            settings.ATLAS_RRF_WEIGHT_MULTILINGUAL = multilingual_weight
+            for name, value in {**defaults, **changes}.items():
+                setattr(settings, name, value)
             cells = []
             for name, (tenant, queries) in tenants.items():
                 progress(f"{label} on {name} …")

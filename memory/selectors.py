@@ -20,13 +20,14 @@ from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
+from memory.language import reads_as_english
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
 log = logging.getLogger(__name__)
 RECALL_TYPES = ("episodic", "semantic", "procedural", "catalog")
 TYPE_FIELDS = {
-    "episodic": ("session_id", "agent_id", "role", "event_type", "timestamp"),
+    "episodic": ("session_id", "agent_id", "role", "event_type", "timestamp", "previous_turn_id"),
     "semantic": (
         "fact_type",
         "confidence",
@@ -150,18 +151,100 @@ def _spread_near_duplicates(
     return kept + moved
 
 
-def _fuse(
-    legs: list[list[dict[str, Any]]], weights: list[float] | None = None
-) -> list[tuple[str, float, dict[str, Any]]]:
-    """Reciprocal rank fusion: Σ over legs of weight / (RANK_CONSTANT + rank)."""
-    fused: dict[str, float] = {}
+@dataclass(frozen=True)
+class Leg:
+    """One recall leg's ranked hits (merged across indices) and its fusion weight; ``any_language`` for a
+    leg whose model reads every language (the multilingual one)."""
+
+    hits: list[dict[str, Any]]
+    weight: float
+    any_language: bool = False
+
+
+def _rrf_contributions(leg: Leg) -> tuple[dict[str, float], float]:
+    """Reciprocal rank fusion's share of one leg: weight / (RANK_CONSTANT + rank); a memory the leg did
+    not return gets nothing."""
+    return {hit["_id"]: rc.rrf_contribution(rank, leg.weight) for rank, hit in enumerate(leg.hits, start=1)}, 0.0
+
+
+def _zscore_contributions(leg: Leg) -> tuple[dict[str, float], float]:
+    """Score fusion's share of one leg: weight · z, z standardising the leg's own scores over its window
+    ((score − mean) / standard deviation). Unlike a rank it keeps how far apart the leg put its hits — a
+    memory far ahead of the rest stays ahead, one barely in front does not. A memory the leg did not
+    return counts as its lowest z: the leg ranked it below everything it returned."""
+    scores = [hit["_score"] or 0.0 for hit in leg.hits]
+    if not scores:
+        return {}, 0.0
+    mean = sum(scores) / len(scores)
+    spread = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5 or 1.0
+    z = {hit["_id"]: leg.weight * (score - mean) / spread for hit, score in zip(leg.hits, scores, strict=True)}
+    return z, min(z.values())
+
+
+FUSION_METHODS = {"rrf": _rrf_contributions, "zscore": _zscore_contributions}
+
+
+def _memory_words(hit: dict[str, Any]) -> str:
+    source = hit["_source"]
+    return " ".join(part for part in (source.get("title"), source.get("text")) if part)
+
+
+def fuse(legs: list[Leg], *, method: str, language_aware: bool) -> list[tuple[str, float, dict[str, Any]]]:
+    """The legs' ranked lists as one: Σ over legs of each leg's contribution (``method``: rrf or zscore).
+
+    ``language_aware``: a memory that does not read as English is judged by the legs that read any
+    language alone, scaled up to the whole weight — the English legs cannot judge it (their low scores
+    say nothing about its relevance), and counting them would bury every non-English memory."""
+    contributions = [FUSION_METHODS[method](leg) for leg in legs]
     hits: dict[str, dict[str, Any]] = {}
-    for leg, weight in zip(legs, weights or [1.0] * len(legs), strict=True):
-        for rank, hit in enumerate(leg, start=1):
-            fused[hit["_id"]] = fused.get(hit["_id"], 0.0) + rc.rrf_contribution(rank, weight)
+    for leg in legs:
+        for hit in leg.hits:
             hits.setdefault(hit["_id"], hit)
+    everyone = list(range(len(legs)))
+    readers = [i for i, leg in enumerate(legs) if leg.any_language]
+    total_weight = sum(leg.weight for leg in legs)
+    readers_weight = sum(legs[i].weight for i in readers)
+    language_aware = language_aware and bool(readers) and readers_weight > 0 and len(readers) < len(legs)
+    fused: dict[str, float] = {}
+    for memory_id, hit in hits.items():
+        judges, scale = everyone, 1.0
+        if language_aware and not reads_as_english(_memory_words(hit)):
+            judges, scale = readers, total_weight / readers_weight
+        fused[memory_id] = scale * sum(contributions[i][0].get(memory_id, contributions[i][1]) for i in judges)
     ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
     return [(memory_id, score, hits[memory_id]) for memory_id, score in ordered]
+
+
+def _replies_inherit(
+    fused: list[tuple[str, float, dict[str, Any]]], share: float
+) -> list[tuple[str, float, dict[str, Any]]]:
+    """A reply means what its question meant ("B, obviously", "we settled on the lower number"): each
+    episode whose previous turn is among the candidates gains ``share`` of that turn's fused score
+    (when positive, i.e. the question ranked above the average candidate). Scores are the ones before
+    inheritance, so nothing propagates down a chain of turns. ``share`` 0 leaves the order alone."""
+    if not share:
+        return fused
+    scores = {memory_id: score for memory_id, score, _ in fused}
+    inherited = [
+        (memory_id, score + share * max(0.0, scores.get(hit["_source"].get("previous_turn_id") or "", 0.0)), hit)
+        for memory_id, score, hit in fused
+    ]
+    return sorted(inherited, key=lambda item: (-item[1], item[0]))
+
+
+def leg_weight(leg: str, query: str) -> float:
+    """The fusion weight of one recall leg (``bm25``, ``dense``, ``multilingual``) under ATLAS_FUSION."""
+    if settings.ATLAS_FUSION == "zscore":
+        return {
+            "bm25": settings.ATLAS_ZSCORE_WEIGHT_BM25,
+            "dense": settings.ATLAS_ZSCORE_WEIGHT_DENSE,
+            "multilingual": settings.ATLAS_ZSCORE_WEIGHT_MULTILINGUAL,
+        }[leg]
+    return {
+        "bm25": bm25_weight(query),
+        "dense": settings.ATLAS_RRF_WEIGHT_DENSE,
+        "multilingual": settings.ATLAS_RRF_WEIGHT_MULTILINGUAL,
+    }[leg]
 
 
 # Query embeddings that overlap the first msearch (the multilingual model's; see memory_recall).
@@ -219,11 +302,11 @@ def memory_recall(
     # score as Elasticsearch merges shards, gives the same hits, and on the embedded engine four
     # single-index searches cost less than one over four indices.
     searches: list[tuple[tuple[str, ...], dict[str, Any]]] = []
-    legs: list[tuple[float, int]] = []  # (RRF weight, number of searches whose hits make the leg)
+    legs: list[tuple[float, int, bool]] = []  # (fusion weight, number of searches making the leg, any language)
     if options.bm25:
         body = queries.bm25_leg(memory_types=indices, text=text, filters=filters, functions=functions, size=window)
         searches.append((indices, body))
-        legs.append((bm25_weight(text), 1))
+        legs.append((leg_weight("bm25", text), 1, False))
 
     def knn_searches(
         vector_field: str, query_vector: list[float], leg_functions: list[dict[str, Any]]
@@ -235,7 +318,7 @@ def memory_recall(
 
     if vector is not None:
         searches += knn_searches("embedding", vector, functions)
-        legs.append((settings.ATLAS_RRF_WEIGHT_DENSE, len(indices)))
+        legs.append((leg_weight("dense", text), len(indices), False))
     reader = scope.reader()
     responses: list[dict[str, Any]] = []
     if searches:
@@ -255,13 +338,14 @@ def memory_recall(
             reader, searches=knn_searches("embedding_multilingual", multilingual_vector, [])
         )
         timings["search"] += (time.perf_counter() - t0) * 1000
-        legs.append((settings.ATLAS_RRF_WEIGHT_MULTILINGUAL, len(indices)))
+        legs.append((leg_weight("multilingual", text), len(indices), True))
     t0 = time.perf_counter()
     ranked_legs, start = [], 0
-    for _weight, count in legs:
-        ranked_legs.append(_merge_indices(responses[start : start + count], window))
+    for weight, count, any_language in legs:
+        ranked_legs.append(Leg(_merge_indices(responses[start : start + count], window), weight, any_language))
         start += count
-    fused = _fuse(ranked_legs, [weight for weight, _count in legs])
+    fused = fuse(ranked_legs, method=settings.ATLAS_FUSION, language_aware=settings.ATLAS_LANGUAGE_AWARE_FUSION)
+    fused = _replies_inherit(fused, settings.ATLAS_REPLY_INHERITANCE)
     # Within the window only: the comparison is quadratic, and beyond it nothing reaches the top k.
     fused = _spread_near_duplicates(fused[:window], settings.ATLAS_DEDUP_JACCARD) + fused[window:]
     timings["fusion"] = (time.perf_counter() - t0) * 1000

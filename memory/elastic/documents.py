@@ -73,6 +73,8 @@ class EpisodicMemory(MemoryDocument):
     memory_type_name = "episodic"
     # What the embedding saw besides the turn (session date, previous turn); not searched.
     embedding_context = Keyword(index=False, doc_values=False)
+    # The id of the turn before this one in its session (recall: ATLAS_REPLY_INHERITANCE).
+    previous_turn_id = Keyword()
     session_id = Keyword()
     agent_id = Keyword()
     role = Keyword()

@@ -120,6 +120,13 @@ def _base(
     return source
 
 
+class PreviousTurn(NamedTuple):
+    """The turn before an episode in its session."""
+
+    memory_id: str
+    text: str
+
+
 def episode_prepare(
     *,
     tenant_id: str,
@@ -131,10 +138,14 @@ def episode_prepare(
     event_type: Any = "message",
     at: Any = None,
     external_id: Any = None,
-    previous_turn: str | None = None,
+    previous_turn: PreviousTurn | None = None,
 ) -> PreparedMemory:
-    """An episode; with ``previous_turn`` (contextual embeddings) its vector also encodes the turn
-    before it and the session's date, while ``text`` — what callers see — stays the turn alone."""
+    """An episode. ``previous_turn`` (the turn before it in its session) is linked by id — recall lets a
+    reply share its question's relevance (ATLAS_REPLY_INHERITANCE) — and, with contextual embeddings
+    (ATLAS_CONTEXTUAL_EPISODES), its vector also encodes that turn and the session's date, while
+    ``text`` — what callers see — stays the turn alone."""
+    from django.conf import settings
+
     text = require_text(text, field_name="text")
     if role != "user":
         # Episodes record what the user said; the agent's own replies are not memories.
@@ -158,7 +169,9 @@ def episode_prepare(
     if agent_id:
         source["agent_id"] = agent_id
     if previous_turn is not None:
-        source["embedding_context"] = f"{when:%A %d %B %Y}. Before: {previous_turn[:1000]}"
+        source["previous_turn_id"] = previous_turn.memory_id
+        if settings.ATLAS_CONTEXTUAL_EPISODES:
+            source["embedding_context"] = f"{when:%A %d %B %Y}. Before: {previous_turn.text[:1000]}"
     memory_id = memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=external_id)
     return PreparedMemory("episodic", memory_id, source)
 

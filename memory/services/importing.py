@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
-
 from atlas_site.errors import AtlasError, ValidationFailed
 from memory.elastic import store
 from tenants.models import MemorySubject, Tenant
@@ -26,6 +24,7 @@ from tenants.services import audit_record, subject_create
 from .documents import (
     MEMORY_TYPES,
     PreparedMemory,
+    PreviousTurn,
     catalog_prepare,
     embed_into,
     episode_prepare,
@@ -67,7 +66,10 @@ def _when(record: dict[str, Any]) -> Any:
 
 
 def _prepare(
-    tenant: Tenant, subject: MemorySubject | None, record: dict[str, Any], previous_turns: dict[tuple[str, str], str]
+    tenant: Tenant,
+    subject: MemorySubject | None,
+    record: dict[str, Any],
+    previous_turns: dict[tuple[str, str], PreviousTurn],
 ) -> PreparedMemory:
     memory_type = record.get("memory_type")
     if memory_type not in MEMORY_TYPES:
@@ -84,12 +86,12 @@ def _prepare(
     if memory_type == "episodic":
         session = fields.get("session_id")
         key = (user_id, session) if isinstance(session, str) else None
-        previous = previous_turns.get(key) if key and settings.ATLAS_CONTEXTUAL_EPISODES else None
+        previous = previous_turns.get(key) if key else None
         prepared = episode_prepare(
             tenant_id=tenant_id, user_id=user_id, text=record.get("text"), previous_turn=previous, **fields, **common
         )
         if key:  # a file lists a session's turns in order
-            previous_turns[key] = prepared.source["text"]
+            previous_turns[key] = PreviousTurn(prepared.memory_id, prepared.source["text"])
         return prepared
     if memory_type == "semantic":
         if "supersedes" in fields:
@@ -122,7 +124,7 @@ def memories_import(
     writer = writer_es_client()
     pending: list[tuple[int, PreparedMemory]] = []
     facts_with_links: list[tuple[int, PreparedMemory, MemorySubject]] = []
-    previous_turns: dict[tuple[str, str], str] = {}
+    previous_turns: dict[tuple[str, str], PreviousTurn] = {}
 
     def flush() -> None:
         if not pending:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.conf import settings
-
 from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
@@ -21,6 +19,7 @@ from tenants.models import MemorySubject
 
 from .documents import (
     PreparedMemory,
+    PreviousTurn,
     embed_into,
     episode_prepare,
     fact_prepare,
@@ -49,15 +48,15 @@ def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> N
     )
 
 
-def _previous_turn(scope: SubjectScope, *, session_id: Any, at: Any) -> str | None:
-    if not settings.ATLAS_CONTEXTUAL_EPISODES or not isinstance(session_id, str) or not session_id:
+def _previous_turn(scope: SubjectScope, *, session_id: Any, at: Any) -> PreviousTurn | None:
+    if not isinstance(session_id, str) or not session_id:
         return None
     before = (timestamp(at, field_name="timestamp") or now()).isoformat()
     body = queries.previous_turn_body(
         filters=scope.read_filters(), user_id=scope.user_id, session_id=session_id, before=before
     )
     hits = store.memories_search(scope.reader(), memory_types=("episodic",), body=body)["hits"]["hits"]
-    return hits[0]["_source"]["text"] if hits else None
+    return PreviousTurn(hits[0]["_id"], hits[0]["_source"]["text"]) if hits else None
 
 
 def episode_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fields: Any) -> dict[str, Any]:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +16,16 @@ from memory.elastic import queries, store
 from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import alias_name
 from memory.scope import SubjectScope
-from memory.selectors import RecallOptions, _fuse, _merge_indices, _spread_near_duplicates, bm25_weight, memory_recall
+from memory.selectors import (
+    Leg,
+    RecallOptions,
+    _merge_indices,
+    _spread_near_duplicates,
+    bm25_weight,
+    fuse,
+    leg_weight,
+    memory_recall,
+)
 from memory.services.writes import episode_write, fact_write, playbook_outcome_record, playbook_write
 
 
@@ -80,14 +93,107 @@ def test_catalog_prior(maya) -> None:
     assert on[entry.memory_id] / off[entry.memory_id] == pytest.approx(rc.CATALOG_PRIOR, abs=1e-4)
 
 
-def test_fusion_is_reciprocal_rank_with_constant_30() -> None:
-    a, b, c = ({"_id": i, "_source": {}} for i in "abc")
-    fused = _fuse([[a, b, c], [b, c]])
+def _hit(memory_id: str, score: float = 0.0, text: str = "") -> dict:
+    return {"_id": memory_id, "_score": score, "_source": {"text": text}}
+
+
+def _ids(fused) -> list[str]:
+    return [memory_id for memory_id, _, _ in fused]
+
+
+def test_rank_fusion_is_reciprocal_rank_with_constant_30() -> None:
+    a, b, c = (_hit(i) for i in "abc")
+    fused = fuse([Leg([a, b, c], 1.0), Leg([b, c], 1.0)], method="rrf", language_aware=False)
     assert [(i, round(s, 6)) for i, s, _ in fused] == [
         ("b", round(1 / 32 + 1 / 31, 6)),
         ("c", round(1 / 33 + 1 / 32, 6)),
         ("a", round(1 / 31, 6)),
     ]
+
+
+def test_score_fusion_sums_weighted_standardised_scores() -> None:
+    # Leg one: scores 3, 2, 1 → z = +1.2247, 0, −1.2247. Leg two (weight 2): 0.9, 0.5 → z = +1, −1; it
+    # did not return "a", which therefore counts as its lowest z (−1).
+    legs = [Leg([_hit("a", 3.0), _hit("b", 2.0), _hit("c", 1.0)], 1.0), Leg([_hit("c", 0.9), _hit("b", 0.5)], 2.0)]
+    fused = fuse(legs, method="zscore", language_aware=False)
+    z = 1.5**0.5
+    assert [(i, round(s, 6)) for i, s, _ in fused] == [
+        ("c", round(-z + 2.0, 6)),
+        ("a", round(z - 2.0, 6)),
+        ("b", round(0.0 - 2.0, 6)),
+    ]
+
+
+def test_score_fusion_keeps_the_margin_rank_fusion_throws_away() -> None:
+    """One leg is sure (its first memory far ahead), the other barely prefers another one: RRF sees a
+    tie and breaks it by id, score fusion follows the sure leg either way round."""
+
+    def leg(*scored: tuple[str, float]) -> Leg:
+        return Leg([_hit(i, s) for i, s in scored], 1.0)
+
+    unsure = leg(("x", 0.80), ("y", 0.79), ("f1", 0.2), ("f2", 0.1))
+    sure_of_y = leg(("y", 9.0), ("x", 1.0), ("f1", 0.9), ("f2", 0.8))
+    assert _ids(fuse([unsure, sure_of_y], method="rrf", language_aware=False))[0] == "x"  # tie, id order
+    assert _ids(fuse([unsure, sure_of_y], method="zscore", language_aware=False))[0] == "y"
+
+
+def test_a_leg_with_equal_scores_or_no_hits_adds_nothing_to_the_order() -> None:
+    legs = [Leg([_hit("a", 1.0), _hit("b", 2.0)], 1.0), Leg([_hit("a", 5.0), _hit("b", 5.0)], 1.0), Leg([], 1.0)]
+    assert _ids(fuse(legs, method="zscore", language_aware=False)) == ["b", "a"]
+
+
+@pytest.mark.parametrize("method", ["zscore", "rrf"])
+def test_a_memory_the_english_legs_cannot_read_is_judged_by_the_multilingual_leg(method: str) -> None:
+    """The Spanish memory is the multilingual leg's best hit but absent from both English legs: without
+    language-aware fusion the English legs' favourite outranks it; with it, it ranks first."""
+    spanish = _hit("es", 0.95, "Lucía es alérgica al kiwi y al látex, por eso usa guantes")
+    english = [_hit(f"en{n}", 0.5 - n / 10, f"Lucia went to the market on day {n}") for n in range(3)]
+    legs = [
+        Leg([_hit(h["_id"], 10.0 - n, h["_source"]["text"]) for n, h in enumerate(english)], 0.5),
+        Leg([_hit(h["_id"], 0.6 - n / 10, h["_source"]["text"]) for n, h in enumerate(english)], 2.0),
+        Leg([spanish, *english], 2.0, any_language=True),
+    ]
+    assert _ids(fuse(legs, method=method, language_aware=False))[0] == "en0"
+    aware = fuse(legs, method=method, language_aware=True)
+    assert _ids(aware)[0] == "es"
+    contributions = {"zscore": None, "rrf": 2.0 / 31}[method]
+    if contributions is not None:  # RRF: the leg's share, scaled from its weight 2 to the whole 4.5
+        assert aware[0][1] == pytest.approx(contributions * 4.5 / 2.0)
+    # English memories keep every leg's vote: their order is the one without language awareness.
+    assert _ids(aware)[1:] == [i for i in _ids(fuse(legs, method=method, language_aware=False)) if i != "es"]
+
+
+@pytest.mark.parametrize("method", ["zscore", "rrf"])
+def test_the_fusion_setting_picks_the_weights(settings, method: str) -> None:
+    settings.ATLAS_FUSION = method
+    settings.ATLAS_ZSCORE_WEIGHT_BM25, settings.ATLAS_ZSCORE_WEIGHT_DENSE = 0.25, 1.5
+    settings.ATLAS_ZSCORE_WEIGHT_MULTILINGUAL = 2.5
+    settings.ATLAS_RRF_WEIGHT_BM25 = settings.ATLAS_RRF_WEIGHT_BM25_NATURAL = 1.0
+    settings.ATLAS_RRF_WEIGHT_DENSE, settings.ATLAS_RRF_WEIGHT_MULTILINGUAL = 2.0, 3.0
+    weights = [leg_weight(leg, "where did we move") for leg in ("bm25", "dense", "multilingual")]
+    assert weights == ([0.25, 1.5, 2.5] if method == "zscore" else [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("ATLAS_FUSION", "borda", "ATLAS_FUSION must be 'zscore' or 'rrf', not 'borda'"),
+        ("ATLAS_REPLY_INHERITANCE", "1.5", "ATLAS_REPLY_INHERITANCE must be between 0 and 1, not 1.5"),
+        ("ATLAS_REPLY_INHERITANCE", "-0.1", "ATLAS_REPLY_INHERITANCE must be between 0 and 1, not -0.1"),
+    ],
+)
+def test_a_fusion_setting_out_of_range_stops_the_settings_from_loading(name: str, value: str, message: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", "import atlas_site.settings"],
+        env={**os.environ, name: value},
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert f"ImproperlyConfigured: {message}" in result.stderr
 
 
 def test_both_legs_find_what_each_is_good_at(maya) -> None:
