@@ -400,7 +400,7 @@ def embedding_fields() -> list[VectorField]:
     """The vector fields a memory stores: ``embedding`` always, then ``embedding_multilingual`` when
     ATLAS_MULTILINGUAL_EMBEDDING_MODEL names a model. The multilingual vector embeds every turn alone:
     the main vector carries the context, the second the turn's own words in any language (README
-    "Hard set": e5 with context is not measured on its own yet)."""
+    "Hard set": e5 with context, measured offline, cost atlas_v1 0.08 MRR@10 for nothing on the hard set)."""
     from memory.embeddings import embedding_provider, multilingual_embedding_provider
 
     fields = [VectorField("embedding", embedding_provider(), with_context=True)]
