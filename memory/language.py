@@ -24,11 +24,10 @@ ENGLISH_FUNCTION_WORDS = frozenset(
 # English text with "die" also needs a second foreign word and fewer English ones).
 FOREIGN_FUNCTION_WORDS = frozenset(
     """de en el la los las que y un una es por con para del se lo su sus mi mis muy pero como más ya está
-    están hay fue der die das und ist nicht ein eine einen mein meine wie ich wir sie mit auf für von zu
-    zum zur dem des im sind haben
-    aber auch noch nach bei le les et est une des du qui dans pour pas sur avec au aux ce cette mais je
-    nous vous elle il os em uma é não com dos das ao mas gli della che non sono anche più het een ik
-    je niet op dat""".split()
+    están hay fue der die das und ist nicht ein eine einen mein meine wie ich wir sie mit auf für
+    von zu zum zur dem des im sind haben aber auch noch nach bei le les et est une du qui dans
+    pour pas sur avec au aux ce cette mais je nous vous elle il os em uma é não com dos ao mas
+    gli della che non sono anche più het een ik niet op dat""".split()
 )
 _WORD = re.compile(r"[^\W\d_]+")
 MIN_FOREIGN_WORDS = 2
