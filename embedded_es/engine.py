@@ -16,6 +16,12 @@ from pathlib import Path
 
 NOIDA_VERSION = "0.2.3"
 _PR_SET_PDEATHSIG = 1
+# Loaded here, in the parent, so the forked child (die_with_parent runs between fork and exec) only
+# calls into it and never takes the dynamic loader's lock another thread of the parent may hold.
+try:
+    _LIBC: ctypes.CDLL | None = ctypes.CDLL("libc.so.6", use_errno=True)
+except OSError:  # not glibc Linux: no parent-death signal, children are stopped explicitly only
+    _LIBC = None
 
 
 def free_port() -> int:
@@ -39,11 +45,13 @@ def noida_binary() -> Path:
     return path
 
 
-def _die_with_parent() -> None:
-    # If the gateway dies without stopping us (SIGKILL), the kernel sends the
-    # engine SIGTERM, so no engine outlives the process that owns its port.
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+def die_with_parent() -> None:
+    # A child started with this (preexec_fn) gets SIGTERM from the kernel when its parent dies without
+    # stopping it (SIGKILL, or a SIGTERM the parent does not handle), so no engine or gateway outlives
+    # the process that owns it. Linux ties this to the thread that forked: start children from a
+    # thread that lives as long as they should.
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class NoidaEngine:
@@ -72,9 +80,7 @@ class NoidaEngine:
             "--data-dir",
             str(self.data_dir),
         ]
-        self._proc = subprocess.Popen(
-            cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
-        )
+        self._proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from .engine import NoidaEngine
+from .engine import NoidaEngine, die_with_parent
 from .gateway import Gateway
 
 READY_LINE = re.compile(r"^embedded_es ready on (http://127\.0\.0\.1:(\d+))$")
@@ -104,6 +104,8 @@ class EmbeddedElasticsearch:
             stdin=subprocess.DEVNULL,
             text=True,
             cwd=Path(__file__).resolve().parent.parent,
+            # A test run or benchmark killed mid-way must not leave a server (and its engine) behind.
+            preexec_fn=die_with_parent,
         )
         deadline = time.monotonic() + timeout
         assert self._proc.stdout is not None

@@ -157,3 +157,40 @@ def test_killing_the_gateway_stops_the_engine(tmp_path: Path) -> None:
         assert admin.get(index="orphan-check", id="1")["_source"] == {"n": 1}
     finally:
         server.cleanup()
+
+
+def test_a_server_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
+    """A test run or benchmark killed outright (SIGKILL: no context manager, no atexit) takes its
+    embedded_es server and engine with it instead of leaving them running."""
+    data_dir = tmp_path / "es"
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from embedded_es import EmbeddedElasticsearch\n"
+            f"server = EmbeddedElasticsearch(data_dir={str(data_dir)!r}).start()\n"
+            "print(server._proc.pid, flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    server_pid = None
+    try:
+        server_pid = int(owner.stdout.readline())
+        assert len(_engine_pids(data_dir)) == 1
+        owner.kill()
+        owner.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (Path(f"/proc/{server_pid}").exists() or _engine_pids(data_dir)):
+            time.sleep(0.2)
+        assert not Path(f"/proc/{server_pid}").exists()
+        assert _engine_pids(data_dir) == []
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        owner.stdout.close()
+        if server_pid and Path(f"/proc/{server_pid}").exists():  # the failure case: clean up the orphan
+            os.kill(server_pid, signal.SIGTERM)
