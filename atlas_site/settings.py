@@ -229,7 +229,7 @@ ATLAS_RRF_WEIGHT_BM25 = env.float("ATLAS_RRF_WEIGHT_BM25", default=1.0)
 ATLAS_RRF_WEIGHT_DENSE = env.float("ATLAS_RRF_WEIGHT_DENSE", default=2.0)
 # The multilingual dense leg (ATLAS_MULTILINGUAL_EMBEDDING_MODEL).
 ATLAS_RRF_WEIGHT_MULTILINGUAL = env.float("ATLAS_RRF_WEIGHT_MULTILINGUAL", default=2.0)
-# The BM25 leg's weight for queries without a literal token (no code, number or acronym).
+# The BM25 leg's RRF weight for queries without a literal token (no code, number or acronym).
 ATLAS_RRF_WEIGHT_BM25_NATURAL = env.float("ATLAS_RRF_WEIGHT_BM25_NATURAL", default=ATLAS_RRF_WEIGHT_BM25)
 # Near-duplicates in recall: a memory whose word set overlaps one ranked above it by at least this
 # Jaccard share moves below the distinct ones (0 = off).
