@@ -76,11 +76,11 @@ def main() -> int:
             )
         rows = []
         chosen = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
-        defaults = {name: getattr(settings, name) for _, _, changes in CONFIGS for name in changes}
+        defaults = {setting: getattr(settings, setting) for _, _, changes in CONFIGS for setting in changes}
         for label, overrides, changes in chosen:
             label = label if args.contextual else f"{label}, turns embedded without context"
-            for name, value in {**defaults, **changes}.items():
-                setattr(settings, name, value)
+            for setting, value in {**defaults, **changes}.items():
+                setattr(settings, setting, value)
             cells = []
             for name, (tenant, queries) in tenants.items():
                 progress(f"{label} on {name} …")
