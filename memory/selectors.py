@@ -204,7 +204,7 @@ def fuse(legs: list[Leg], *, method: str, language_aware: bool) -> list[tuple[st
     readers = [i for i, leg in enumerate(legs) if leg.any_language]
     total_weight = sum(leg.weight for leg in legs)
     readers_weight = sum(legs[i].weight for i in readers)
-    language_aware = language_aware and bool(readers) and readers_weight > 0 and len(readers) < len(legs)
+    language_aware = language_aware and readers_weight > 0 and len(readers) < len(legs)
     fused: dict[str, float] = {}
     for memory_id, hit in hits.items():
         judges, scale = everyone, 1.0
@@ -232,9 +232,9 @@ def _replies_inherit(
     return sorted(inherited, key=lambda item: (-item[1], item[0]))
 
 
-def leg_weight(leg: str, query: str) -> float:
-    """The fusion weight of one recall leg (``bm25``, ``dense``, ``multilingual``) under ATLAS_FUSION."""
-    if settings.ATLAS_FUSION == "zscore":
+def leg_weight(leg: str, query: str, *, method: str) -> float:
+    """The fusion weight of one recall leg (``bm25``, ``dense``, ``multilingual``) under fusion ``method``."""
+    if method == "zscore":
         return {
             "bm25": settings.ATLAS_ZSCORE_WEIGHT_BM25,
             "dense": settings.ATLAS_ZSCORE_WEIGHT_DENSE,
@@ -302,11 +302,12 @@ def memory_recall(
     # score as Elasticsearch merges shards, gives the same hits, and on the embedded engine four
     # single-index searches cost less than one over four indices.
     searches: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    method = settings.ATLAS_FUSION
     legs: list[tuple[float, int, bool]] = []  # (fusion weight, number of searches making the leg, any language)
     if options.bm25:
         body = queries.bm25_leg(memory_types=indices, text=text, filters=filters, functions=functions, size=window)
         searches.append((indices, body))
-        legs.append((leg_weight("bm25", text), 1, False))
+        legs.append((leg_weight("bm25", text, method=method), 1, False))
 
     def knn_searches(
         vector_field: str, query_vector: list[float], leg_functions: list[dict[str, Any]]
@@ -318,7 +319,7 @@ def memory_recall(
 
     if vector is not None:
         searches += knn_searches("embedding", vector, functions)
-        legs.append((leg_weight("dense", text), len(indices), False))
+        legs.append((leg_weight("dense", text, method=method), len(indices), False))
     reader = scope.reader()
     responses: list[dict[str, Any]] = []
     if searches:
@@ -338,13 +339,13 @@ def memory_recall(
             reader, searches=knn_searches("embedding_multilingual", multilingual_vector, [])
         )
         timings["search"] += (time.perf_counter() - t0) * 1000
-        legs.append((leg_weight("multilingual", text), len(indices), True))
+        legs.append((leg_weight("multilingual", text, method=method), len(indices), True))
     t0 = time.perf_counter()
     ranked_legs, start = [], 0
     for weight, count, any_language in legs:
         ranked_legs.append(Leg(_merge_indices(responses[start : start + count], window), weight, any_language))
         start += count
-    fused = fuse(ranked_legs, method=settings.ATLAS_FUSION, language_aware=settings.ATLAS_LANGUAGE_AWARE_FUSION)
+    fused = fuse(ranked_legs, method=method, language_aware=settings.ATLAS_LANGUAGE_AWARE_FUSION)
     fused = _replies_inherit(fused, settings.ATLAS_REPLY_INHERITANCE)
     # Within the window only: the comparison is quadratic, and beyond it nothing reaches the top k.
     fused = _spread_near_duplicates(fused[:window], settings.ATLAS_DEDUP_JACCARD) + fused[window:]

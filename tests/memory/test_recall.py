@@ -164,13 +164,12 @@ def test_a_memory_the_english_legs_cannot_read_is_judged_by_the_multilingual_leg
 
 
 @pytest.mark.parametrize("method", ["zscore", "rrf"])
-def test_the_fusion_setting_picks_the_weights(settings, method: str) -> None:
-    settings.ATLAS_FUSION = method
+def test_each_fusion_method_has_its_own_leg_weights(settings, method: str) -> None:
     settings.ATLAS_ZSCORE_WEIGHT_BM25, settings.ATLAS_ZSCORE_WEIGHT_DENSE = 0.25, 1.5
     settings.ATLAS_ZSCORE_WEIGHT_MULTILINGUAL = 2.5
     settings.ATLAS_RRF_WEIGHT_BM25 = settings.ATLAS_RRF_WEIGHT_BM25_NATURAL = 1.0
     settings.ATLAS_RRF_WEIGHT_DENSE, settings.ATLAS_RRF_WEIGHT_MULTILINGUAL = 2.0, 3.0
-    weights = [leg_weight(leg, "where did we move") for leg in ("bm25", "dense", "multilingual")]
+    weights = [leg_weight(leg, "where did we move", method=method) for leg in ("bm25", "dense", "multilingual")]
     assert weights == ([0.25, 1.5, 2.5] if method == "zscore" else [1.0, 2.0, 3.0])
 
 
