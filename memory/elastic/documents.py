@@ -12,9 +12,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from django.conf import settings
 from elasticsearch.dsl import Boolean, Date, DenseVector, Document, Float, InnerDoc, Integer, Keyword, Nested, Text
 
-EMBEDDING_DIMS = 384
+# The configured model's dimensions (384 for the MiniLM default, 768 for all-mpnet-base-v2): a change
+# of model is a new index version (atlas_reindex TYPE --reembed), which takes the mapping of the day.
+EMBEDDING_DIMS = settings.ATLAS_EMBEDDING_DIMS
+# The multilingual leg's model is always a 384-dimensional one (memory/embeddings.py checks it).
+MULTILINGUAL_EMBEDDING_DIMS = 384
 BYTE_VECTOR_MAX = 127
 
 
@@ -63,7 +68,11 @@ class MemoryDocument(Document):
     embedding_model = Keyword()
     # The second model's vector (ATLAS_MULTILINGUAL_EMBEDDING_MODEL), searched as a recall leg of its own.
     embedding_multilingual = DenseVector(
-        dims=EMBEDDING_DIMS, element_type="byte", similarity="cosine", index=True, index_options={"type": "flat"}
+        dims=MULTILINGUAL_EMBEDDING_DIMS,
+        element_type="byte",
+        similarity="cosine",
+        index=True,
+        index_options={"type": "flat"},
     )
     embedding_multilingual_model = Keyword()
     created_at = Date()
