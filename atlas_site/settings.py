@@ -218,6 +218,9 @@ ATLAS_ZSCORE_WEIGHT_MULTILINGUAL = env.float("ATLAS_ZSCORE_WEIGHT_MULTILINGUAL",
 # Language-aware fusion: a memory that does not read as English (memory/language.py) is ranked by the
 # multilingual leg alone, scaled to the whole weight — BM25's english analyzer and MiniLM cannot judge it.
 ATLAS_LANGUAGE_AWARE_FUSION = env.bool("ATLAS_LANGUAGE_AWARE_FUSION", default=True)
+# The dense (ATLAS_EMBEDDING_MODEL) leg ranked by plain similarity, without the decay, use and prior
+# factors (which then reach the fused ranking through the BM25 leg alone), as the multilingual leg is.
+ATLAS_DENSE_PLAIN_SIMILARITY = env.bool("ATLAS_DENSE_PLAIN_SIMILARITY", default=False)
 # A reply shares its question's relevance: an episode gains this share of its session's previous
 # turn's fused score when that turn is a candidate too (0 = off; README "Recall quality").
 ATLAS_REPLY_INHERITANCE = env.float("ATLAS_REPLY_INHERITANCE", default=0.5)

@@ -7,6 +7,7 @@ lever combination. Usage: python benchmarks/recall_quality.py [--sets atlas_v1 .
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import replace
 
 from _stack import ROOT, atlas_stack, progress
@@ -39,6 +40,7 @@ CONFIGS = [
     ("**+ reply inheritance 0.5 (default)**", {}, {}),
     ("+ reply inheritance 1.0", {}, {"ATLAS_REPLY_INHERITANCE": 1.0}),
     ("default + near-duplicate spreading (Jaccard 0.6)", {}, {"ATLAS_DEDUP_JACCARD": 0.6}),
+    ("default, dense leg by plain similarity (no decay or priors in it)", {}, {"ATLAS_DENSE_PLAIN_SIMILARITY": True}),
 ]
 
 
@@ -52,7 +54,20 @@ def main() -> int:
         default=True,
         help="import with contextual episode embeddings (the default; --no-contextual without)",
     )
+    parser.add_argument(
+        "--by-kind", action="store_true", help="also print each configuration's scores per query kind (failure class)"
+    )
+    parser.add_argument(
+        "--embedding-model",
+        default="",
+        help="the local model of the dense leg (ATLAS_EMBEDDING_MODEL; default: the settings' default)",
+    )
     args = parser.parse_args()
+    if args.embedding_model:
+        from memory.embeddings import LOCAL_MODELS
+
+        os.environ["ATLAS_EMBEDDING_MODEL"] = args.embedding_model
+        os.environ["ATLAS_EMBEDDING_DIMS"] = str(LOCAL_MODELS[args.embedding_model].dims)
     with atlas_stack():
         from django.conf import settings
 
@@ -74,11 +89,14 @@ def main() -> int:
                 tenant,
                 eval_queries_parse((ROOT / "eval" / name / "queries.jsonl").read_text().splitlines()),
             )
-        rows = []
+        rows, by_kind = [], []
         chosen = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
         defaults = {setting: getattr(settings, setting) for _, _, changes in CONFIGS for setting in changes}
         for label, overrides, changes in chosen:
             label = label if args.contextual else f"{label}, turns embedded without context"
+            if args.embedding_model:
+                label = label.replace("(MiniLM)", f"({args.embedding_model})")
+                label = label if args.embedding_model in label else f"{label}, dense leg {args.embedding_model}"
             for setting, value in {**defaults, **changes}.items():
                 setattr(settings, setting, value)
             cells = []
@@ -93,12 +111,21 @@ def main() -> int:
                 )
                 m = result.summary()["all"]
                 cells.append(f"{m['recall@5']:.3f} | {m['recall@10']:.3f} | {m['mrr@10']:.3f}")
+                kinds = result.summary(lambda row: [row["kind"]] if row["kind"] else [])
+                by_kind += [(label, name, kind, kinds[kind]) for kind in sorted(kinds) if kind != "all"]
             rows.append((label, cells))
     header = " | ".join(f"{n} R@5 | {n} R@10 | {n} MRR@10" for n in tenants)
     print(f"| configuration | {header} |")
     print("|---|" + "---:|" * (3 * len(tenants)))
     for label, cells in rows:
         print(f"| {label} | {' | '.join(cells)} |")
+    if args.by_kind:
+        print("\n| configuration | set | kind | queries | R@5 | R@10 | MRR@10 |\n|---|---|---|---:|---:|---:|---:|")
+        for label, name, kind, m in by_kind:
+            print(
+                f"| {label} | {name} | {kind} | {m['queries']} | {m['recall@5']:.3f} | {m['recall@10']:.3f} "
+                f"| {m['mrr@10']:.3f} |"
+            )
     return 0
 
 

@@ -318,7 +318,7 @@ def memory_recall(
         return [((memory_type,), body) for memory_type in indices]  # the same body for each index
 
     if vector is not None:
-        searches += knn_searches("embedding", vector, functions)
+        searches += knn_searches("embedding", vector, [] if settings.ATLAS_DENSE_PLAIN_SIMILARITY else functions)
         legs.append((leg_weight("dense", text, method=method), len(indices), False))
     reader = scope.reader()
     responses: list[dict[str, Any]] = []

@@ -325,3 +325,28 @@ def test_near_duplicates_move_below_the_distinct_memories() -> None:
     assert [i[0] for i in _spread_near_duplicates(fused, 0.6)] == ["a", "c", "b", "d"]
     assert [i[0] for i in _spread_near_duplicates(fused, 0.95)] == ["a", "b", "c", "d"]
     assert _spread_near_duplicates(fused, 0.0) is fused
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_the_dense_leg_ranks_by_plain_similarity_when_set(maya, settings, plain: bool) -> None:
+    """Two turns with the same words are equally similar to any query: with the ranking functions the
+    dense leg puts the recent one ahead (decay); by plain similarity it cannot tell them apart."""
+    settings.ATLAS_DENSE_PLAIN_SIMILARITY = plain
+    now = datetime.now(UTC)
+    recent = episode_write(
+        subject=maya, text="We repainted the hallway green", at=(now - timedelta(days=3)).isoformat()
+    )
+    old = episode_write(subject=maya, text="We repainted the hallway green", at=(now - timedelta(days=900)).isoformat())
+    hits = memory_recall(
+        subject=maya,
+        query="what colour is the hallway",
+        k=2,
+        options=RecallOptions(bm25=False, multilingual=False, rerank=False),
+        record_use=False,
+    ).hits
+    scores = {hit["id"]: hit["score"] for hit in hits}
+    if plain:
+        assert scores[recent["id"]] == scores[old["id"]]
+    else:
+        assert [hit["id"] for hit in hits] == [recent["id"], old["id"]]
+        assert scores[recent["id"]] > scores[old["id"]]
