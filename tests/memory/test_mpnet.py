@@ -123,6 +123,14 @@ def test_a_damaged_archive_is_an_unavailable_model(tmp_path, monkeypatch) -> Non
     )
 
 
+def test_a_cache_directory_that_cannot_be_made_is_an_unavailable_model(tmp_path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache directory should go")
+    provider = MPNetNumpyProvider(cache_dir=blocker)
+    with pytest.raises(EmbeddingModelUnavailable, match="cannot extract the model files into .*not-a-directory"):
+        provider.embed_query("anything")
+
+
 def test_the_extracted_files_are_the_pinned_ones(provider: MPNetNumpyProvider) -> None:
     files = mpnet.model_files()
     for name, expected in mpnet.FILES.items():
