@@ -644,6 +644,9 @@ def multilingual_embedding_provider() -> LocalEmbeddingProvider | None:
     leg of their own: a user who writes Spanish and asks in English is found there, and on English
     alone a second, differently trained model's votes still lift recall (README "Recall quality").
     """
+    # Imported here: the index mapping reads the settings, and this module also serves scripts without them.
+    from memory.elastic.documents import MULTILINGUAL_EMBEDDING_DIMS
+
     global _multilingual_provider
     model = getattr(settings, "ATLAS_MULTILINGUAL_EMBEDDING_MODEL", "") or ""
     if not model:
@@ -652,10 +655,10 @@ def multilingual_embedding_provider() -> LocalEmbeddingProvider | None:
         with _provider_lock:
             if _multilingual_provider is None or _multilingual_provider.model_id != model:
                 provider = local_embedding_provider(model, threads=int(getattr(settings, "ATLAS_EMBEDDING_THREADS", 1)))
-                if provider.dims != DEFAULT_DIMS:
+                if provider.dims != MULTILINGUAL_EMBEDDING_DIMS:
                     raise ImproperlyConfigured(
                         f"The multilingual embedding model {model!r} makes {provider.dims}-dimensional vectors; "
-                        f"the indices' embedding_multilingual field holds {DEFAULT_DIMS}."
+                        f"the indices' embedding_multilingual field holds {MULTILINGUAL_EMBEDDING_DIMS}."
                     )
                 _multilingual_provider = provider
     return _multilingual_provider

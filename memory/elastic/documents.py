@@ -18,7 +18,7 @@ from elasticsearch.dsl import Boolean, Date, DenseVector, Document, Float, Inner
 # The configured model's dimensions (384 for the MiniLM default, 768 for all-mpnet-base-v2): a change
 # of model is a new index version (atlas_reindex TYPE --reembed), which takes the mapping of the day.
 EMBEDDING_DIMS = settings.ATLAS_EMBEDDING_DIMS
-# The multilingual leg's model is always a 384-dimensional one (memory/embeddings.py checks it).
+# The multilingual leg's field: memory/embeddings.py refuses a multilingual model of another size.
 MULTILINGUAL_EMBEDDING_DIMS = 384
 BYTE_VECTOR_MAX = 127
 

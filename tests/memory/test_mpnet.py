@@ -66,12 +66,13 @@ def test_the_parts_of_a_split_archive_read_as_one_file(tmp_path: Path) -> None:
         parts.append(tmp_path / f"archive.zip.{n:03d}")
         parts[-1].write_bytes(data[start:end])
 
-    joined = mpnet._JoinedParts(parts)
-    joined.seek(49_990)
-    assert joined.read(20) == data[49_990:50_010]  # across two part boundaries
-    assert joined.seek(-10, io.SEEK_END) == len(data) - 10
-    assert joined.read(100) == data[-10:]
-    with zipfile.ZipFile(io.BufferedReader(mpnet._JoinedParts(parts))) as archive:
+    with mpnet._JoinedParts(parts) as joined:
+        joined.seek(49_990)
+        assert joined.read(20) == data[49_990:50_010]  # across two part boundaries
+        assert joined.seek(-10, io.SEEK_END) == len(data) - 10
+        assert joined.read(100) == data[-10:]
+    assert all(part.closed for part in joined._parts)
+    with io.BufferedReader(mpnet._JoinedParts(parts)) as buffered, zipfile.ZipFile(buffered) as archive:
         assert archive.read("folder/file.bin") == payload
 
 
