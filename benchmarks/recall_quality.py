@@ -13,34 +13,32 @@ from dataclasses import replace
 from _stack import ROOT, atlas_stack, progress
 
 OFF = {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}
-ONE_MODEL = {"multilingual": False}
-# The levers this table adds one by one, all off: rank fusion, no language awareness, no inheritance.
-RRF = {
-    "ATLAS_FUSION": "rrf",
-    "ATLAS_LANGUAGE_AWARE_FUSION": False,
-    "ATLAS_REPLY_INHERITANCE": 0.0,
-    "ATLAS_RRF_WEIGHT_DENSE": 2.0,
-}
-ZSCORE = {**RRF, "ATLAS_FUSION": "zscore"}
-LANGUAGE_AWARE = {**ZSCORE, "ATLAS_LANGUAGE_AWARE_FUSION": True}
 CONFIGS = [
-    # (label, RecallOptions overrides, settings overrides); unnamed settings keep their defaults
-    ("BM25 only", {"dense": False, **ONE_MODEL, **OFF}, RRF),
-    ("dense only (MiniLM)", {"bm25": False, **ONE_MODEL, **OFF}, RRF),
-    ("dense only (multilingual-e5)", {"bm25": False, "dense": False, **OFF}, RRF),
-    ("hybrid (RRF, equal weights)", {**ONE_MODEL, **OFF}, {**RRF, "ATLAS_RRF_WEIGHT_DENSE": 1.0}),
-    ("hybrid (RRF, dense ×2)", {**ONE_MODEL, **OFF}, RRF),
-    ("hybrid + decay, boosts, priors (RRF, dense ×2)", ONE_MODEL, RRF),
-    ("+ multilingual leg ×2 (RRF; the previous default)", {}, {**RRF, "ATLAS_RRF_WEIGHT_MULTILINGUAL": 2.0}),
-    ("+ multilingual leg ×3 (RRF)", {}, {**RRF, "ATLAS_RRF_WEIGHT_MULTILINGUAL": 3.0}),
-    ("score fusion instead of RRF (z; BM25 0.5, dense 2, multilingual 2)", {}, ZSCORE),
-    ("score fusion, BM25 1", {}, {**ZSCORE, "ATLAS_ZSCORE_WEIGHT_BM25": 1.0}),
-    ("score fusion, multilingual 3", {}, {**ZSCORE, "ATLAS_ZSCORE_WEIGHT_MULTILINGUAL": 3.0}),
-    ("+ language-aware fusion", {}, LANGUAGE_AWARE),
-    ("**+ reply inheritance 0.5 (default)**", {}, {}),
-    ("+ reply inheritance 1.0", {}, {"ATLAS_REPLY_INHERITANCE": 1.0}),
+    # (label, RecallOptions overrides, settings overrides); unnamed settings keep their defaults.
+    # "{model}" is the dense leg's model (ATLAS_EMBEDDING_MODEL or the default).
+    ("BM25 only", {"dense": False, "multilingual": False, **OFF}, {}),
+    ("dense only ({model})", {"bm25": False, "multilingual": False, **OFF}, {}),
+    ("dense only (multilingual-e5)", {"bm25": False, "dense": False, **OFF}, {}),
+    ("**default** ({model})", {}, {}),
+    ("default without the multilingual leg", {"multilingual": False}, {}),
+    ("default without the dense leg", {"dense": False}, {}),
+    ("default without the BM25 leg", {"bm25": False}, {}),
+    (
+        "default with the previous weights (dense 2, multilingual 2)",
+        {},
+        {"ATLAS_ZSCORE_WEIGHT_DENSE": 2.0, "ATLAS_ZSCORE_WEIGHT_MULTILINGUAL": 2.0},
+    ),
+    (
+        "default with rank fusion instead (RRF; BM25 1, dense 3, multilingual 1)",
+        {},
+        {"ATLAS_FUSION": "rrf", "ATLAS_RRF_WEIGHT_DENSE": 3.0, "ATLAS_RRF_WEIGHT_MULTILINGUAL": 1.0},
+    ),
+    ("default without language-aware fusion", {}, {"ATLAS_LANGUAGE_AWARE_FUSION": False}),
+    ("default without reply inheritance", {}, {"ATLAS_REPLY_INHERITANCE": 0.0}),
+    ("default, reply inheritance 0.75", {}, {"ATLAS_REPLY_INHERITANCE": 0.75}),
+    ("default with decay and priors in the dense leg", {}, {"ATLAS_DENSE_PLAIN_SIMILARITY": False}),
+    ("default without decay, boosts and priors", OFF, {}),
     ("default + near-duplicate spreading (Jaccard 0.6)", {}, {"ATLAS_DEDUP_JACCARD": 0.6}),
-    ("default, dense leg by plain similarity (no decay or priors in it)", {}, {"ATLAS_DENSE_PLAIN_SIMILARITY": True}),
 ]
 
 
@@ -72,6 +70,7 @@ def main() -> int:
         from django.conf import settings
 
         settings.ATLAS_CONTEXTUAL_EPISODES = args.contextual
+        from memory.embeddings import DEFAULT_LOCAL_MODEL
         from memory.evaluation import eval_queries_parse, recall_evaluate
         from memory.selectors import RecallOptions
         from memory.services.importing import memories_import
@@ -93,10 +92,8 @@ def main() -> int:
         chosen = [CONFIGS[i] for i in args.configs] if args.configs else CONFIGS
         defaults = {setting: getattr(settings, setting) for _, _, changes in CONFIGS for setting in changes}
         for label, overrides, changes in chosen:
+            label = label.format(model=settings.ATLAS_EMBEDDING_MODEL or DEFAULT_LOCAL_MODEL)
             label = label if args.contextual else f"{label}, turns embedded without context"
-            if args.embedding_model:
-                label = label.replace("(MiniLM)", f"({args.embedding_model})")
-                label = label if args.embedding_model in label else f"{label}, dense leg {args.embedding_model}"
             for setting, value in {**defaults, **changes}.items():
                 setattr(settings, setting, value)
             cells = []

