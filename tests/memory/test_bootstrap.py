@@ -60,6 +60,17 @@ def test_stored_vector_keeps_cosine_similarity() -> None:
         assert abs(qa @ qb / np.linalg.norm(qa) / np.linalg.norm(qb) - exact) < 0.01
 
 
+GUIDE = "Guide. Resetting the router"  # how a catalog entry is embedded: title. text
+
+
+def _index_the_router_guide(es, alias: str, vector: list[float] | str, model_id: str) -> None:
+    """One catalog entry as an older deployment stored it, written straight to the index."""
+    document = {"tenant_id": "t", "memory_type": "catalog", "title": "Guide", "text": "Resetting the router"}
+    es.index(
+        index=alias, id="c1", document={**document, "embedding": vector, "embedding_model": model_id}, refresh=True
+    )
+
+
 @pytest.fixture
 def legacy_prefix(atlas_es, settings):
     """A deployment whose catalog index predates byte vectors (float arrays in the documents)."""
@@ -89,20 +100,8 @@ def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors
 
     es = legacy_prefix
     provider = embedding_provider()
-    vector = provider.embed_documents(["Guide. Resetting the router"])[0]
-    es.index(
-        index="atlas-legacy-catalog",
-        id="c1",
-        document={
-            "tenant_id": "t",
-            "memory_type": "catalog",
-            "title": "Guide",
-            "text": "Resetting the router",
-            "embedding": vector,
-            "embedding_model": provider.model_id,
-        },
-        refresh=True,
-    )
+    vector = provider.embed_documents([GUIDE])[0]
+    _index_the_router_guide(es, "atlas-legacy-catalog", vector, provider.model_id)
     report = cluster_bootstrap()
     assert report.outdated == ["atlas-legacy-catalog"]
     assert "atlas-legacy-catalog" not in report.created + report.updated
@@ -156,18 +155,8 @@ def test_an_index_of_another_models_size_is_reported_outdated_and_reembedded(min
 
     es = minilm_prefix
     minilm = local_embedding_provider("all-MiniLM-L6-v2-int8-onnx")
-    es.index(
-        index="atlas-minilm-catalog",
-        id="c1",
-        document={
-            "tenant_id": "t",
-            "memory_type": "catalog",
-            "title": "Guide",
-            "text": "Resetting the router",
-            "embedding": stored_vector(minilm.embed_documents(["Guide. Resetting the router"])[0]),
-            "embedding_model": minilm.model_id,
-        },
-        refresh=True,
+    _index_the_router_guide(
+        es, "atlas-minilm-catalog", stored_vector(minilm.embed_documents([GUIDE])[0]), minilm.model_id
     )
     report = cluster_bootstrap()
     assert report.outdated == ["atlas-minilm-catalog"]
@@ -183,5 +172,5 @@ def test_an_index_of_another_models_size_is_reported_outdated_and_reembedded(min
     source = es.get(index="atlas-minilm-catalog", id="c1")["_source"]
     provider = embedding_provider()
     assert source["embedding_model"] == provider.model_id == "all-mpnet-base-v2-int8"
-    assert source["embedding"] == stored_vector(provider.embed_documents(["Guide. Resetting the router"])[0])
+    assert source["embedding"] == stored_vector(provider.embed_documents([GUIDE])[0])
     assert cluster_bootstrap().outdated == []
