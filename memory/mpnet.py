@@ -265,7 +265,6 @@ def encoder_graph(weights: dict[str, np.ndarray]) -> Any:
     x = "hidden"
     for i in range(LAYERS):
         name, source = f"layer{i}", f"encoder.layer.{i}"
-
         attention = f"{source}.attention.attn"
         q = heads(x, f"{attention}.q", f"{name}.q", [0, 2, 1, 3], 1 / np.sqrt(head_dims))
         k = heads(x, f"{attention}.k", f"{name}.k", [0, 2, 3, 1])
@@ -278,7 +277,7 @@ def encoder_graph(weights: dict[str, np.ndarray]) -> Any:
             [node("Transpose", [context], f"{name}.context.t", perm=[0, 2, 1, 3]), merge],
             f"{name}.context.merged",
         )
-        attended = linear(context, f"{source}.attention.attn.o", f"{name}.o")
+        attended = linear(context, f"{attention}.o", f"{name}.o")
         attended = residual_norm(attended, x, f"{source}.attention.LayerNorm", f"{name}.attention")
         inner = linear(attended, f"{source}.intermediate.dense", f"{name}.intermediate")
         erf = node("Erf", [node("Mul", [inner, inverse_sqrt2], f"{name}.gelu.scaled")], f"{name}.gelu.erf")
