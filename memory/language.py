@@ -1,6 +1,6 @@
 """Whether a memory's text reads as English — what recall's fusion needs to know about a memory's language.
 
-The BM25 leg (the ``english`` analyzer) and the main embedding (all-MiniLM-L6-v2, trained on English)
+The BM25 leg (the ``english`` analyzer) and the main embedding (all-mpnet-base-v2, trained on English)
 cannot judge a memory written in Spanish or German: for them it is a bag of unknown words that ranks
 low whatever it says. Fusion must not count that as a vote against it (selectors.fuse).
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from django.conf import settings
 from elasticsearch.dsl import Boolean, Date, DenseVector, Document, Float, InnerDoc, Integer, Keyword, Nested, Text
 
-# The configured model's dimensions (384 for the MiniLM default, 768 for all-mpnet-base-v2): a change
-# of model is a new index version (atlas_reindex TYPE --reembed), which takes the mapping of the day.
+# The configured model's dimensions (768 for the all-mpnet-base-v2 default, 384 for MiniLM): a change
+# of model is a new index version (atlas_reindex TYPE), which takes the mapping of the day.
 EMBEDDING_DIMS = settings.ATLAS_EMBEDDING_DIMS
 # The multilingual leg's field: memory/embeddings.py refuses a multilingual model of another size.
 MULTILINGUAL_EMBEDDING_DIMS = 384
