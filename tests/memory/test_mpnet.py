@@ -1,6 +1,6 @@
 """memory.mpnet: all-mpnet-base-v2 on onnxruntime (fp32 and int8), from the split PyPI packages, against
 sentence-transformers' own vectors (tests/memory/data/mpnet_reference.json, made with sentence-transformers 6.2.0 on PyTorch),
-and the whole recall path with 768-dimensional vectors on the embedded Elasticsearch."""
+and a deployment on another model's dimensions through the whole recall path on the embedded Elasticsearch."""
 
 from __future__ import annotations
 
@@ -83,7 +83,9 @@ def test_the_int8_graph_quantises_the_named_projections_only(int8_provider: MPNe
     quantised = ("q", "k", "v", "o", "intermediate")
     assert len(integer_matmuls) == mpnet.LAYERS * len(quantised)
     assert all(
-        any(name.startswith(f"layer{i}.{p}.matmul") for name in integer_matmuls) for i in range(12) for p in quantised
+        any(name.startswith(f"layer{i}.{p}.matmul") for name in integer_matmuls)
+        for i in range(mpnet.LAYERS)
+        for p in quantised
     )
     assert {f"layer{i}.output.matmul" for i in range(mpnet.LAYERS)} <= float_matmuls
 
