@@ -8,6 +8,7 @@ generated once into .data/dev.env, so a second run reuses the same data.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import secrets
 import signal
@@ -56,13 +57,39 @@ def _dev_env() -> dict[str, str]:
     return {**values, **{k: v for k, v in os.environ.items() if k in values}}
 
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Runs in each child between fork and exec: the kernel sends it SIGTERM when ``make run`` dies,
+    however it dies — a SIGKILLed or crashed parent cannot run ``Stack.stop``, and children started in
+    their own session would otherwise keep serving (and holding the ports) with no one to stop them.
+    The SIGTERM is the one ``Stack.stop`` sends, so each child shuts down as cleanly as on Ctrl-C.
+    Linux only: elsewhere (macOS) the children outlive a killed parent, as before."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        os._exit(127)
+    if os.getppid() != parent_pid:  # the parent died before the request took effect
+        os._exit(1)
+
+
 class Stack:
     def __init__(self, env: dict[str, str]) -> None:
         self.env = {**os.environ, **env, "ATLAS_ENV_FILE": str(ENV_FILE), "PYTHONUNBUFFERED": "1"}
         self.procs: list[tuple[str, subprocess.Popen]] = []
 
     def start(self, name: str, args: list[str], **kwargs) -> subprocess.Popen:
-        proc = subprocess.Popen(args, cwd=ROOT, env=self.env, start_new_session=True, **kwargs)
+        parent_pid = os.getpid()
+        proc = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            env=self.env,
+            start_new_session=True,  # Ctrl-C reaches make run alone, which stops the children in order
+            preexec_fn=lambda: _die_with_parent(parent_pid),  # noqa: PLW1509 — make run starts no threads
+            **kwargs,
+        )
         self.procs.append((name, proc))
         return proc
 

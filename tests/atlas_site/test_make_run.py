@@ -105,3 +105,50 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
     finally:
         out = _stop(proc)
     assert proc.returncode == 0, out
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid``, read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry.name))
+    found, frontier = set(), [pid]
+    while frontier:
+        for child in children.get(frontier.pop(), []):
+            found.add(child)
+            frontier.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_killed_make_run_takes_its_children_with_it(tmp_path: Path) -> None:
+    es_port, web_port = free_port(), free_port()
+    proc, _ = _start(tmp_path, es_port, web_port)
+    assert _wait_for(f"http://127.0.0.1:{web_port}/healthz").status_code == 200
+    children = _descendants(proc.pid)
+    assert len(children) >= 4  # search engine, web server, worker, beat
+    proc.kill()  # SIGKILL: make run's own clean-up never runs
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 60
+    while (survivors := {pid for pid in children if _alive(pid)}) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in survivors:  # do not leave them running when the assertion fails
+        os.kill(pid, signal.SIGKILL)
+    proc.stdout.close()
+    assert survivors == set()
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{web_port}/healthz", timeout=5)
