@@ -17,6 +17,7 @@ import functools
 import hashlib
 import io
 import json
+import logging
 import os
 import struct
 import tempfile
@@ -303,6 +304,16 @@ def encoder_graph(weights: dict[str, np.ndarray]) -> Any:
     return model
 
 
+class _QuantiserChatter(logging.Filter):
+    """onnxruntime's quantiser logs through the root logger: an INFO line for each tensor it leaves in
+    float and a WARNING that suggests pre-processing (meant for exported graphs, not one written as
+    ours is) — over a hundred lines in the app's log at its first recall. Dropped while it runs; its
+    errors still pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or f"onnxruntime{os.sep}quantization" not in record.pathname
+
+
 def encoder_model(files: Path, *, quantised: bool) -> Path:
     """The encoder graph for the weights in ``files``, built once beside them (fp32, or with
     :data:`QUANTISED_PROJECTIONS` in int8). Written under a temporary name and renamed, like the
@@ -323,13 +334,20 @@ def encoder_model(files: Path, *, quantised: bool) -> Path:
                 from onnxruntime.quantization import QuantType, quantize_dynamic
 
                 built = Path(scratch) / "int8.onnx"
-                quantize_dynamic(
-                    fp32,
-                    built,
-                    nodes_to_quantize=[f"layer{i}.{p}.matmul" for i in range(LAYERS) for p in QUANTISED_PROJECTIONS],
-                    weight_type=QuantType.QInt8,
-                    per_channel=True,
-                )
+                chatter = _QuantiserChatter()
+                logging.getLogger().addFilter(chatter)
+                try:
+                    quantize_dynamic(
+                        fp32,
+                        built,
+                        nodes_to_quantize=[
+                            f"layer{i}.{p}.matmul" for i in range(LAYERS) for p in QUANTISED_PROJECTIONS
+                        ],
+                        weight_type=QuantType.QInt8,
+                        per_channel=True,
+                    )
+                finally:
+                    logging.getLogger().removeFilter(chatter)
             os.replace(built, target)
     except OSError as exc:
         raise MPNetFilesUnavailable(f"cannot build the encoder graph in {files}: {exc}") from exc

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -269,3 +270,15 @@ def test_a_deployment_on_another_model_gets_a_mapping_of_its_dimensions(cluster,
         "top": "Kofi is severely allergic to sesame and carries an EpiPen.",
         "models": ["all-MiniLM-L6-v2-int8-onnx"],
     }
+
+
+def test_building_the_int8_graph_keeps_the_quantisers_chatter_out_of_the_log(
+    provider: MPNetOnnxProvider, tmp_path: Path, caplog
+) -> None:
+    (tmp_path / "model.safetensors").symlink_to(mpnet.model_files() / "model.safetensors")
+    with caplog.at_level(logging.DEBUG):
+        path = mpnet.encoder_model(tmp_path, quantised=True)
+    assert path.is_file()
+    assert [r.getMessage() for r in caplog.records if "onnxruntime" in r.pathname] == []
+    logging.getLogger().error("still logged")  # the filter is gone once the graph is built
+    assert caplog.records[-1].getMessage() == "still logged"
