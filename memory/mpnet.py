@@ -360,8 +360,9 @@ class MPNetEncoder:
     (:func:`encoder_model`)."""
 
     def __init__(self, files: Path, *, quantised: bool = False, threads: int = 1) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
+
+        from memory.onnx_session import cpu_session
 
         weights = load_safetensors(files / "model.safetensors")
         self.tokenizer = Tokenizer.from_file(str(files / "tokenizer.json"))
@@ -373,16 +374,7 @@ class MPNetEncoder:
         self.relative_bias = weights["encoder.relative_attention_bias.weight"]  # (buckets, heads)
         self.dims = self.word_embeddings.shape[1]
         self.quantised = quantised
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        # Spinning workers burn the core a concurrent request (or Elasticsearch) needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(
-            str(encoder_model(files, quantised=quantised)), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        self.session = cpu_session(encoder_model(files, quantised=quantised), threads=threads)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Mean-pooled vectors of ``texts``: one padded batch in fp32; one text per run in int8, whose

@@ -72,6 +72,8 @@ class RecallOptions:
     outcome: bool = True
     # The multilingual dense leg, when ATLAS_MULTILINGUAL_EMBEDDING_MODEL names a model.
     multilingual: bool = True
+    # The cross-lingual dense leg, when ATLAS_CROSSLINGUAL_EMBEDDING_MODEL names a model.
+    crosslingual: bool = True
     rerank: bool | None = None  # None: the configured default
 
 
@@ -154,11 +156,13 @@ def _spread_near_duplicates(
 @dataclass(frozen=True)
 class Leg:
     """One recall leg's ranked hits (merged across indices) and its fusion weight; ``any_language`` for a
-    leg whose model reads every language (the multilingual one)."""
+    leg whose model reads every language (the multilingual and cross-lingual ones), ``across_languages_only``
+    for one that judges only where languages differ (the cross-lingual one, see :func:`fuse`)."""
 
     hits: list[dict[str, Any]]
     weight: float
     any_language: bool = False
+    across_languages_only: bool = False
 
 
 def _rrf_contributions(leg: Leg) -> tuple[dict[str, float], float]:
@@ -189,12 +193,17 @@ def _memory_words(hit: dict[str, Any]) -> str:
     return " ".join(part for part in (source.get("title"), source.get("text")) if part)
 
 
-def fuse(legs: list[Leg], *, method: str, language_aware: bool) -> list[tuple[str, float, dict[str, Any]]]:
+def fuse(
+    legs: list[Leg], *, method: str, language_aware: bool, question_reads_english: bool = True
+) -> list[tuple[str, float, dict[str, Any]]]:
     """The legs' ranked lists as one: Σ over legs of each leg's contribution (``method``: rrf or zscore).
 
-    ``language_aware``: a memory that does not read as English is judged by the legs that read any
-    language alone, scaled up to the whole weight — the English legs cannot judge it (their low scores
-    say nothing about its relevance), and counting them would bury every non-English memory."""
+    ``language_aware``: where the question's language and a memory's may differ — the memory does not
+    read as English, or the question does not — the memory is judged by the legs that read any language
+    alone, scaled up to the whole weight: the English legs cannot judge it (their low scores say nothing
+    about its relevance), and counting them would bury it. Elsewhere (both English) the legs judge that
+    are not ``across_languages_only``: the cross-lingual model is measured to help only across languages.
+    Without ``language_aware`` every leg judges every memory."""
     contributions = [FUSION_METHODS[method](leg) for leg in legs]
     hits: dict[str, dict[str, Any]] = {}
     for leg in legs:
@@ -202,14 +211,17 @@ def fuse(legs: list[Leg], *, method: str, language_aware: bool) -> list[tuple[st
             hits.setdefault(hit["_id"], hit)
     everyone = list(range(len(legs)))
     readers = [i for i, leg in enumerate(legs) if leg.any_language]
-    total_weight = sum(leg.weight for leg in legs)
-    readers_weight = sum(legs[i].weight for i in readers)
-    language_aware = language_aware and readers_weight > 0 and len(readers) < len(legs)
+    english_judges = [i for i in everyone if not legs[i].across_languages_only] or everyone
+    language_aware = language_aware and sum(legs[i].weight for i in readers) > 0 and len(readers) < len(legs)
+    if not language_aware:
+        english_judges = everyone
+    total_weight = sum(legs[i].weight for i in english_judges)
     fused: dict[str, float] = {}
     for memory_id, hit in hits.items():
-        judges, scale = everyone, 1.0
-        if language_aware and not reads_as_english(_memory_words(hit)):
-            judges, scale = readers, total_weight / readers_weight
+        judges = english_judges
+        if language_aware and not (question_reads_english and reads_as_english(_memory_words(hit))):
+            judges = readers
+        scale = total_weight / sum(legs[i].weight for i in judges)
         fused[memory_id] = scale * sum(contributions[i][0].get(memory_id, contributions[i][1]) for i in judges)
     ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
     return [(memory_id, score, hits[memory_id]) for memory_id, score in ordered]
@@ -233,17 +245,20 @@ def _replies_inherit(
 
 
 def leg_weight(leg: str, query: str, *, method: str) -> float:
-    """The fusion weight of one recall leg (``bm25``, ``dense``, ``multilingual``) under fusion ``method``."""
+    """The fusion weight of one recall leg (``bm25``, ``dense``, ``multilingual``, ``crosslingual``) under
+    fusion ``method``."""
     if method == "zscore":
         return {
             "bm25": settings.ATLAS_ZSCORE_WEIGHT_BM25,
             "dense": settings.ATLAS_ZSCORE_WEIGHT_DENSE,
             "multilingual": settings.ATLAS_ZSCORE_WEIGHT_MULTILINGUAL,
+            "crosslingual": settings.ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL,
         }[leg]
     return {
         "bm25": bm25_weight(query),
         "dense": settings.ATLAS_RRF_WEIGHT_DENSE,
         "multilingual": settings.ATLAS_RRF_WEIGHT_MULTILINGUAL,
+        "crosslingual": settings.ATLAS_RRF_WEIGHT_CROSSLINGUAL,
     }[leg]
 
 
@@ -267,7 +282,7 @@ def memory_recall(
     ``record_use`` schedules the use-count bump of returned facts and playbooks
     off the request path; evaluations pass False so they never change what they measure.
     """
-    from memory.embeddings import embedding_provider, multilingual_embedding_provider
+    from memory.embeddings import crosslingual_embedding_provider, embedding_provider, multilingual_embedding_provider
     from memory.services.documents import timestamp
 
     started = time.perf_counter()
@@ -275,18 +290,20 @@ def memory_recall(
     at = timestamp(as_of, field_name="as_of") if as_of is not None else None
     options = options or RecallOptions()
     multilingual = multilingual_embedding_provider() if options.multilingual else None
-    if not (options.bm25 or options.dense or multilingual):
-        raise ValidationFailed("recall needs at least one of the BM25 and dense legs")
+    crosslingual = crosslingual_embedding_provider() if options.crosslingual else None
+    if not (options.bm25 or options.dense or multilingual or crosslingual):
+        raise ValidationFailed("recall needs at least one leg (BM25, dense, multilingual, cross-lingual)")
     scope = SubjectScope.of(subject)
     timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
-    # The query embeddings (≈ 20 ms for all-mpnet-base-v2-int8, ≈ 25 ms for multilingual-e5) run on
-    # worker threads while the first msearch (the BM25 leg) is in flight; the kNN legs follow in a
-    # second msearch, so embedding overlaps the search instead of adding to it.
+    # The query embeddings (≈ 20 ms for all-mpnet-base-v2-int8, ≈ 25 ms for multilingual-e5, < 1 ms for
+    # the cross-lingual model) run on worker threads while the first msearch (the BM25 leg) is in flight;
+    # the kNN legs follow in a second msearch, so embedding overlaps the search instead of adding to it.
     pending = {
         field_name: _QUERY_EMBEDDER.submit(provider.embed_query, text)
         for field_name, provider in (
             ("embedding", embedding_provider() if options.dense else None),
             ("embedding_multilingual", multilingual),
+            ("embedding_crosslingual", crosslingual),
         )
         if provider is not None
     }
@@ -307,11 +324,11 @@ def memory_recall(
     # single-index searches cost less than one over four indices.
     searches: list[tuple[tuple[str, ...], dict[str, Any]]] = []
     method = settings.ATLAS_FUSION
-    legs: list[tuple[float, int, bool]] = []  # (fusion weight, number of searches making the leg, any language)
+    legs: list[tuple[int, dict[str, Any]]] = []  # (number of searches making the leg, the Leg's other fields)
     if options.bm25:
         body = queries.bm25_leg(memory_types=indices, text=text, filters=filters, functions=functions, size=window)
         searches.append((indices, body))
-        legs.append((leg_weight("bm25", text, method=method), 1, False))
+        legs.append((1, {"weight": leg_weight("bm25", text, method=method)}))
 
     def knn_searches(
         vector_field: str, query_vector: list[float], leg_functions: list[dict[str, Any]]
@@ -335,23 +352,35 @@ def memory_recall(
         if "embedding" in vectors:
             dense_functions = [] if settings.ATLAS_DENSE_PLAIN_SIMILARITY else functions
             knn += knn_searches("embedding", vectors["embedding"], dense_functions)
-            legs.append((leg_weight("dense", text, method=method), len(indices), False))
+            legs.append((len(indices), {"weight": leg_weight("dense", text, method=method)}))
         if "embedding_multilingual" in vectors:
             # Plain similarity, no ranking functions: multilingual-e5's cosines crowd into a narrow band
             # (≈ 0.8–0.95), where a decay or prior factor outweighs relevance — with them the leg ranked
             # recent episodes first and never a catalog entry (atlas_v1 R@10 0.948 → 0.759). Decay, use,
             # priors and outcomes still reach the fused ranking through the other legs.
             knn += knn_searches("embedding_multilingual", vectors["embedding_multilingual"], [])
-            legs.append((leg_weight("multilingual", text, method=method), len(indices), True))
+            legs.append(
+                (len(indices), {"weight": leg_weight("multilingual", text, method=method), "any_language": True})
+            )
+        if "embedding_crosslingual" in vectors:
+            # Plain similarity too, for the same reason; it judges only across languages (fuse()).
+            knn += knn_searches("embedding_crosslingual", vectors["embedding_crosslingual"], [])
+            weight = leg_weight("crosslingual", text, method=method)
+            legs.append((len(indices), {"weight": weight, "any_language": True, "across_languages_only": True}))
         t0 = time.perf_counter()
         responses += store.memories_msearch(reader, searches=knn)
         timings["search"] += (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
     ranked_legs, start = [], 0
-    for weight, count, any_language in legs:
-        ranked_legs.append(Leg(_merge_indices(responses[start : start + count], window), weight, any_language))
+    for count, fields in legs:
+        ranked_legs.append(Leg(_merge_indices(responses[start : start + count], window), **fields))
         start += count
-    fused = fuse(ranked_legs, method=method, language_aware=settings.ATLAS_LANGUAGE_AWARE_FUSION)
+    fused = fuse(
+        ranked_legs,
+        method=method,
+        language_aware=settings.ATLAS_LANGUAGE_AWARE_FUSION,
+        question_reads_english=reads_as_english(text),
+    )
     fused = _replies_inherit(fused, settings.ATLAS_REPLY_INHERITANCE)
     # Within the window only: the comparison is quadratic, and beyond it nothing reaches the top k.
     fused = _spread_near_duplicates(fused[:window], settings.ATLAS_DEDUP_JACCARD) + fused[window:]

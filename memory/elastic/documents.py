@@ -20,6 +20,8 @@ from elasticsearch.dsl import Boolean, Date, DenseVector, Document, Float, Inner
 EMBEDDING_DIMS = settings.ATLAS_EMBEDDING_DIMS
 # The multilingual leg's field: memory/embeddings.py refuses a multilingual model of another size.
 MULTILINGUAL_EMBEDDING_DIMS = 384
+# The cross-lingual leg's field (Universal Sentence Encoder Multilingual).
+CROSSLINGUAL_EMBEDDING_DIMS = 512
 BYTE_VECTOR_MAX = 127
 
 
@@ -42,7 +44,12 @@ def stored_vector(vector: Sequence[float]) -> str:
 
 
 #: The stored vectors: never returned to callers, copied whole by reindex and archive.
-VECTOR_FIELDS = ["embedding", "embedding_multilingual"]
+VECTOR_FIELDS = ["embedding", "embedding_multilingual", "embedding_crosslingual"]
+
+
+def byte_vector(dims: int) -> DenseVector:
+    """A stored embedding (see stored_vector()), searched by exact ("flat") cosine kNN."""
+    return DenseVector(dims=dims, element_type="byte", similarity="cosine", index=True, index_options={"type": "flat"})
 
 
 def searchable_text() -> Text:
@@ -62,19 +69,14 @@ class MemoryDocument(Document):
     # Exact ("flat") kNN: every recall is filtered to one subject and the catalog — hundreds to a few
     # thousand vectors — where exact search is cheap and never misses; HNSW's approximation only pays
     # off on millions of unfiltered vectors. Byte elements: see stored_vector().
-    embedding = DenseVector(
-        dims=EMBEDDING_DIMS, element_type="byte", similarity="cosine", index=True, index_options={"type": "flat"}
-    )
+    embedding = byte_vector(EMBEDDING_DIMS)
     embedding_model = Keyword()
     # The second model's vector (ATLAS_MULTILINGUAL_EMBEDDING_MODEL), searched as a recall leg of its own.
-    embedding_multilingual = DenseVector(
-        dims=MULTILINGUAL_EMBEDDING_DIMS,
-        element_type="byte",
-        similarity="cosine",
-        index=True,
-        index_options={"type": "flat"},
-    )
+    embedding_multilingual = byte_vector(MULTILINGUAL_EMBEDDING_DIMS)
     embedding_multilingual_model = Keyword()
+    # The third model's vector (ATLAS_CROSSLINGUAL_EMBEDDING_MODEL), searched as the cross-lingual leg.
+    embedding_crosslingual = byte_vector(CROSSLINGUAL_EMBEDDING_DIMS)
+    embedding_crosslingual_model = Keyword()
     created_at = Date()
 
 

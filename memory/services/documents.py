@@ -397,16 +397,24 @@ class VectorField(NamedTuple):
 
 
 def embedding_fields() -> list[VectorField]:
-    """The vector fields a memory stores: ``embedding`` always, then ``embedding_multilingual`` when
-    ATLAS_MULTILINGUAL_EMBEDDING_MODEL names a model. The multilingual vector embeds every turn alone:
-    the main vector carries the context, the second the turn's own words in any language (README
-    "Hard set": e5 with context, measured offline, cost atlas_v1 0.08 MRR@10 for nothing on the hard set)."""
-    from memory.embeddings import embedding_provider, multilingual_embedding_provider
+    """The vector fields a memory stores: ``embedding`` always, then ``embedding_multilingual`` and
+    ``embedding_crosslingual`` when ATLAS_MULTILINGUAL_EMBEDDING_MODEL / ATLAS_CROSSLINGUAL_EMBEDDING_MODEL
+    name a model. Those two embed every turn alone: the main vector carries the context, they the turn's
+    own words in any language (README "Hard set": e5 with context, measured offline, cost atlas_v1 0.08
+    MRR@10 for nothing on the hard set)."""
+    from memory.embeddings import (
+        crosslingual_embedding_provider,
+        embedding_provider,
+        multilingual_embedding_provider,
+    )
 
     fields = [VectorField("embedding", embedding_provider(), with_context=True)]
-    multilingual = multilingual_embedding_provider()
-    if multilingual is not None:
-        fields.append(VectorField("embedding_multilingual", multilingual, with_context=False))
+    for name, provider in (
+        ("embedding_multilingual", multilingual_embedding_provider()),
+        ("embedding_crosslingual", crosslingual_embedding_provider()),
+    ):
+        if provider is not None:
+            fields.append(VectorField(name, provider, with_context=False))
     return fields
 
 

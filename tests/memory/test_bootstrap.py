@@ -107,12 +107,13 @@ def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors
     assert "atlas-legacy-catalog" not in report.created + report.updated
 
     moved = index_reindex(memory_type="catalog")
-    # The float vector is converted, not recomputed; the multilingual vector it never had is computed.
+    # The float vector is converted, not recomputed; the multilingual and cross-lingual vectors it never
+    # had are computed.
     assert (moved.source_index, moved.target_index, moved.copied, moved.reembedded) == (
         "atlas-legacy-catalog-v1",
         "atlas-legacy-catalog-v2",
         1,
-        {"embedding": 0, "embedding_multilingual": 1},
+        {"embedding": 0, "embedding_multilingual": 1, "embedding_crosslingual": 1},
     )
     source = es.get(index="atlas-legacy-catalog", id="c1")["_source"]
     assert source["embedding"] == stored_vector(vector)
@@ -128,9 +129,14 @@ def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors
     # With the multilingual model switched off, the next reindex drops its vectors: nothing would search them.
     settings.ATLAS_MULTILINGUAL_EMBEDDING_MODEL = ""
     again = index_reindex(memory_type="catalog")
-    assert (again.target_index, again.copied, again.reembedded) == ("atlas-legacy-catalog-v3", 1, {"embedding": 0})
+    assert (again.target_index, again.copied, again.reembedded) == (
+        "atlas-legacy-catalog-v3",
+        1,
+        {"embedding": 0, "embedding_crosslingual": 0},
+    )
     source = es.get(index="atlas-legacy-catalog", id="c1")["_source"]
     assert source["embedding"] == stored_vector(vector)
+    assert source["embedding_crosslingual_model"] == "universal-sentence-encoder-multilingual"
     assert not {"embedding_multilingual", "embedding_multilingual_model"} & set(source)
 
 
@@ -165,7 +171,7 @@ def test_an_index_of_another_models_size_is_reported_outdated_and_reembedded(min
     assert (moved.target_index, moved.copied, moved.reembedded) == (
         "atlas-minilm-catalog-v2",
         1,
-        {"embedding": 1, "embedding_multilingual": 1},
+        {"embedding": 1, "embedding_multilingual": 1, "embedding_crosslingual": 1},
     )
     properties = es.indices.get_mapping(index="atlas-minilm-catalog-v2")["atlas-minilm-catalog-v2"]["mappings"]
     assert properties["properties"]["embedding"]["dims"] == EMBEDDING_DIMS == 768

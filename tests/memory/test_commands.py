@@ -172,10 +172,20 @@ def test_eval_cli_prints_metrics_per_type_and_leaks(imported, tmp_path: Path) ->
     assert report["summary"]["all"]["recall@10"] == 1.0
     assert {"all", "semantic", "episodic", "catalog"} <= set(report["summary"])
     bm25_only, _ = run(
-        "atlas_eval", "--tenant", "cli-co", "--queries", str(queries), "--no-dense", "--no-multilingual", "--quiet"
+        "atlas_eval",
+        "--tenant",
+        "cli-co",
+        "--queries",
+        str(queries),
+        "--no-dense",
+        "--no-multilingual",
+        "--no-crosslingual",
+        "--quiet",
     )
     assert "leaks: 0" in bm25_only
-    with pytest.raises(CommandError, match="recall needs at least one of the BM25 and dense legs"):
+    with pytest.raises(
+        CommandError, match=r"recall needs at least one leg \(BM25, dense, multilingual, cross-lingual\)"
+    ):
         run(
             "atlas_eval",
             "--tenant",
@@ -185,6 +195,7 @@ def test_eval_cli_prints_metrics_per_type_and_leaks(imported, tmp_path: Path) ->
             "--no-bm25",
             "--no-dense",
             "--no-multilingual",
+            "--no-crosslingual",
         )
 
 
@@ -208,7 +219,7 @@ def test_reindex_moves_documents_to_a_new_version(imported) -> None:
     assert es.count(index=alias)["count"] == total
     assert (
         f"{before} → {after}, {total} document(s), re-embedded: {total} in embedding, {total} in embedding_multilingual"
-        in out
+        f", {total} in embedding_crosslingual\n" in out
     )
     settings = es.indices.get_settings(index=before)[before]["settings"]["index"]
     assert settings.get("blocks", {}).get("write") in (None, "false", False)

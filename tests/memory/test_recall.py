@@ -166,11 +166,45 @@ def test_a_memory_the_english_legs_cannot_read_is_judged_by_the_multilingual_leg
 @pytest.mark.parametrize("method", ["zscore", "rrf"])
 def test_each_fusion_method_has_its_own_leg_weights(settings, method: str) -> None:
     settings.ATLAS_ZSCORE_WEIGHT_BM25, settings.ATLAS_ZSCORE_WEIGHT_DENSE = 0.25, 1.5
-    settings.ATLAS_ZSCORE_WEIGHT_MULTILINGUAL = 2.5
+    settings.ATLAS_ZSCORE_WEIGHT_MULTILINGUAL, settings.ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL = 2.5, 0.75
     settings.ATLAS_RRF_WEIGHT_BM25 = settings.ATLAS_RRF_WEIGHT_BM25_NATURAL = 1.0
     settings.ATLAS_RRF_WEIGHT_DENSE, settings.ATLAS_RRF_WEIGHT_MULTILINGUAL = 2.0, 3.0
-    weights = [leg_weight(leg, "where did we move", method=method) for leg in ("bm25", "dense", "multilingual")]
-    assert weights == ([0.25, 1.5, 2.5] if method == "zscore" else [1.0, 2.0, 3.0])
+    settings.ATLAS_RRF_WEIGHT_CROSSLINGUAL = 4.0
+    legs = ("bm25", "dense", "multilingual", "crosslingual")
+    weights = [leg_weight(leg, "where did we move", method=method) for leg in legs]
+    assert weights == ([0.25, 1.5, 2.5, 0.75] if method == "zscore" else [1.0, 2.0, 3.0, 4.0])
+
+
+def test_the_crosslingual_leg_judges_only_where_languages_may_differ() -> None:
+    """RRF arithmetic by hand. Legs: English BM25 (weight 1), multilingual (1), cross-lingual (2, across
+    languages only). An English memory under an English question is judged by the first two; a Spanish
+    memory, or any memory under a Spanish question, by the two that read every language, scaled from
+    their weight 3 to the English judges' 2; without language awareness every leg counts."""
+    en = _hit("en", 1.0, "Lucia went to the market on Saturday")
+    es = _hit("es", 1.0, "Lucía es alérgica al kiwi y al látex, por eso usa guantes")
+    legs = [
+        Leg([en], 1.0),
+        Leg([en, es], 1.0, any_language=True),
+        Leg([es, en], 2.0, any_language=True, across_languages_only=True),
+    ]
+
+    def scores(**options) -> dict[str, float]:
+        return {memory_id: round(score, 6) for memory_id, score, _ in fuse(legs, method="rrf", **options)}
+
+    english_question = scores(language_aware=True)
+    assert english_question == {
+        "en": round(1 / 31 + 1 / 31, 6),
+        "es": round((1 / 32 + 2 / 31) * 2 / 3, 6),
+    }
+    spanish_question = scores(language_aware=True, question_reads_english=False)
+    assert spanish_question == {
+        "en": round((1 / 31 + 2 / 32) * 2 / 3, 6),
+        "es": round((1 / 32 + 2 / 31) * 2 / 3, 6),
+    }
+    assert scores(language_aware=False) == {
+        "en": round(1 / 31 + 1 / 31 + 2 / 32, 6),
+        "es": round(1 / 32 + 2 / 31, 6),
+    }
 
 
 @pytest.mark.parametrize(
@@ -222,8 +256,38 @@ def test_the_multilingual_leg_finds_a_memory_written_in_another_language(maya) -
         hits = memory_recall(subject=maya, query="When is her sister getting married?", k=6, options=options).hits
         return [h["text"] for h in hits].index(spanish) + 1
 
-    assert rank(RecallOptions(bm25=False, dense=False)) == 1
-    assert rank(RecallOptions(bm25=False, multilingual=False)) == 5
+    assert rank(RecallOptions(bm25=False, dense=False, crosslingual=False)) == 1
+    assert rank(RecallOptions(bm25=False, multilingual=False, crosslingual=False)) == 5
+
+
+def test_the_crosslingual_leg_matches_a_question_and_a_memory_in_different_languages(maya) -> None:
+    """A Spanish question about a memory written in English, and an English question about a Spanish one,
+    among look-alikes in both languages (the same words in the question's language): the cross-lingual
+    leg lifts both in the default recall, and alone ranks the Spanish memory first."""
+    english = "My sister's wedding is on the 14th of June, in a small church near the lake."
+    spanish = "Mi hermano trabaja de enfermero en el turno de noche del hospital."
+    for text in (
+        english,
+        spanish,
+        "Mi hermana se ha comprado un coche nuevo, un Seat rojo.",
+        "El 14 de junio es la fecha límite para la declaración de la renta.",
+        "My brother lent me his bike for the weekend.",
+        "The hospital car park charges four euros an hour.",
+        "Fuimos al lago el domingo, hacía mucho calor.",
+    ):
+        episode_write(subject=maya, text=text)
+
+    def rank(query: str, target: str, options: RecallOptions) -> int:
+        hits = memory_recall(subject=maya, query=query, k=7, options=options).hits
+        return [h["text"] for h in hits].index(target) + 1
+
+    spanish_question = "¿Cuándo se casa su hermana?"
+    english_question = "What does her brother do for a living?"
+    assert rank(english_question, spanish, RecallOptions(bm25=False, dense=False, multilingual=False)) == 1
+    with_leg = (rank(spanish_question, english, RecallOptions()), rank(english_question, spanish, RecallOptions()))
+    without = RecallOptions(crosslingual=False)
+    assert with_leg == (3, 1)
+    assert (rank(spanish_question, english, without), rank(english_question, spanish, without)) == (4, 2)
 
 
 def test_the_multilingual_leg_ranks_by_similarity_alone(maya) -> None:
@@ -238,16 +302,26 @@ def test_the_multilingual_leg_ranks_by_similarity_alone(maya) -> None:
     assert [h["id"] for h in hits][0] == old["id"]
 
 
-def test_without_a_multilingual_model_nothing_is_stored_or_searched_for_it(maya, settings) -> None:
-    settings.ATLAS_MULTILINGUAL_EMBEDDING_MODEL = ""
+EXTRA_MODELS = {
+    "ATLAS_MULTILINGUAL_EMBEDDING_MODEL": "embedding_multilingual",
+    "ATLAS_CROSSLINGUAL_EMBEDDING_MODEL": "embedding_crosslingual",
+}
+
+
+@pytest.mark.parametrize("setting", sorted(EXTRA_MODELS))
+def test_without_an_extra_model_nothing_is_stored_or_searched_for_it(maya, settings, setting) -> None:
+    setattr(settings, setting, "")
     written = episode_write(subject=maya, text="Mi hermana Marta se casa en junio")
     source = bootstrap_client().get(index=alias_name("episodic"), id=written["id"])["_source"]
     assert source["embedding_model"] == "all-mpnet-base-v2-int8"
-    assert "embedding_multilingual" not in source
-    assert "embedding_multilingual_model" not in source
+    for other_setting, field in EXTRA_MODELS.items():
+        stored = other_setting != setting
+        assert (field in source, f"{field}_model" in source) == (stored, stored)
+    for other_setting in EXTRA_MODELS:
+        setattr(settings, other_setting, "")
     with pytest.raises(ValidationFailed) as info:
         memory_recall(subject=maya, query="wedding", options=RecallOptions(bm25=False, dense=False))
-    assert info.value.message == "recall needs at least one of the BM25 and dense legs"
+    assert info.value.message == "recall needs at least one leg (BM25, dense, multilingual, cross-lingual)"
 
 
 def test_types_selection_and_timings(maya) -> None:

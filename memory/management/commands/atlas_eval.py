@@ -27,6 +27,9 @@ class Command(AtlasCommand):
         parser.add_argument(
             "--no-multilingual", action="store_true", help="switch off the multilingual embedding's kNN leg"
         )
+        parser.add_argument(
+            "--no-crosslingual", action="store_true", help="switch off the cross-lingual embedding's kNN leg"
+        )
         parser.add_argument("--no-rerank", action="store_true")
         parser.add_argument(
             "--no-decay", action="store_true", help="also switches off use boost, catalog prior, outcome"
@@ -46,6 +49,7 @@ class Command(AtlasCommand):
             bm25=not options["no_bm25"],
             dense=not options["no_dense"],
             multilingual=not options["no_multilingual"],
+            crosslingual=not options["no_crosslingual"],
             rerank=False if options["no_rerank"] else None,
             decay=not no_ranking,
             use_boost=not no_ranking,
