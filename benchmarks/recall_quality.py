@@ -37,7 +37,7 @@ CONFIGS = [
         {"ATLAS_ZSCORE_WEIGHT_DENSE": 2.0, "ATLAS_ZSCORE_WEIGHT_MULTILINGUAL": 2.0},
     ),
     (
-        "default with rank fusion instead (RRF; BM25 1, dense 3, multilingual 1)",
+        "default with rank fusion instead (RRF; BM25 1, dense 3, multilingual 1, cross-lingual 2)",
         {},
         {"ATLAS_FUSION": "rrf", "ATLAS_RRF_WEIGHT_DENSE": 3.0, "ATLAS_RRF_WEIGHT_MULTILINGUAL": 1.0},
     ),
