@@ -157,7 +157,7 @@ def _spread_near_duplicates(
 class Leg:
     """One recall leg's ranked hits (merged across indices) and its fusion weight; ``any_language`` for a
     leg whose model reads every language (the multilingual and cross-lingual ones), ``across_languages_only``
-    for one that judges only where languages differ (the cross-lingual one, see :func:`fuse`)."""
+    for one that judges only where languages may differ (the cross-lingual one, see :func:`fuse`)."""
 
     hits: list[dict[str, Any]]
     weight: float
@@ -221,7 +221,8 @@ def fuse(
         judges = english_judges
         if language_aware and not (question_reads_english and reads_as_english(_memory_words(hit))):
             judges = readers
-        scale = total_weight / sum(legs[i].weight for i in judges)
+        judges_weight = sum(legs[i].weight for i in judges)
+        scale = total_weight / judges_weight if judges_weight else 1.0  # weights of 0 switch a leg off
         fused[memory_id] = scale * sum(contributions[i][0].get(memory_id, contributions[i][1]) for i in judges)
     ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
     return [(memory_id, score, hits[memory_id]) for memory_id, score in ordered]

@@ -205,6 +205,9 @@ def test_the_crosslingual_leg_judges_only_where_languages_may_differ() -> None:
         "en": round(1 / 31 + 1 / 31 + 2 / 32, 6),
         "es": round(1 / 32 + 2 / 31, 6),
     }
+    # Weights of 0 switch legs off (ATLAS_ZSCORE_WEIGHT_*=0): nothing to scale, nothing divided by zero.
+    legs[0], legs[1] = Leg([en], 0.0), Leg([en, es], 0.0, any_language=True)
+    assert scores(language_aware=True) == {"en": 0.0, "es": 0.0}
 
 
 @pytest.mark.parametrize(
