@@ -13,6 +13,8 @@ numbers and code stay English, which is what the English legs can still match li
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 ENGLISH_FUNCTION_WORDS = frozenset(
     """the and of to is are was were be been it this that you he she we they my his her our their me him
@@ -38,3 +40,8 @@ def reads_as_english(text: str) -> bool:
     foreign = sum(word in FOREIGN_FUNCTION_WORDS for word in words)
     english = sum(word in ENGLISH_FUNCTION_WORDS for word in words)
     return not (foreign >= MIN_FOREIGN_WORDS and foreign > english)
+
+
+def memory_reads_as_english(source: Mapping[str, Any]) -> bool:
+    """Whether a memory document (its ``_source``) reads as English: its title (catalog) and text."""
+    return reads_as_english(" ".join(part for part in (source.get("title"), source.get("text")) if part))

@@ -20,7 +20,7 @@ from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
-from memory.language import reads_as_english
+from memory.language import memory_reads_as_english, reads_as_english
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
@@ -82,6 +82,7 @@ class RecallResult:
     hits: list[dict[str, Any]]
     timings_ms: dict[str, float] = field(default_factory=dict)
     targets: list[tuple[str, str]] = field(default_factory=list)  # (index, id) of facts/playbooks returned
+    legs: list[str] = field(default_factory=list)  # the legs searched: bm25, dense, multilingual, crosslingual
 
 
 def memory_shape(hit: dict[str, Any]) -> dict[str, Any]:
@@ -188,11 +189,6 @@ def _zscore_contributions(leg: Leg) -> tuple[dict[str, float], float]:
 FUSION_METHODS = {"rrf": _rrf_contributions, "zscore": _zscore_contributions}
 
 
-def _memory_words(hit: dict[str, Any]) -> str:
-    source = hit["_source"]
-    return " ".join(part for part in (source.get("title"), source.get("text")) if part)
-
-
 def fuse(
     legs: list[Leg], *, method: str, language_aware: bool, question_reads_english: bool = True
 ) -> list[tuple[str, float, dict[str, Any]]]:
@@ -218,7 +214,7 @@ def fuse(
     fused: dict[str, float] = {}
     for memory_id, hit in hits.items():
         judges = english_judges
-        if language_aware and not (question_reads_english and reads_as_english(_memory_words(hit))):
+        if language_aware and not (question_reads_english and memory_reads_as_english(hit["_source"])):
             judges = readers
         judges_weight = sum(legs[i].weight for i in judges)
         scale = total_weight / judges_weight if judges_weight else 1.0  # weights of 0 switch a leg off
@@ -262,6 +258,25 @@ def leg_weight(leg: str, query: str, *, method: str) -> float:
     }[leg]
 
 
+def _crosslingual_may_judge(
+    scope: SubjectScope, memory_types: tuple[str, ...], question_reads_english: bool, options: RecallOptions
+) -> bool:
+    """Whether the cross-lingual leg could judge any memory of this recall. Under language-aware fusion
+    (which needs an English-only leg: BM25 or the main dense one) it judges only where the question or
+    the memory does not read as English (fuse); for an English question, then, only if the subject's
+    memories or the tenant's catalog hold such a memory — flags kept at write time, None = not known
+    (memory.services.languages). Leaving the leg out then changes no score and saves its searches."""
+    if not (settings.ATLAS_LANGUAGE_AWARE_FUSION and (options.bm25 or options.dense) and question_reads_english):
+        return True
+    subject_flag, catalog_flag = (
+        MemorySubject.objects.filter(pk=scope.subject.pk)
+        .values_list("non_english_memories", "tenant__non_english_catalog")
+        .get()
+    )  # read now, not from the caller's row: a write a moment ago may have set it
+    owned = any(memory_type != "catalog" for memory_type in memory_types)
+    return (owned and subject_flag is not False) or ("catalog" in memory_types and catalog_flag is not False)
+
+
 # Query embeddings that overlap the first msearch (see memory_recall).
 _QUERY_EMBEDDER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="atlas-query-embed")
 
@@ -294,6 +309,9 @@ def memory_recall(
     if not (options.bm25 or options.dense or multilingual or crosslingual):
         raise ValidationFailed("recall needs at least one leg (BM25, dense, multilingual, cross-lingual)")
     scope = SubjectScope.of(subject)
+    question_reads_english = reads_as_english(text)
+    if crosslingual is not None and not _crosslingual_may_judge(scope, types, question_reads_english, options):
+        crosslingual = None
     timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
     # The query embeddings (≈ 20 ms for all-mpnet-base-v2-int8, ≈ 25 ms for multilingual-e5, < 1 ms for
     # the cross-lingual model) run on worker threads while the first msearch (the BM25 leg) is in flight;
@@ -324,11 +342,11 @@ def memory_recall(
     # single-index searches cost less than one over four indices.
     searches: list[tuple[tuple[str, ...], dict[str, Any]]] = []
     method = settings.ATLAS_FUSION
-    legs: list[tuple[int, dict[str, Any]]] = []  # (number of searches making the leg, the Leg's other fields)
+    legs: list[tuple[str, int, dict[str, Any]]] = []  # (name, number of searches making the leg, the Leg's fields)
     if options.bm25:
         body = queries.bm25_leg(memory_types=indices, text=text, filters=filters, functions=functions, size=window)
         searches.append((indices, body))
-        legs.append((1, {"weight": leg_weight("bm25", text, method=method)}))
+        legs.append(("bm25", 1, {"weight": leg_weight("bm25", text, method=method)}))
 
     def knn_searches(
         vector_field: str, query_vector: list[float], leg_functions: list[dict[str, Any]]
@@ -352,34 +370,34 @@ def memory_recall(
         if "embedding" in vectors:
             dense_functions = [] if settings.ATLAS_DENSE_PLAIN_SIMILARITY else functions
             knn += knn_searches("embedding", vectors["embedding"], dense_functions)
-            legs.append((len(indices), {"weight": leg_weight("dense", text, method=method)}))
+            legs.append(("dense", len(indices), {"weight": leg_weight("dense", text, method=method)}))
         if "embedding_multilingual" in vectors:
             # Plain similarity, no ranking functions: multilingual-e5's cosines crowd into a narrow band
             # (≈ 0.8–0.95), where a decay or prior factor outweighs relevance — with them the leg ranked
             # recent episodes first and never a catalog entry (atlas_v1 R@10 0.948 → 0.759). Decay, use,
             # priors and outcomes still reach the fused ranking through the other legs.
             knn += knn_searches("embedding_multilingual", vectors["embedding_multilingual"], [])
-            legs.append(
-                (len(indices), {"weight": leg_weight("multilingual", text, method=method), "any_language": True})
-            )
+            weight = leg_weight("multilingual", text, method=method)
+            legs.append(("multilingual", len(indices), {"weight": weight, "any_language": True}))
         if "embedding_crosslingual" in vectors:
             # Plain similarity too, for the same reason; it judges only across languages (fuse()).
             knn += knn_searches("embedding_crosslingual", vectors["embedding_crosslingual"], [])
             weight = leg_weight("crosslingual", text, method=method)
-            legs.append((len(indices), {"weight": weight, "any_language": True, "across_languages_only": True}))
+            fields = {"weight": weight, "any_language": True, "across_languages_only": True}
+            legs.append(("crosslingual", len(indices), fields))
         t0 = time.perf_counter()
         responses += store.memories_msearch(reader, searches=knn)
         timings["search"] += (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
     ranked_legs, start = [], 0
-    for count, fields in legs:
+    for _name, count, fields in legs:
         ranked_legs.append(Leg(_merge_indices(responses[start : start + count], window), **fields))
         start += count
     fused = fuse(
         ranked_legs,
         method=method,
         language_aware=settings.ATLAS_LANGUAGE_AWARE_FUSION,
-        question_reads_english=reads_as_english(text),
+        question_reads_english=question_reads_english,
     )
     fused = _replies_inherit(fused, settings.ATLAS_REPLY_INHERITANCE)
     # Within the window only: the comparison is quadratic, and beyond it nothing reaches the top k.
@@ -404,7 +422,7 @@ def memory_recall(
         if hit["_source"].get("memory_type") in ("semantic", "procedural")
     ]
     timings["total"] = (time.perf_counter() - started) * 1000
-    result = RecallResult(hits=hits, timings_ms=timings, targets=targets)
+    result = RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _, _ in legs])
     if record_use and targets:
         _schedule_usage(targets)
     return result

@@ -73,7 +73,8 @@ class TenantAdmin(admin.ModelAdmin):
     list_display = ["slug", "name", "is_active", "key", "created_at"]
     list_filter = ["is_active"]
     search_fields = ["slug", "name"]
-    readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key"]
+    # The flag is kept by writes and atlas_language_census; set by hand it could hide memories from a leg.
+    readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key", "non_english_catalog"]
     inlines = [MembershipInline, SubjectInline]
     actions = ["rotate_key", "deactivate"]
 
@@ -117,7 +118,7 @@ class MemorySubjectAdmin(admin.ModelAdmin):
     list_filter = ["is_active", "tenant"]
     search_fields = ["external_id", "display_name", "tenant__slug"]
     autocomplete_fields = ["person"]
-    readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key"]
+    readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key", "non_english_memories"]
     actions = ["rotate_key", "deactivate"]
 
     def get_readonly_fields(self, request, obj=None):

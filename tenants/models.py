@@ -56,6 +56,13 @@ class Tenant(models.Model):
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     deactivated_at = models.DateTimeField(null=True, blank=True)
+    non_english_catalog = models.BooleanField(
+        null=True,
+        default=False,
+        help_text="Whether some catalog entry does not read as English (unknown for entries written before "
+        "this was kept: atlas_language_census fills it). While no memory recall sees does, recall skips "
+        "the cross-lingual leg for English questions: it would judge nothing.",
+    )
 
     class Meta:
         ordering = ["slug"]
@@ -94,6 +101,11 @@ class MemorySubject(models.Model):
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     deactivated_at = models.DateTimeField(null=True, blank=True)
+    non_english_memories = models.BooleanField(
+        null=True,
+        default=False,
+        help_text="Whether some memory of the subject does not read as English (see Tenant.non_english_catalog).",
+    )
 
     class Meta:
         ordering = ["tenant__slug", "external_id"]

@@ -17,6 +17,8 @@ from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
+from .languages import non_english_census
+
 ALL_INDICES = tuple(MEMORY_TYPES)
 OWNED_INDICES = tuple(t for t in MEMORY_TYPES if t != "catalog")
 
@@ -65,6 +67,7 @@ def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, 
     scope = SubjectScope.of(subject)
     query = own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)
     counts = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
+    non_english_census(tenant=subject.tenant, subjects=[subject])  # forgotten, so not remembered as written
     audit_record(
         tenant=subject.tenant,
         actor=actor,
@@ -80,6 +83,7 @@ def tenant_memories_forget(*, tenant: Tenant, actor: str) -> dict[str, int]:
     reader = tenant_es_client(tenant=tenant)
     query = {"term": {"tenant_id": str(tenant.es_id)}}
     counts = _delete_all(reader, writer_es_client(), query, ALL_INDICES)
+    non_english_census(tenant=tenant)
     audit_record(
         tenant=tenant, actor=actor, action="memory.forget_tenant", target=tenant.slug, detail={"deleted": counts}
     )

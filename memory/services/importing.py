@@ -33,6 +33,7 @@ from .documents import (
     now,
     playbook_prepare,
 )
+from .languages import non_english_marked
 from .writes import supersession_apply
 
 BATCH = 200
@@ -131,7 +132,8 @@ def memories_import(
             return
         items = [p for _, p in pending]
         embed_into(items)
-        failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))
+        with non_english_marked(items):
+            failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))
         for line_no, item in pending:
             if item.memory_id in failures:
                 report.errors.append((line_no, f"not stored: {failures[item.memory_id]}"))

@@ -28,6 +28,7 @@ from .documents import (
     steps_validate,
     timestamp,
 )
+from .languages import non_english_marked
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +40,14 @@ def _stored(prepared: PreparedMemory) -> dict[str, Any]:
 
 def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> None:
     embed_into([prepared])
-    store.memory_index(
-        scope.writer(),
-        memory_type=prepared.memory_type,
-        memory_id=prepared.memory_id,
-        source=prepared.source,
-        refresh=refresh,
-    )
+    with non_english_marked([prepared]):
+        store.memory_index(
+            scope.writer(),
+            memory_type=prepared.memory_type,
+            memory_id=prepared.memory_id,
+            source=prepared.source,
+            refresh=refresh,
+        )
 
 
 def _previous_turn(scope: SubjectScope, *, session_id: Any, at: Any) -> PreviousTurn | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.language import ENGLISH_FUNCTION_WORDS, FOREIGN_FUNCTION_WORDS, reads_as_english
+from memory.language import ENGLISH_FUNCTION_WORDS, FOREIGN_FUNCTION_WORDS, memory_reads_as_english, reads_as_english
 
 
 @pytest.mark.parametrize(
@@ -40,3 +40,10 @@ def test_english_and_wordless_texts_read_as_english(text: str) -> None:
 
 def test_the_two_word_lists_share_no_word() -> None:
     assert ENGLISH_FUNCTION_WORDS & FOREIGN_FUNCTION_WORDS == frozenset()
+
+
+def test_a_memory_reads_by_its_title_and_text_together() -> None:
+    """A catalog entry's Spanish title tips a short text that alone would stay English."""
+    assert memory_reads_as_english({"text": "Abre a las ocho."}) is True
+    assert memory_reads_as_english({"title": "Horario de la clínica", "text": "Abre a las ocho."}) is False
+    assert memory_reads_as_english({"title": None, "text": "The clinic opens at eight."}) is True

@@ -327,6 +327,70 @@ def test_without_an_extra_model_nothing_is_stored_or_searched_for_it(maya, setti
     assert info.value.message == "recall needs at least one leg (BM25, dense, multilingual, cross-lingual)"
 
 
+ALL_LEGS = ["bm25", "dense", "multilingual", "crosslingual"]
+WITHOUT_CROSSLINGUAL = ["bm25", "dense", "multilingual"]
+
+
+def test_the_crosslingual_leg_is_searched_only_where_it_could_judge(maya, tenant) -> None:
+    """An English question over English memories leaves it out (it would judge nothing); a question in
+    another language, a memory in another language — the subject's or in the catalog, when the catalog
+    is searched — or a flag not known yet bring it back."""
+    from tenants.models import MemorySubject, Tenant
+
+    episode_write(subject=maya, text="My brother works night shifts as a nurse at the hospital.")
+
+    def legs(query: str, **kwargs) -> list[str]:
+        return memory_recall(subject=maya, query=query, k=3, **kwargs).legs
+
+    assert legs("What does her brother do?") == WITHOUT_CROSSLINGUAL
+    assert legs("¿Qué hace su hermano por las noches?") == ALL_LEGS
+    Tenant.objects.filter(pk=tenant.pk).update(non_english_catalog=True)
+    assert legs("What does her brother do?") == ALL_LEGS
+    assert legs("What does her brother do?", memory_types=["episodic"]) == WITHOUT_CROSSLINGUAL
+    Tenant.objects.filter(pk=tenant.pk).update(non_english_catalog=False)
+    MemorySubject.objects.filter(pk=maya.pk).update(non_english_memories=None)
+    assert legs("What does her brother do?") == ALL_LEGS
+    assert legs("What does her brother do?", memory_types=["catalog"]) == WITHOUT_CROSSLINGUAL
+    MemorySubject.objects.filter(pk=maya.pk).update(non_english_memories=False)
+    episode_write(subject=maya, text="Mi hermano trabaja de enfermero en el turno de noche.")
+    assert legs("What does her brother do?") == ALL_LEGS  # the write set the flag; maya's row is not reread
+
+
+def test_the_crosslingual_leg_is_kept_where_fusion_would_let_it_judge_everything(maya, settings) -> None:
+    episode_write(subject=maya, text="My brother works night shifts as a nurse at the hospital.")
+    only_any_language = RecallOptions(bm25=False, dense=False)
+    assert memory_recall(subject=maya, query="brother", options=only_any_language).legs == [
+        "multilingual",
+        "crosslingual",
+    ]
+    settings.ATLAS_LANGUAGE_AWARE_FUSION = False
+    assert memory_recall(subject=maya, query="brother").legs == ALL_LEGS
+
+
+def test_leaving_the_crosslingual_leg_out_changes_no_hit_and_no_score(maya) -> None:
+    """Where it is left out it would have judged nothing: the same hits, ranks and scores as with the
+    leg searched (forced by a flag not known). as_of pins the decay's origin for both recalls."""
+    from tenants.models import MemorySubject
+
+    for text in (
+        "My brother works night shifts as a nurse at the hospital.",
+        "The hospital car park charges four euros an hour.",
+        "My sister's wedding is on the 14th of June, near the lake.",
+        "I lent my bike to my brother for the weekend.",
+        "Night shifts make it hard to see friends.",
+    ):
+        episode_write(subject=maya, text=text)
+    at = (datetime.now(UTC) + timedelta(minutes=1)).isoformat()
+    left_out = memory_recall(subject=maya, query="What does her brother do at night?", k=5, as_of=at)
+    MemorySubject.objects.filter(pk=maya.pk).update(non_english_memories=None)
+    searched = memory_recall(subject=maya, query="What does her brother do at night?", k=5, as_of=at)
+    assert (left_out.legs, searched.legs) == (WITHOUT_CROSSLINGUAL, ALL_LEGS)
+    assert [(h["id"], h["rank"], h["score"]) for h in left_out.hits] == [
+        (h["id"], h["rank"], h["score"]) for h in searched.hits
+    ]
+    assert len(left_out.hits) == 5
+
+
 def test_types_selection_and_timings(maya) -> None:
     episode_write(subject=maya, text="pineapple pizza is great")
     fact_write(subject=maya, text="Maya likes pineapple pizza")
