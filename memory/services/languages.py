@@ -32,6 +32,8 @@ from tenants.selectors import tenant_es_client
 if TYPE_CHECKING:
     from .documents import PreparedMemory
 
+CENSUS_BATCH = 500
+
 
 def _owners(items: Iterable[PreparedMemory]) -> tuple[set[str], set[str]]:
     """The user_ids and catalog tenant_ids of the items that do not read as English."""
@@ -98,8 +100,10 @@ def non_english_census(*, tenant: Tenant, subjects: Iterable[MemorySubject] | No
             elif source.get("user_id") in user_ids:
                 foreign_users.add(source["user_id"])
     unknown = chosen.filter(non_english_memories__isnull=True)
-    unknown.filter(es_id__in=foreign_users).update(non_english_memories=True)
-    unknown.exclude(es_id__in=foreign_users).update(non_english_memories=False)
+    found = sorted(foreign_users)
+    for start in range(0, len(found), CENSUS_BATCH):  # bounded IN lists (SQLite caps a statement's variables)
+        unknown.filter(es_id__in=found[start : start + CENSUS_BATCH]).update(non_english_memories=True)
+    unknown.update(non_english_memories=False)  # the rest: still not known, so nothing marked them meanwhile
     if whole_tenant:
         Tenant.objects.filter(pk=tenant.pk, non_english_catalog__isnull=True).update(
             non_english_catalog=foreign_catalog

@@ -12,11 +12,13 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from memory.elastic import store
+from memory.services import languages
 from memory.services.forget import memory_forget, subject_memories_forget, tenant_memories_forget
 from memory.services.importing import memories_import
 from memory.services.languages import non_english_census
 from memory.services.writes import episode_write, fact_write, playbook_write
 from tenants.models import MemorySubject, Tenant
+from tenants.services import subject_create
 
 SPANISH = "Mi hermano trabaja de enfermero en el turno de noche del hospital."
 ENGLISH = "My brother works night shifts as a nurse at the hospital."
@@ -100,17 +102,22 @@ def test_forgetting_a_tenant_clears_its_subjects_and_its_catalog(tenant, maya, t
     assert flags(tom) == (False, False)
 
 
-def test_the_census_fills_rows_not_known_from_what_is_stored(tenant, maya, tom, other_tenant_subject) -> None:
+def test_the_census_fills_rows_not_known_from_what_is_stored(
+    tenant, maya, tom, other_tenant_subject, monkeypatch
+) -> None:
+    monkeypatch.setattr(languages, "CENSUS_BATCH", 1)  # its updates go in batches; two of one subject each
+    ana = subject_create(tenant=tenant, external_id="ana", actor="test")
     episode_write(subject=tom, text=SPANISH)
+    episode_write(subject=ana, text="Je suis intolérante au lactose, depuis toujours.")
     episode_write(subject=maya, text=ENGLISH)
     line = {"id": "c1", "memory_type": "catalog", "title": "Opening hours", "text": "The clinic opens at eight."}
     memories_import(tenant=tenant, lines=[json.dumps(line)], create_subjects=False, actor="test")
     episode_write(subject=other_tenant_subject, text="Meine Schwester wohnt seit zwei Jahren in Berlin und ist Ärztin.")
     MemorySubject.objects.update(non_english_memories=None)
     Tenant.objects.update(non_english_catalog=None)
-    assert non_english_census(tenant=tenant) == {"subjects": 1, "catalogs": 0}
+    assert non_english_census(tenant=tenant) == {"subjects": 2, "catalogs": 0}
     assert flags(maya) == (False, False)
-    assert flags(tom) == (True, False)
+    assert flags(tom) == flags(ana) == (True, False)
     assert flags(other_tenant_subject) == (None, None)  # another tenant is counted on its own
 
 
