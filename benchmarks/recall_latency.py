@@ -2,9 +2,10 @@
 latency with refresh=wait_for; import throughput. All measured in one run.
 
 Each level stores D documents for each of 10 subjects (half episodes, a third facts, the rest
-playbooks) plus a 100-entry catalog, all in English; then half the subjects get one memory in Spanish. Recalls (English questions)
-alternate between the halves: the cross-lingual leg is searched for the bilingual half and left out
-for the other, where it would judge nothing. Each half gets the given number of queries.
+playbooks) plus a 100-entry catalog, all in English; then half the subjects get one memory in
+Spanish. Recalls (English questions) alternate between the halves: the cross-lingual leg is searched
+for the bilingual half and left out for the other, where it would judge nothing. Each half gets the
+given number of queries.
 Targets (issue #4): recall p95 ≤ 150 ms at 250 documents per subject; the app's own share
 (everything but the search call) ≤ 20 ms p50.
 Usage: python benchmarks/recall_latency.py [--levels 250 5000] [--queries 100]

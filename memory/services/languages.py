@@ -3,7 +3,7 @@
 Recall needs to know so it can leave out the cross-lingual leg where that leg would judge nothing: under
 language-aware fusion it judges only memories that do not read as English, or any memory under a
 question that does not (selectors.fuse). For an English question over a subject whose memories — and
-whose tenant's catalog — all read as English, its four kNN searches are pure cost (≈ 75 ms p50 on the
+whose tenant's catalog — all read as English, its four kNN searches are pure cost (≈ 80 ms p50 on the
 embedded engine, which scans every document per search).
 
 The flags live on the SQL rows (MemorySubject.non_english_memories, Tenant.non_english_catalog):

@@ -139,11 +139,14 @@ def test_reimport_overwrites_instead_of_duplicating(imported) -> None:
 
 def test_recall_cli_json_and_table(imported) -> None:
     out, _ = run("atlas_recall", "--tenant", "cli-co", "--user", "maya", "where does she live", "--k", "3", "--json")
-    hits = json.loads(out)["hits"]
+    shown = json.loads(out)
+    hits = shown["hits"]
+    assert shown["legs"] == ["bm25", "dense", "multilingual"]  # English question, English memories
     assert hits[0]["external_id"] == "m-f2"
     assert "m-f1" not in [h["external_id"] for h in hits]  # superseded
     table, _ = run("atlas_recall", "--tenant", "cli-co", "--user", "maya", "JL44")
     assert table.splitlines()[0].split()[3] == "m-e1"
+    assert "hit(s); legs bm25, dense, multilingual; embed " in table.splitlines()[-1]
     with pytest.raises(CommandError) as info:
         run("atlas_recall", "--tenant", "cli-co", "--user", "nobody", "x")
     assert str(info.value) == "no subject 'nobody' in tenant cli-co"

@@ -33,11 +33,12 @@ class Command(AtlasCommand):
             record_use=False,
         )
         if options["json"]:
-            self.stdout.write(json.dumps({"hits": result.hits, "timings_ms": result.timings_ms}, indent=2, default=str))
+            shown = {"hits": result.hits, "legs": result.legs, "timings_ms": result.timings_ms}
+            self.stdout.write(json.dumps(shown, indent=2, default=str))
             return
         for hit in result.hits:
             label = hit.get("external_id") or hit["id"]
             text = (hit.get("text") or "").replace("\n", " ")
             self.stdout.write(f"{hit['rank']:>3}  {hit['score']:.4f}  {hit['type']:<10} {label:<24} {text[:100]}")
         timings = ", ".join(f"{name} {ms:.1f} ms" for name, ms in result.timings_ms.items())
-        self.stdout.write(f"({len(result.hits)} hit(s); {timings})")
+        self.stdout.write(f"({len(result.hits)} hit(s); legs {', '.join(result.legs)}; {timings})")
