@@ -5,7 +5,7 @@ Like Elasticsearch, only a salted PBKDF2 hash of each key's secret is kept
 fast in-memory cache of verified credentials avoids paying PBKDF2 on every
 request (ES's ``api_key.cache.hash_algo`` cache plays the same role).
 Records are written with write-to-temp + fsync + rename, so a crash leaves
-either the old file or the new one, never a torn one.
+either the old file or the new one, never a torn one; the file is 0600.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import re
 import secrets
 import threading
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import illegal_argument
+from .private_files import DIR_MODE, write_private
 
 PBKDF2_ITERATIONS = 10_000
 _DURATION = re.compile(r"^(\d+)(nanos|micros|ms|s|m|h|d)$")
@@ -96,7 +96,7 @@ class ApiKeyRecord:
 class ApiKeyStore:
     def __init__(self, directory: Path) -> None:
         self._path = directory / "api_keys.json"
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._records: dict[str, ApiKeyRecord] = {}
         self._verified: dict[str, bytes] = {}
@@ -105,17 +105,7 @@ class ApiKeyStore:
             self._records = {k: ApiKeyRecord(**v) for k, v in raw.items()}
 
     def _persist(self) -> None:
-        tmp = self._path.with_suffix(".tmp")
-        with open(tmp, "w") as fh:
-            json.dump({k: asdict(v) for k, v in self._records.items()}, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self._path)
-        dir_fd = os.open(self._path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        write_private(self._path, json.dumps({k: asdict(v) for k, v in self._records.items()}))
 
     def create(
         self,

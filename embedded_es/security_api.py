@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import threading
 import time
 import uuid
@@ -21,6 +20,7 @@ from typing import Any
 from .errors import EsError, action_request_validation, illegal_argument, resource_not_found, security_forbidden
 from .keystore import ApiKeyStore, parse_expiration_ms
 from .principal import Principal
+from .private_files import DIR_MODE, write_private
 from .privileges import MANAGE_ALL_API_KEYS, denial_reason, role_from_descriptors
 
 CREATE_KEY = "cluster:admin/xpack/security/api_key/create"
@@ -37,21 +37,16 @@ _TRUTHY = ("", "true")
 
 
 class JsonFileStore:
-    """A small JSON document kept durable with temp-file + fsync + rename."""
+    """A small JSON document kept durable with temp-file + fsync + rename, readable by its owner only."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         self.lock = threading.Lock()
         self.data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
 
     def save(self) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as fh:
-            json.dump(self.data, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        write_private(self.path, json.dumps(self.data))
 
 
 class SecurityApi:
