@@ -144,7 +144,7 @@ def main() -> int:
         stack.manage("migrate", "--noinput", "-v", "0")
         _say("bootstrapping Elasticsearch")
         stack.manage("atlas_es_bootstrap")
-        stack.manage("atlas_demo_seed", "--password", env["ATLAS_DEMO_PASSWORD"])
+        stack.manage("atlas_demo_seed")  # reads ATLAS_DEMO_PASSWORD from the environment, not from argv
         stack.start(
             "web server",
             [

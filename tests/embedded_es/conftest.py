@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from elasticsearch import Elasticsearch
 
 from conftest import REAL_CLUSTER_URL, Cluster  # noqa: F401  (re-exported for the tests)
+from embedded_es.server import READY_LINE
 
+ROOT = Path(__file__).resolve().parents[2]
 needs_embedded = pytest.mark.skipif(
     bool(REAL_CLUSTER_URL), reason="restarts or inspects the embedded server; not possible on a real cluster"
 )
@@ -14,3 +20,48 @@ needs_embedded = pytest.mark.skipif(
 
 def mint_key(admin: Elasticsearch, name: str, role_descriptors: dict, **kwargs) -> str:
     return admin.security.create_api_key(name=name, role_descriptors=role_descriptors, **kwargs)["encoded"]
+
+
+def engine_pids(data_dir: Path) -> list[int]:
+    """noida processes serving ``data_dir`` (found through /proc, so orphans are visible too)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(b"noida-db" in part for part in cmdline[:1]) and str(data_dir / "noida").encode() in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+def serve_cli(data_dir: Path, env: dict[str, str], *args: str, wrapper: list[str] | None = None) -> subprocess.Popen:
+    """``python -m embedded_es serve`` on a free port (run through ``wrapper``, a command prefix, if given)."""
+    return subprocess.Popen(
+        [
+            *(wrapper or [sys.executable]),
+            "-m",
+            "embedded_es",
+            "serve",
+            "--port",
+            "0",
+            "--data-dir",
+            str(data_dir),
+            *args,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def ready_url(proc: subprocess.Popen) -> str:
+    """The gateway URL the server announces once it is ready."""
+    line = proc.stdout.readline().strip()
+    match = READY_LINE.match(line)
+    assert match, f"not ready: {line!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
+    return match.group(1)

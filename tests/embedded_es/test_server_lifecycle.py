@@ -22,61 +22,25 @@ import pytest
 from elasticsearch import AuthenticationException, Elasticsearch
 
 from embedded_es import EmbeddedElasticsearch
-from embedded_es.server import READY_LINE
 
-from .conftest import needs_embedded
+from .conftest import engine_pids, needs_embedded, ready_url, serve_cli
 from .documents import read_role
 
 pytestmark = needs_embedded
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _engine_pids(data_dir: Path) -> list[int]:
-    """noida processes serving ``data_dir`` (found through /proc, so orphans are visible too)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(b"noida-db" in part for part in cmdline[:1]) and str(data_dir / "noida").encode() in cmdline:
-            pids.append(int(entry.name))
-    return pids
-
-
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
 def test_cli_announces_readiness_and_stops_cleanly(tmp_path: Path, stop_signal: signal.Signals) -> None:
     data_dir = tmp_path / "es"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "embedded_es",
-            "serve",
-            "--port",
-            "0",
-            "--data-dir",
-            str(data_dir),
-            "--password",
-            "pw-cli",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = serve_cli(data_dir, {**os.environ, "ATLAS_ES_PASSWORD": "pw-cli"})
     try:
-        line = proc.stdout.readline().strip()
-        match = READY_LINE.match(line)
-        assert match, line
-        client = Elasticsearch(match.group(1), basic_auth=("elastic", "pw-cli"))
+        client = Elasticsearch(ready_url(proc), basic_auth=("elastic", "pw-cli"))
         assert client.info()["version"]["number"].startswith("8.")
-        assert len(_engine_pids(data_dir)) == 1
+        assert len(engine_pids(data_dir)) == 1
         proc.send_signal(stop_signal)
         assert proc.wait(timeout=30) == 0
-        assert _engine_pids(data_dir) == []
+        assert engine_pids(data_dir) == []
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -95,7 +59,7 @@ def test_cli_requires_a_password(tmp_path: Path) -> None:
         timeout=30,
     )
     assert result.returncode == 2
-    assert "a password for the 'elastic' superuser is required" in result.stderr
+    assert "a password for the 'elastic' superuser is required: ATLAS_ES_PASSWORD or --password-file" in result.stderr
     assert not (tmp_path / "noida").exists()
 
 
@@ -130,7 +94,7 @@ def test_crash_keeps_keys_and_settled_documents(tmp_path: Path) -> None:
     admin.index(index="settled", id="1", document={"text": "settled"}, refresh="wait_for")
     time.sleep(2.5)
     encoded = admin.security.create_api_key(name="crash-key", role_descriptors=read_role(["settled"]))["encoded"]
-    for pid in _engine_pids(server.data_dir):
+    for pid in engine_pids(server.data_dir):
         os.kill(pid, signal.SIGKILL)
     server.kill()
     server.start()
@@ -148,9 +112,9 @@ def test_killing_the_gateway_stops_the_engine(tmp_path: Path) -> None:
     admin.index(index="orphan-check", id="1", document={"n": 1}, refresh="wait_for")
     server.kill()
     deadline = time.monotonic() + 15
-    while _engine_pids(server.data_dir) and time.monotonic() < deadline:
+    while engine_pids(server.data_dir) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _engine_pids(server.data_dir) == []
+    assert engine_pids(server.data_dir) == []
     server.start()
     try:
         admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
@@ -180,14 +144,14 @@ def test_a_server_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
     server_pid = None
     try:
         server_pid = int(owner.stdout.readline())
-        assert len(_engine_pids(data_dir)) == 1
+        assert len(engine_pids(data_dir)) == 1
         owner.kill()
         owner.wait(timeout=10)
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (Path(f"/proc/{server_pid}").exists() or _engine_pids(data_dir)):
+        while time.monotonic() < deadline and (Path(f"/proc/{server_pid}").exists() or engine_pids(data_dir)):
             time.sleep(0.2)
         assert not Path(f"/proc/{server_pid}").exists()
-        assert _engine_pids(data_dir) == []
+        assert engine_pids(data_dir) == []
     finally:
         if owner.poll() is None:
             owner.kill()

@@ -226,3 +226,24 @@ def test_reindex_moves_documents_to_a_new_version(imported) -> None:
     )
     settings = es.indices.get_settings(index=before)[before]["settings"]["index"]
     assert settings.get("blocks", {}).get("write") in (None, "false", False)
+
+
+def test_demo_seed_reads_its_password_from_the_environment_or_a_file(atlas_es, db, tmp_path: Path, monkeypatch) -> None:
+    """Never from argv: a command line is visible to every local user in ps."""
+    from tenants.models import Person
+    from tenants.services import shared_credential_ensure
+
+    shared_credential_ensure(kind="writer", actor="test")
+    monkeypatch.delenv("ATLAS_DEMO_PASSWORD", raising=False)
+    with pytest.raises(
+        CommandError, match="the demo login needs a password: set ATLAS_DEMO_PASSWORD or pass --password-file"
+    ):
+        run("atlas_demo_seed")
+    assert not Person.objects.exists()
+    secret = tmp_path / "demo.pw"
+    secret.write_text("from-a-file\n")
+    run("atlas_demo_seed", "--password-file", str(secret))
+    assert Person.objects.get(email="demo@atlas.local").check_password("from-a-file")
+    monkeypatch.setenv("ATLAS_DEMO_PASSWORD", "from-the-env")
+    run("atlas_demo_seed", "--email", "env@atlas.local")
+    assert Person.objects.get(email="env@atlas.local").check_password("from-the-env")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from allauth.account.models import EmailAddress
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from tenants.management.base import AtlasCommand
@@ -11,6 +15,7 @@ from tenants.services import membership_add, subject_create, tenant_create
 
 DEMO_TENANT = "demo"
 DEMO_SUBJECTS = (("alice", "Alice Example"), ("bob", "Bob Example"))
+PASSWORD_ENV = "ATLAS_DEMO_PASSWORD"  # noqa: S105 (the variable's name, not a password)
 
 
 class Command(AtlasCommand):
@@ -18,9 +23,13 @@ class Command(AtlasCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--email", default="demo@atlas.local")
-        parser.add_argument("--password", required=True)
+        # Not the password itself: a command line is visible to every user in ps.
+        parser.add_argument(
+            "--password-file", type=Path, help=f"file holding the demo login's password (default: ${PASSWORD_ENV})"
+        )
 
-    def handle(self, *args, email: str, password: str, **options) -> None:
+    def handle(self, *args, email: str, password_file: Path | None, **options) -> None:
+        password = _demo_password(password_file)
         with transaction.atomic():
             person = Person.objects.filter(email=email).first()
             if person is None:
@@ -40,3 +49,16 @@ class Command(AtlasCommand):
                     actor=self.actor,
                 )
         self.stdout.write(self.style.SUCCESS(f"demo tenant '{tenant.slug}' with subjects alice, bob; login {email}"))
+
+
+def _demo_password(password_file: Path | None) -> str:
+    if password_file is not None:
+        try:
+            password = password_file.read_text().removesuffix("\n")
+        except OSError as exc:
+            raise CommandError(f"cannot read the password file {password_file}: {exc.strerror}") from None
+    else:
+        password = os.environ.get(PASSWORD_ENV, "")
+    if not password:
+        raise CommandError(f"the demo login needs a password: set {PASSWORD_ENV} or pass --password-file")
+    return password
