@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from pathlib import Path
@@ -43,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     if not password:
         parser.error("a password for the 'elastic' superuser is required: ATLAS_ES_PASSWORD or --password-file")
-    return asyncio.run(serve(port=args.port, data_dir=args.data_dir, password=password, license_type=args.license))
+    return serve(port=args.port, data_dir=args.data_dir, password=password, license_type=args.license)
 
 
 def read_password_file(path: Path) -> str:

@@ -14,6 +14,8 @@ import urllib.request
 from importlib.resources import files
 from pathlib import Path
 
+from .private_files import DIR_MODE
+
 NOIDA_VERSION = "0.2.3"
 _PR_SET_PDEATHSIG = 1
 # Loaded here, in the parent, so the forked child (die_with_parent runs between fork and exec) only
@@ -66,7 +68,7 @@ class NoidaEngine:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 30.0) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         log = open(self.log_path, "ab")
         cmd = [
             str(noida_binary()),
@@ -80,7 +82,11 @@ class NoidaEngine:
             "--data-dir",
             str(self.data_dir),
         ]
-        self._proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        # The engine needs no secret of ours: keep the superuser's password out of its environment.
+        env = {k: v for k, v in os.environ.items() if k != "ATLAS_ES_PASSWORD"}
+        self._proc = subprocess.Popen(
+            cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env, preexec_fn=die_with_parent
+        )
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

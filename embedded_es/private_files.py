@@ -1,8 +1,9 @@
 """The data directory's files are the owner's alone: 0700 directories, 0600 files, written atomically.
 
 Keys, licence state and the engine's snapshot hold every tenant's data or the means to reach it, so
-nothing in the data directory may be readable by another local user. This module covers what the
-gateway writes.
+nothing in the data directory may be readable by another local user. ``serve()`` also sets the
+umask to 0o077, which covers what the engine writes; this module covers what the gateway writes,
+and tightens what an older version left world-readable.
 """
 
 from __future__ import annotations
@@ -34,3 +35,26 @@ def write_private(path: Path, text: str) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def make_private_dir(data_dir: Path, *, owned: tuple[str, ...]) -> None:
+    """Create ``data_dir`` 0700 and tighten the entries ``owned`` below it (0700 dirs, 0600 files).
+
+    Only what the server itself writes is walked: a data directory pointed at by mistake (``.``)
+    must not lose its other files' modes.
+    """
+    data_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    data_dir.chmod(DIR_MODE)
+    for name in owned:
+        top = data_dir / name
+        if top.is_symlink() or not top.exists():
+            continue
+        if top.is_file():
+            top.chmod(FILE_MODE)
+            continue
+        top.chmod(DIR_MODE)
+        for root, dirs, files in os.walk(top):
+            for entry in dirs + files:
+                path = Path(root, entry)
+                if not path.is_symlink():
+                    path.chmod(DIR_MODE if path.is_dir() else FILE_MODE)

@@ -7,23 +7,85 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from aiohttp import web
 
 from .engine import NoidaEngine, die_with_parent
 from .gateway import Gateway
+from .isolation import (
+    SHARED_LOOPBACK,
+    SHARED_LOOPBACK_WARNING,
+    IsolationRefused,
+    enter_private_network,
+    isolation_mode,
+    join_network_of,
+)
+from .private_files import make_private_dir, write_private
 
 READY_LINE = re.compile(r"^embedded_es ready on (http://127\.0\.0\.1:(\d+))$")
 
 
-async def serve(*, port: int, data_dir: Path, password: str, license_type: str) -> int:
-    """Start the engine and the gateway, announce readiness, run until SIGINT/SIGTERM."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+# What the server writes in its data directory (tightened to 0700/0600 on every start).
+OWNED_ENTRIES = ("embedded_es.json", "security", "ilm", "noida")
+
+
+def _say(message: str) -> None:
+    print(f"embedded_es: {message}", file=sys.stderr, flush=True)
+
+
+def _bind_public(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+        sock.listen(socket.SOMAXCONN)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def serve(*, port: int, data_dir: Path, password: str, license_type: str) -> int:
+    """Start the engine and the gateway, announce readiness, run until SIGINT/SIGTERM.
+
+    The order is the security boundary (see isolation.py): a private umask and data directory, the
+    gateway's public socket bound on the host, then the private network namespace — all before
+    any thread or the event loop exists — and only then the engine, which is born inside it.
+    """
+    try:
+        mode = isolation_mode(os.environ)
+    except ValueError as exc:
+        _say(str(exc))
+        return 2
+    os.umask(0o077)  # for the engine's snapshot and log too: it inherits the umask
+    make_private_dir(data_dir, owned=OWNED_ENTRIES)
+    try:
+        public = _bind_public(port)
+    except OSError as exc:
+        _say(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}")
+        return 1
+    if mode == SHARED_LOOPBACK:
+        print(SHARED_LOOPBACK_WARNING, file=sys.stderr, flush=True)
+    else:
+        try:
+            enter_private_network()
+        except IsolationRefused as exc:
+            public.close()
+            _say(str(exc))
+            return 1
+    return asyncio.run(
+        _serve(public=public, data_dir=data_dir, password=password, license_type=license_type, isolation=mode)
+    )
+
+
+async def _serve(*, public: socket.socket, data_dir: Path, password: str, license_type: str, isolation: str) -> int:
     engine = NoidaEngine(data_dir=data_dir / "noida")
     await asyncio.to_thread(engine.start)
     runner: web.AppRunner | None = None
@@ -31,12 +93,12 @@ async def serve(*, port: int, data_dir: Path, password: str, license_type: str) 
         gateway = Gateway(engine_url=engine.url, data_dir=data_dir, password=password, license_type=license_type)
         runner = web.AppRunner(gateway.app(), access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", port, reuse_address=True)
-        await site.start()
+        await web.SockSite(runner, public).start()
         bound = runner.addresses[0][1]
-        # Where each layer listens, for tools that must compare the two (the benchmark).
-        (data_dir / "embedded_es.json").write_text(
-            json.dumps({"gateway_url": f"http://127.0.0.1:{bound}", "engine_url": engine.url, "pid": os.getpid()})
+        # Where the gateway listens, for tools. Not the engine: it is the gateway's alone.
+        write_private(
+            data_dir / "embedded_es.json",
+            json.dumps({"gateway_url": f"http://127.0.0.1:{bound}", "pid": os.getpid(), "engine_isolation": isolation}),
         )
         print(f"embedded_es ready on http://127.0.0.1:{bound}", flush=True)
         stop = asyncio.Event()
@@ -48,15 +110,16 @@ async def serve(*, port: int, data_dir: Path, password: str, license_type: str) 
                 await asyncio.wait_for(stop.wait(), timeout=1.0)
             except TimeoutError:
                 if not engine.alive():
-                    print("embedded_es: the engine exited unexpectedly; stopping", file=sys.stderr, flush=True)
+                    _say("the engine exited unexpectedly; stopping")
                     return 1
         return 0
     finally:
         if runner is not None:
             await runner.cleanup()
+        public.close()
         code = await asyncio.to_thread(engine.stop)
         if code not in (0, None, -signal.SIGINT):
-            print(f"embedded_es: the engine exited with code {code}", file=sys.stderr, flush=True)
+            _say(f"the engine exited with code {code}")
 
 
 class EmbeddedElasticsearch:
@@ -137,10 +200,42 @@ class EmbeddedElasticsearch:
             proc.stdout.close()
         return proc.returncode
 
+    def engine_pid(self) -> int:
+        """The noida engine this server started (its child process, found through /proc)."""
+        assert self._proc is not None, "the server is not running"
+        for entry in Path("/proc").iterdir():
+            try:
+                comm, _, rest = (entry / "stat").read_text().rpartition(")")
+            except OSError:
+                continue
+            if entry.name.isdigit() and comm.endswith("(noida-db") and int(rest.split()[1]) == self._proc.pid:
+                return int(entry.name)
+        raise RuntimeError(f"no noida-db process under embedded_es (pid {self._proc.pid})")
+
     @property
     def engine_url(self) -> str:
-        """The engine's private, unauthenticated URL (for benchmarks comparing the two layers)."""
-        return json.loads((self.data_dir / "embedded_es.json").read_text())["engine_url"]
+        """The engine's unauthenticated URL, for benchmarks comparing the two layers.
+
+        It answers only inside the server's private network namespace: use it from
+        :meth:`engine_thread`, not from the host.
+        """
+        cmdline = Path(f"/proc/{self.engine_pid()}/cmdline").read_bytes().split(b"\0")
+        return f"http://127.0.0.1:{cmdline[cmdline.index(b'--elasticsearch-port') + 1].decode()}"
+
+    def engine_thread(self) -> ThreadPoolExecutor:
+        """A one-thread executor whose thread has joined the server's network namespace.
+
+        Work submitted to it reaches :attr:`engine_url`; every other thread stays on the host.
+        Joining takes CAP_SYS_ADMIN (root), as setns(2) demands; the caller shuts it down.
+        """
+        assert self._proc is not None, "the server is not running"
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedded-es-engine-netns")
+        try:
+            pool.submit(join_network_of, self._proc.pid).result()
+        except OSError:
+            pool.shutdown()
+            raise
+        return pool
 
     def kill(self) -> None:
         """Stop abruptly (SIGKILL), as a crash would."""
