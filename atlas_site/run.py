@@ -31,7 +31,7 @@ def _say(message: str) -> None:
 
 def _dev_env() -> dict[str, str]:
     """Development settings and secrets: generated on the first run, then reused."""
-    DATA.mkdir(parents=True, exist_ok=True)
+    _private_data_dir()
     if not ENV_FILE.exists():
         ENV_FILE.write_text(
             "\n".join(
@@ -55,6 +55,19 @@ def _dev_env() -> dict[str, str]:
             values[key.strip()] = value.strip()
     # Explicit environment variables win over the generated file.
     return {**values, **{k: v for k, v in os.environ.items() if k in values}}
+
+
+def _private_data_dir() -> None:
+    """.data holds secrets, the SQLite database and the search engine's data: its owner's alone.
+
+    The umask covers everything the stack creates from here on (it is inherited by every child);
+    the chmods tighten what an older version created readable by others.
+    """
+    os.umask(0o077)
+    DATA.mkdir(mode=0o700, parents=True, exist_ok=True)
+    DATA.chmod(0o700)
+    for database in DATA.glob("atlas.sqlite3*"):  # the database and its -wal / -shm / -journal
+        database.chmod(0o600)
 
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>

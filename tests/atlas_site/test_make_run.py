@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -63,9 +64,19 @@ def _wait_for(url: str) -> requests.Response:
             time.sleep(0.2)
 
 
+def _open_to_others(data_dir: Path) -> list[str]:
+    """Everything in the data directory group or others may access (it should be nothing)."""
+    return [
+        f"{path.relative_to(data_dir.parent)} {stat.S_IMODE(path.lstat().st_mode):o}"
+        for path in [data_dir, *data_dir.rglob("*")]
+        if not path.is_symlink() and path.lstat().st_mode & 0o077
+    ]
+
+
 def test_make_run_serves_and_stops(tmp_path: Path) -> None:
     es_port, web_port = free_port(), free_port()
     base = f"http://127.0.0.1:{web_port}"
+    tmp_path.chmod(0o755)  # as a fresh checkout's .data might be: make run tightens it
     proc, lines = _start(tmp_path, es_port, web_port)
     try:
         banner = "".join(lines)
@@ -94,6 +105,10 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         out = _stop(proc)
     assert proc.returncode == 0, out
     assert "[atlas] stopped" in out
+    # Secrets, the SQLite database and the search data are the owner's alone.
+    assert (tmp_path / "atlas.sqlite3").is_file()
+    assert (tmp_path / "es" / "noida" / "elasticsearch.json").is_file()
+    assert _open_to_others(tmp_path) == []
 
     # A second run reuses the same data and secrets.
     proc, lines = _start(tmp_path, es_port, web_port)
