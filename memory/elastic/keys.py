@@ -1,9 +1,12 @@
 """Minting and invalidating API keys, and the role each kind of key carries.
 
 Reader keys hold ``read`` on the memory indices with a DLS query; the writer key
-holds ``write`` with no read. DLS does not protect writes in Elasticsearch
-("Document level security doesn't apply to write APIs"), so clients never get
-a write-capable key: the service writes after authorising the caller.
+holds ``index`` and ``delete`` (what the service's writes need: index, bulk,
+update scripts, deletes) and no read. DLS does not protect writes in
+Elasticsearch ("Document level security doesn't apply to write APIs"), and the
+update API's ``_source`` option returns the updated document to whoever may
+update it, so clients never get a write-capable key: the service writes after
+authorising the caller.
 """
 
 from __future__ import annotations
@@ -64,8 +67,14 @@ def shared_reader_role() -> dict[str, Any]:
 
 
 def writer_role() -> dict[str, Any]:
-    """Write (index, update, delete, bulk) on the memory indices; no read."""
-    return {"atlas_writer": {"cluster": [], "indices": [{"names": [all_indices_pattern()], "privileges": ["write"]}]}}
+    """Index, update, delete and bulk on the memory indices; no read, and none of ``write``'s by-query or
+    reindex actions (the service never runs them with this key)."""
+    return {
+        "atlas_writer": {
+            "cluster": [],
+            "indices": [{"names": [all_indices_pattern()], "privileges": ["index", "delete"]}],
+        }
+    }
 
 
 def api_key_mint(*, name: str, role_descriptors: dict[str, Any], metadata: dict[str, Any]) -> MintedKey:
