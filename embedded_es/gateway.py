@@ -23,7 +23,7 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from . import dls, query_guard, routes, wire
+from . import dls, filter_path, query_guard, routes, wire
 from . import params as P
 from . import request_parts as parts
 from .errors import EsError, security_forbidden, unsupported
@@ -39,7 +39,7 @@ NDJSON = "application/x-ndjson"
 _RETURN_HEADERS = ("content-type", "warning", "x-elastic-product", "location")
 _MAX_CONTEXTS = 10_000  # scroll/PIT contexts remembered per gateway (the engine expires them itself)
 # Gateway-resolved parameters: the engine gets concrete names, so these never travel on.
-_CONSUMED = (*P.URI_QUERY, "allow_no_indices", "expand_wildcards")
+_CONSUMED = (*P.URI_QUERY, "allow_no_indices", "expand_wildcards", "filter_path")
 CLEAR_ALL_SCROLLS = "cluster:admin/indices/scroll/clear_all"
 AUTO_CREATE = "indices:admin/auto_create"
 
@@ -193,7 +193,8 @@ class Gateway:
             params = P.parse(request.query_string, route.params, request.path)
             incoming = Incoming(request, route, params, raw)
             handler = getattr(self, f"_h_{route.handler}")
-            return await handler(incoming, principal)
+            response = await handler(incoming, principal)
+            return self._filtered(response, params.get("filter_path"))
         except EsError as err:
             if request.method == "HEAD":
                 return self._respond(err.status, CIMultiDict(err.headers), b"")
@@ -202,6 +203,12 @@ class Gateway:
             log.exception("embedded_es gateway failed on %s %s", request.method, request.path)
             err = EsError(500, "exception", f"[embedded_es] internal gateway error: {type(exc).__name__}")
             return self._respond_json(500, err.body())
+
+    def _filtered(self, response: web.Response, spec: str | None) -> web.Response:
+        if not spec or not response.body or not response.content_type.endswith("json"):
+            return response
+        shaped = filter_path.apply(json.loads(response.body), spec)
+        return self._respond(response.status, {"Content-Type": JSON}, wire.dumps(shaped))
 
     async def _superuser(self, request: web.Request, route: Route, raw: bytes) -> web.Response:
         """The operator's credential: forwarded as sent, but no index is created under a name ES refuses."""
@@ -390,7 +397,7 @@ class Gateway:
     async def _h_cluster(self, req: Incoming, principal: Principal) -> web.Response:
         self._authorize_cluster(principal, req.route.action)
         path = _path([], *req.route.tail) or "/"
-        resp = await self.engine(req.method, _with_query(path, req.params.values))
+        resp = await self.engine(req.method, _with_query(path, req.forwarded_params()))
         return self._from_engine(resp, head=req.method == "HEAD")
 
     async def _h_index_template(self, req: Incoming, principal: Principal) -> web.Response:
@@ -402,7 +409,9 @@ class Gateway:
                 {"index_patterns", "template", "composed_of", "priority", "version", "_meta", "data_stream"},
                 "index template",
             )
-        path = _with_query(_path([], "_index_template") + "/" + _segment(req.route.doc_id or ""), req.params.values)
+        path = _with_query(
+            _path([], "_index_template") + "/" + _segment(req.route.doc_id or ""), req.forwarded_params()
+        )
         resp = await self.engine(req.method, path, wire.dumps(body) if body is not None else None, JSON)
         return self._from_engine(resp, head=req.method == "HEAD")
 
@@ -489,7 +498,7 @@ class Gateway:
         responses: list[Any] = []
         took = 0
         if forwarded:
-            path = _with_query("/_msearch", req.params.values)
+            path = _with_query("/_msearch", req.forwarded_params())
             resp = await self.engine("POST", path, wire.ndjson(forwarded), NDJSON)
             if resp.status != 200:
                 return self._from_engine(resp)
@@ -507,7 +516,7 @@ class Gateway:
         name = await self._single(principal, req.route.index, routes.GET)
         query = await self._dls_for(principal, [name], routes.GET)
         sub = "_source" if source_only else "_doc"
-        resp = await self.engine("GET", _with_query(_path([name], sub, req.route.doc_id), req.params.values))
+        resp = await self.engine("GET", _with_query(_path([name], sub, req.route.doc_id), req.forwarded_params()))
         if query is None or resp.status != 200:
             return self._from_engine(resp, head=head)
         concrete = name if source_only else resp.json().get("_index", name)
@@ -556,7 +565,7 @@ class Gateway:
                 answers[n] = {"_index": item["_index"], "_id": item["_id"], "error": err.cause()}
         allowed = [item for n, item in enumerate(items) if n not in answers]
         if allowed:
-            resp = await self.engine_json("POST", _with_query("/_mget", req.params.values), {"docs": allowed})
+            resp = await self.engine_json("POST", _with_query("/_mget", req.forwarded_params()), {"docs": allowed})
             if resp.status != 200:
                 return self._from_engine(resp)
             fetched = iter(resp.json()["docs"])
@@ -635,7 +644,7 @@ class Gateway:
             return self._respond_json(200, {"_shards": shards, "terms": [], "complete": True})
         if "index_filter" in body:
             await self._inspect(principal, {"query": body["index_filter"]}, names, dls_on=False, count=True)
-        path = _with_query(_path(names, "_terms_enum"), req.params.values)
+        path = _with_query(_path(names, "_terms_enum"), req.forwarded_params())
         return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
 
     async def _h_validate(self, req: Incoming, principal: Principal) -> web.Response:
@@ -677,7 +686,7 @@ class Gateway:
         keep = body.get("scroll", req.params.get("scroll"))
         if keep is not None:
             forwarded["scroll"] = P.time_value("scroll", str(keep))
-        params = {k: v for k, v in req.params.values.items() if k not in ("scroll", "scroll_id")}
+        params = {k: v for k, v in req.forwarded_params().items() if k not in ("scroll", "scroll_id")}
         resp = await self.engine("POST", _with_query("/_search/scroll", params), wire.dumps(forwarded), JSON)
         if resp.status == 200:
             new_id = (resp.json() or {}).get("_scroll_id")
@@ -748,12 +757,12 @@ class Gateway:
         else:
             path = _path([name], "_doc")
         method = "PUT" if req.route.doc_id is not None else "POST"
-        resp = await self.engine(method, _with_query(path, req.params.values), wire.dumps(document), JSON)
+        resp = await self.engine(method, _with_query(path, req.forwarded_params()), wire.dumps(document), JSON)
         return self._from_engine(resp)
 
     async def _h_delete_doc(self, req: Incoming, principal: Principal) -> web.Response:
         name = await self._single(principal, req.route.index, routes.DELETE)
-        path = _with_query(_path([name], "_doc", req.route.doc_id), req.params.values)
+        path = _with_query(_path([name], "_doc", req.route.doc_id), req.forwarded_params())
         return self._from_engine(await self.engine("DELETE", path))
 
     async def _h_update(self, req: Incoming, principal: Principal) -> web.Response:
@@ -764,7 +773,7 @@ class Gateway:
         if body is None:
             raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: script or doc is missing;")
         parts.only_keys(body, parts.UPDATE_KEYS, "update")
-        path = _with_query(_path([name], "_update", req.route.doc_id), req.params.values)
+        path = _with_query(_path([name], "_update", req.route.doc_id), req.forwarded_params())
         return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
 
     async def _h_bulk(self, req: Incoming, principal: Principal) -> web.Response:
@@ -828,7 +837,7 @@ class Gateway:
         took = 0
         errors = any(slot is not None for slot in slots)
         if forwarded:
-            path = _with_query("/_bulk", req.params.values)
+            path = _with_query("/_bulk", req.forwarded_params())
             resp = await self.engine("POST", path, b"\n".join(forwarded) + b"\n", NDJSON)
             if resp.status != 200:
                 return self._from_engine(resp)
@@ -905,7 +914,7 @@ class Gateway:
         filtered = inspected["query"] if query is None else dls.filtered_query(inspected["query"], query, scoring=False)
         body = {**body, "source": {**source, "index": names, "query": filtered}, "dest": {**dest, "index": target}}
         return self._from_engine(
-            await self.engine("POST", _with_query("/_reindex", req.params.values), wire.dumps(body), JSON)
+            await self.engine("POST", _with_query("/_reindex", req.forwarded_params()), wire.dumps(body), JSON)
         )
 
     # ------------------------------------------------------------ index admin
@@ -952,14 +961,14 @@ class Gateway:
                 parts.raise_if_invalid(alias)
                 # Creating an index with aliases needs the alias privilege on each alias too.
                 await self._resolve(principal, alias, routes.ALIASES, allow_no_indices=False)
-        path = _with_query(_path([name]), req.params.values)
+        path = _with_query(_path([name]), req.forwarded_params())
         return self._from_engine(await self.engine("PUT", path, wire.dumps(body) if body is not None else None, JSON))
 
     async def _h_resolve(self, req: Incoming, principal: Principal) -> web.Response:
         names = await self._resolve(principal, req.route.index, routes.RESOLVE_INDEX)
         if not names:
             return self._respond_json(200, {"indices": [], "aliases": [], "data_streams": []})
-        path = _with_query("/_resolve/index/" + ",".join(_segment(n) for n in names), req.params.values)
+        path = _with_query("/_resolve/index/" + ",".join(_segment(n) for n in names), req.forwarded_params())
         return self._from_engine(await self.engine("GET", path))
 
     async def _h_alias_path(self, req: Incoming, principal: Principal) -> web.Response:
@@ -1025,5 +1034,5 @@ class Gateway:
                     await self._resolve(principal, alias, routes.ALIASES, allow_no_indices=False)
                 out["aliases"] = aliases
             rebuilt.append({verb: out})
-        resp = await self.engine_json("POST", _with_query("/_aliases", req.params.values), {"actions": rebuilt})
+        resp = await self.engine_json("POST", _with_query("/_aliases", req.forwarded_params()), {"actions": rebuilt})
         return self._from_engine(resp)
