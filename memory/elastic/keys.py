@@ -101,7 +101,22 @@ def api_keys_managed(*, active_only: bool = True) -> list[dict[str, Any]]:
     return [k for k in keys if (k.get("metadata") or {}).get("managed_by") == MANAGED_BY]
 
 
-def api_key_is_valid(*, key_id: str) -> bool:
+def api_key_is_valid(*, key_id: str, role_descriptors: dict[str, Any] | None = None) -> bool:
+    """The key exists, is not invalidated, and (when ``role_descriptors`` is given) grants exactly those
+    index privileges — a key minted under an older role definition is then reported as not valid."""
     with es_errors("look up an API key"):
         keys = bootstrap_client().security.get_api_key(id=key_id)["api_keys"]
-    return bool(keys) and not keys[0]["invalidated"]
+    if not keys or keys[0]["invalidated"]:
+        return False
+    return role_descriptors is None or _grants(keys[0].get("role_descriptors") or {}) == _grants(role_descriptors)
+
+
+def _grants(role_descriptors: dict[str, Any]) -> dict[str, list[tuple]]:
+    """The part of role descriptors that decides access, in a comparable form (Elasticsearch adds defaults)."""
+    return {
+        name: sorted(
+            (tuple(sorted(g.get("names", []))), tuple(sorted(g.get("privileges", []))), repr(g.get("query")))
+            for g in (desc.get("indices") or [])
+        )
+        for name, desc in role_descriptors.items()
+    }
