@@ -245,3 +245,23 @@ def test_index_less_refresh_only_reaches_authorised_indices(
     assert client.indices.refresh()["_shards"]["failed"] == 0
     nobody = cluster.with_key(mint_key(admin, "no-refresh", read_role(["nothing-here-*"], privileges=["maintenance"])))
     assert nobody.indices.refresh()["_shards"] == {"total": 0, "successful": 0, "failed": 0}
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        lambda es: es.indices.create(index="Planted"),
+        lambda es: es.index(index="planted/_search?q=*:*&", id="x", document={"a": 1}),
+        lambda es: es.bulk(operations=[{"index": {"_index": "planted,all", "_id": "x"}}, {"a": 1}]),
+        lambda es: es.indices.update_aliases(actions=[{"add": {"index": "*", "alias": "all_the#things"}}]),
+        lambda es: es.reindex(source={"index": "*"}, dest={"index": "_stolen"}),
+    ],
+)
+def test_no_principal_creates_a_name_elasticsearch_refuses(admin: Elasticsearch, attempt) -> None:
+    """Not even the superuser: a planted name with ``/``, ``?`` or ``,`` would otherwise be a path an index
+    expression could be confused with (MetadataCreateIndexService.validateIndexOrAliasName)."""
+    before = sorted(admin.indices.get_alias(index="*"))
+    with pytest.raises(BadRequestError) as info:
+        attempt(admin)
+    assert info.value.body["error"]["type"] == "invalid_index_name_exception"
+    assert sorted(admin.indices.get_alias(index="*")) == before
