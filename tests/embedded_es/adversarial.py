@@ -24,18 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from .documents import user_dls
+
 # The two tenants and users the DLS role separates, as Atlas Memory lays them out in shared indices.
 TENANT, USER = "t1", "u1"
-ATTACKER_DLS = {
-    "bool": {
-        "filter": [{"term": {"tenant_id": TENANT}}],
-        "should": [
-            {"term": {"user_id": USER}},
-            {"bool": {"must_not": [{"exists": {"field": "user_id"}}]}},
-        ],
-        "minimum_should_match": 1,
-    }
-}
+ATTACKER_DLS = user_dls(TENANT, USER)
 INDEX_A, ALIAS_A, INDEX_B, PRIVATE = "adv-a", "adv-a-alias", "adv-b", "zz-private"
 FIXTURE_INDICES = (INDEX_A, INDEX_B, PRIVATE)
 # (id suffix, tenant, user): which of them the attacker's DLS shows is decided by ATTACKER_DLS.
@@ -183,7 +176,7 @@ def _doc(index: str, suffix: str, tenant: str, user: str | None, n: int, token: 
     source: dict[str, Any] = {
         "tenant_id": tenant,
         "text": f"{words} {token}" if token else words,
-        "note": token or f"open-{suffix}",
+        "note": token or f"open-{index}-{suffix}",
         "rank": n,
         "embedding": [1.0, 0.1 * (n % 7), 0.05 * (n % 3)],
     }
@@ -431,3 +424,33 @@ class AdvWorld:
         self._clients.clear()
         self.fixture = plant(self.admin, self.url)
         self.baseline = snapshot(self.admin)
+
+
+# ---------------------------------------------------------------------------------------------- request helpers
+JSON = (("Content-Type", "application/json"),)
+NDJSON = (("Content-Type", "application/x-ndjson"),)
+
+
+def post(path: str, body, headers=JSON) -> RawRequest:
+    return RawRequest("POST", path, headers, body if isinstance(body, bytes) else json.dumps(body).encode())
+
+
+def get(path: str) -> RawRequest:
+    return RawRequest("GET", path)
+
+
+def visible_ids(adv: AdvWorld, *indices: str) -> set[str]:
+    """Ids the main attacker may see (in ``indices``, or anywhere)."""
+    return {doc_id for index, doc_id in adv.fixture.visible if not indices or index in indices}
+
+
+def msearch_hit_ids(response: Response) -> set[str]:
+    out: set[str] = set()
+    for item in (response.json() or {}).get("responses", []):
+        out |= {h["_id"] for h in item.get("hits", {}).get("hits", [])}
+    return out
+
+
+def error_type(response: Response) -> str | None:
+    error = (response.json() or {}).get("error")
+    return error.get("type") if isinstance(error, dict) else None
