@@ -256,10 +256,10 @@ def unplant(admin: RawClient) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- snapshot
-def snapshot(admin: RawClient, doc_indices: str = "*") -> dict[str, Any]:
+def snapshot(admin: RawClient, doc_indices: str = "*", size: int = 1000) -> dict[str, Any]:
     """What the superuser sees: indices and aliases, mappings, settings, every document, the API keys.
 
-    Documents come from a match_all search (size 1000, after a refresh) over ``doc_indices``.
+    Documents come from a match_all search (``size`` hits, after a refresh) over ``doc_indices``.
     """
     admin.request("POST", "/_refresh")
     out: dict[str, Any] = {}
@@ -269,14 +269,17 @@ def snapshot(admin: RawClient, doc_indices: str = "*") -> dict[str, Any]:
     resp = admin.request(
         "POST",
         f"/{doc_indices}/_search?expand_wildcards=all",
-        {"query": {"match_all": {}}, "size": 1000, "track_total_hits": True, "seq_no_primary_term": True},
+        {"query": {"match_all": {}}, "size": size, "track_total_hits": True, "seq_no_primary_term": True},
     )
-    assert resp.status == 200, resp.body
-    hits = resp.json()["hits"]
-    out["total"] = hits["total"]["value"]
-    out["docs"] = sorted(
-        (h["_index"], h["_id"], json.dumps(h.get("_source"), sort_keys=True), h.get("_seq_no")) for h in hits["hits"]
-    )
+    if resp.status != 200:  # an attack removed an index the search names: that is a change too
+        out["total"], out["docs"] = -1, [("<search failed>", str(resp.status), resp.body.decode(errors="replace"), 0)]
+    else:
+        hits = resp.json()["hits"]
+        out["total"] = hits["total"]["value"]
+        out["docs"] = sorted(
+            (h["_index"], h["_id"], json.dumps(h.get("_source"), sort_keys=True), h.get("_seq_no"))
+            for h in hits["hits"]
+        )
     keys = admin.request("GET", "/_security/api_key")
     out["api_keys"] = sorted(
         (k["id"], k.get("name"), bool(k.get("invalidated"))) for k in (keys.json() or {}).get("api_keys", [])

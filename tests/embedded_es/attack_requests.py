@@ -27,8 +27,9 @@ class Chooser(Protocol):
 
 
 class RandomChooser:
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, expressions: Sequence[str] | None = None) -> None:
         self.rng = rng
+        self.expressions = expressions
 
     def choice(self, options: Sequence[T]) -> T:
         return options[self.rng.randrange(len(options))]
@@ -88,7 +89,9 @@ INDEX_EXPRESSIONS = [
 
 
 def index_expression(c: Chooser) -> str:
-    return c.choice(INDEX_EXPRESSIONS)
+    """An index expression; a chooser with ``expressions`` (another deployment's names) mixes those in."""
+    own = getattr(c, "expressions", None)
+    return c.choice([*INDEX_EXPRESSIONS, *own] if own else INDEX_EXPRESSIONS)
 
 
 def doc_id(c: Chooser, hidden_ids: Sequence[str]) -> str:
