@@ -35,7 +35,7 @@ T = TypeVar("T")
 
 # Shrinking re-sends requests for minutes once something fails; ADV_SHRINK=1 turns it on locally.
 _PHASES = [Phase.explicit, Phase.reuse, Phase.generate] + ([Phase.shrink] if os.environ.get("ADV_SHRINK") else [])
-_EXAMPLES = int(os.environ.get("ADV_EXAMPLES", "30"))
+_EXAMPLES = int(os.environ.get("ADV_EXAMPLES", "60"))
 ADV_SETTINGS = settings(
     max_examples=_EXAMPLES,
     deadline=None,
