@@ -19,7 +19,7 @@ import gzip
 import random
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import replace
 from pathlib import Path
 
@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     chooser = RandomChooser(rng)
     statuses: Counter[str] = Counter()
     families: Counter[str] = Counter()
-    problems: dict[str, list[str]] = {"5xx": [], "shape": [], "leak": [], "change": [], "transport": []}
+    problems: dict[str, list[str]] = {"5xx": [], "shape": [], "leak": [], "change": [], "transport": [], "fatal": []}
+    recent: deque[str] = deque(maxlen=5)
     with EmbeddedElasticsearch() as es:
         world = AdvWorld.start(es.url, "elastic", es.password)
         suspects: list[str] = []
@@ -105,10 +106,15 @@ def main(argv: list[str] | None = None) -> int:
                     problems["transport"].append(f"{request.describe()}: {exc}")
                     continue
                 sent += 1
+                recent.append(f"{request.describe()} -> {response.status}")
                 families[request.family] += 1
                 statuses[f"{response.status // 100}xx"] += 1
                 if response.status >= 500:
                     problems["5xx"].append(f"{request.describe()} -> {response.body[:200]!r}")
+                    if b"engine_unavailable_exception" in response.body:
+                        # The engine behind the gateway is gone: the requests before this one killed it.
+                        problems["fatal"].append("engine died; the last requests: " + " || ".join(recent))
+                        break
                 shape = error_shape_problem(request, response)
                 if shape:
                     problems["shape"].append(f"{request.describe()} -> {response.status} {shape}")
@@ -126,9 +132,11 @@ def main(argv: list[str] | None = None) -> int:
                         file=sys.stderr,
                         flush=True,
                     )
-            _check_changes(world, problems, suspects)
+            if not problems["fatal"]:
+                _check_changes(world, problems, suspects)
         finally:
-            world.stop()
+            if not problems["fatal"]:
+                world.stop()
         elapsed = time.monotonic() - started
 
     print(f"\ngateway fuzz: seed {args.seed}, {sent} requests in {elapsed:.0f} s ({sent / max(elapsed, 1e-9):.0f}/s)")
@@ -141,13 +149,14 @@ def main(argv: list[str] | None = None) -> int:
         ("leak", "leaks (hidden token)"),
         ("change", "changes (snapshot diff)"),
         ("transport", "transport errors"),
+        ("fatal", "engine died"),
     ):
         print(f"{label:<28}{len(problems[name]):>8}")
     print("requests by family: " + ", ".join(f"{k} {v}" for k, v in sorted(families.items())))
     for name, found in problems.items():
         for example in found[: args.show]:
             print(f"[{name}] {example[:600]}")
-    return 1 if problems["5xx"] or problems["leak"] or problems["change"] else 0
+    return 1 if problems["5xx"] or problems["leak"] or problems["change"] or problems["fatal"] else 0
 
 
 def _check_changes(world: AdvWorld, problems: dict[str, list[str]], suspects: list[str]) -> None:
