@@ -173,10 +173,13 @@ def credential_revoke(*, actor: str, tenant: Tenant | None = None, subject: Memo
 
 
 def shared_credential_ensure(*, kind: str, actor: str) -> ApiKeyCredential:
-    """The service writer key (or app-filter mode's shared reader): minted once, reused after."""
+    """The service writer key (or app-filter mode's shared reader): minted once, reused after — and
+    replaced when its role is no longer the one the code defines (the writer lost ``write``'s by-query
+    actions; an older deployment's key is rotated at the next bootstrap)."""
     with transaction.atomic():
         existing = _active_credentials(kind=kind, tenant=None, subject=None).first()
-        if existing is not None and es_keys.api_key_is_valid(key_id=existing.es_key_id):
+        role = _role_for(kind, None, None)
+        if existing is not None and es_keys.api_key_is_valid(key_id=existing.es_key_id, role_descriptors=role):
             return existing
     return credential_rotate(actor=actor, shared_kind=kind)
 
