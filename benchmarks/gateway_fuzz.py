@@ -97,8 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             while sent < args.requests and time.monotonic() - started < args.seconds:
                 principal = rng.choice(["attacker", "attacker", "narrow", "meta"])
+                chooser.plain = rng.random() < 0.3
                 request = attack_request(chooser, world.fixture.hidden_ids, list(FAMILIES))
-                if rng.random() < 0.5:
+                if not chooser.plain and rng.random() < 0.5:
                     request = mutate(rng, request)
                 try:
                     response = world.client(principal).send(request)

@@ -30,6 +30,7 @@ class RandomChooser:
     def __init__(self, rng: random.Random, expressions: Sequence[str] | None = None) -> None:
         self.rng = rng
         self.expressions = expressions
+        self.plain = False
 
     def choice(self, options: Sequence[T]) -> T:
         return options[self.rng.randrange(len(options))]
@@ -698,6 +699,8 @@ def attack_request(c: Chooser, hidden_ids: Sequence[str], families: Sequence[str
     method, path, body = FAMILIES[family](c, hidden_ids)
     if isinstance(body, (dict, list)):
         body = json.dumps(body).encode()
+    if getattr(c, "plain", False):  # no extra parameters or headers: reach the handlers behind the parsers
+        return RawRequest(method, path, (("Content-Type", "application/json"),) if body else (), body, family)
     qs = query_string(c)
     if qs:
         path += ("&" + qs[1:]) if "?" in path else qs

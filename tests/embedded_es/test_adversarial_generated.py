@@ -49,6 +49,7 @@ ADV_SETTINGS = settings(
 class HypothesisChooser:
     def __init__(self, data: st.DataObject) -> None:
         self.data = data
+        self.plain = False
 
     def choice(self, options: Sequence[T]) -> T:
         return self.data.draw(st.sampled_from(list(options)))
@@ -67,5 +68,6 @@ def test_generated_attacks_keep_the_invariants(adv, family: str, data: st.DataOb
     """One endpoint family per case; the principal, index expression, parameters, headers and body are drawn."""
     chooser = HypothesisChooser(data)
     principal = chooser.choice(["attacker", "attacker", "narrow", "meta"])
+    chooser.plain = chooser.choice([False, False, True])
     request = attack_request(chooser, adv.fixture.hidden_ids, [family])
     adv.attack(request, principal)

@@ -348,6 +348,9 @@ MALFORMED = {
     "search_query_string_type": ("/adv-a/_search", {"query": "match_all"}),
     "search_pit_string": ("/_search", {"pit": "abc"}),
     "count_body_string": ("/adv-a/_count", b'"x"'),
+    "scroll_id_list": ("/_search/scroll", {"scroll_id": ["x"], "scroll": "1m"}),
+    "scroll_id_number": ("/_search/scroll", {"scroll_id": 5}),
+    "scroll_id_object": ("/_search/scroll", {"scroll_id": {"a": 1}}),
     "deep_nesting": ("/adv-a/_search", deep(5000)),
     "deep_nesting_arrays": ("/adv-a/_search", b'{"query": {"match_all": {"x": ' + b"[" * 5000 + b"]" * 5000 + b"}}}"),
 }
