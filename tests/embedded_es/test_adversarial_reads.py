@@ -167,6 +167,18 @@ def test_no_existence_oracle(adv: AdvWorld, probe: str, hidden: str) -> None:
     assert _normalised(got_hidden, hidden) == _normalised(got_missing, missing)
 
 
+def test_source_of_a_missing_or_hidden_doc_is_resource_not_found(adv: AdvWorld) -> None:
+    """``GET /<index>/_source/<id>`` of a document that does not exist (or that DLS hides) is 404
+    resource_not_found_exception "Document not found [<index>]/[<id>]" — not a get-style found:false
+    body (RestGetSourceAction.RestGetSourceResponseListener.checkResource,
+    https://www.elastic.co/guide/en/elasticsearch/reference/8.15/docs-get.html#docs-get-api-response-codes)."""
+    for doc_id in (MISSING, HIDDEN):
+        response = adv.attack(get(f"/{INDEX_A}/_source/{doc_id}"))
+        assert response.status == 404
+        assert error_type(response) == "resource_not_found_exception"
+        assert response.json()["error"]["reason"] == f"Document not found [{INDEX_A}]/[{doc_id}]"
+
+
 # ------------------------------------------------------------------------------------------ metadata
 @pytest.mark.parametrize("endpoint", ["_stats", "_mapping", "_settings"])
 def test_wildcard_metadata_is_not_more_open_than_the_concrete_name(adv: AdvWorld, endpoint: str) -> None:
