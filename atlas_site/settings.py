@@ -273,6 +273,8 @@ ATLAS_MULTILINGUAL_EMBEDDING_MODEL = env.str(
 ATLAS_CROSSLINGUAL_EMBEDDING_MODEL = env.str(
     "ATLAS_CROSSLINGUAL_EMBEDDING_MODEL", default="universal-sentence-encoder-multilingual"
 )
+# Where people and agents reach this deployment (printed in MCP client configurations and docs links).
+ATLAS_PUBLIC_URL = env.str("ATLAS_PUBLIC_URL", default="http://127.0.0.1:8000")
 # Fernet keys (comma-separated, newest first) encrypting API-key secrets at rest.
 ATLAS_ENCRYPTION_KEYS = env.list("ATLAS_ENCRYPTION_KEYS")
 
