@@ -313,9 +313,10 @@ def error_shape_problem(request: RawRequest, response: Response) -> str | None:
     * explain of a missing document: ``{"_index", "_id", "matched": false}`` with 404 (RestExplainAction);
     * clear scroll / close PIT that freed nothing: ``{"succeeded": true, "num_freed": 0}`` with 404
       (ClearScrollResponse.status(), ClosePointInTimeResponse);
-    * the REST layer's own refusals (no handler for the path, wrong HTTP method, GET alias of a missing
-      alias) carry a string ``error`` next to ``status``: RestController.handleBadRequest /
-      handleUnsupportedHttpMethod and RestGetAliasesAction.
+    * the REST layer's own refusals (no handler for the path, wrong HTTP method, an unsupported
+      Content-Type, GET alias of a missing alias) carry a string ``error`` next to ``status``:
+      RestController.handleBadRequest / handleUnsupportedHttpMethod / dispatchRequest (406) and
+      RestGetAliasesAction.
     """
     if response.status < 300 or request.method == "HEAD":
         return None
@@ -332,7 +333,7 @@ def error_shape_problem(request: RawRequest, response: Response) -> str | None:
     if response.status == 404 and set(body) == {"succeeded", "num_freed"}:
         return None
     error = body.get("error")
-    if isinstance(error, str) and body.get("status") == response.status and response.status in (400, 404, 405):
+    if isinstance(error, str) and body.get("status") == response.status and response.status in (400, 404, 405, 406):
         return None
     if not isinstance(error, dict) or body.get("status") != response.status:
         return f"not an error envelope: {response.body[:300]!r}"
