@@ -339,6 +339,9 @@ class Gateway:
 
     async def _single(self, principal: Principal, name: str, action: str) -> str:
         """A single index or alias named exactly (document APIs do not expand wildcards or lists)."""
+        if not principal.permissions.grants_somewhere(action):
+            # Authorization runs before the request is resolved or validated (RBACEngine.authorizeIndexAction).
+            raise self._denied(principal, action, [name])
         if _is_pattern(name) or "," in name:
             bad = parts.invalid_index_name(name)
             raise bad if bad else unsupported("", name, "a document API takes one index name")
@@ -540,6 +543,9 @@ class Gateway:
         query = await self._dls_for(principal, [name], routes.GET)
         sub = "_source" if source_only else "_doc"
         resp = await self.engine("GET", _with_query(_path([name], sub, req.route.doc_id), req.forwarded_params()))
+        if source_only and resp.status == 404 and not head:
+            # RestGetSourceAction.checkResource: a missing document is a resource_not_found_exception.
+            return self._source_not_found(name, req.route.doc_id)
         if query is None or resp.status != 200:
             return self._from_engine(resp, head=head)
         concrete = name if source_only else resp.json().get("_index", name)
@@ -548,9 +554,12 @@ class Gateway:
         if head:
             return self._respond(404, {}, b"")
         if source_only:
-            err = EsError(404, "resource_not_found_exception", f"Document not found [{name}]/[{req.route.doc_id}]")
-            return self._respond_json(404, err.body())
+            return self._source_not_found(name, req.route.doc_id)
         return self._respond_json(404, {"_index": concrete, "_id": req.route.doc_id, "found": False})
+
+    def _source_not_found(self, name: str, doc_id: str | None) -> web.Response:
+        err = EsError(404, "resource_not_found_exception", f"Document not found [{name}]/[{doc_id}]")
+        return self._respond_json(404, err.body())
 
     async def _h_mget(self, req: Incoming, principal: Principal) -> web.Response:
         body = req.body()
@@ -699,7 +708,7 @@ class Gateway:
         body = req.body()
         parts.only_keys(body, {"scroll_id", "scroll", "rest_total_hits_as_int"}, "scroll")
         given = [v for v in (req.route.doc_id, req.params.get("scroll_id"), body.get("scroll_id")) if v is not None]
-        if len(set(given)) != 1 or not isinstance(given[0], str):
+        if not given or not all(isinstance(v, str) and v for v in given) or len(set(given)) != 1:
             raise EsError(
                 400, "action_request_validation_exception", "Validation Failed: 1: scrollId is missing or given twice;"
             )
@@ -945,6 +954,8 @@ class Gateway:
         """Index-level admin and metadata APIs over expanded, authorized names."""
         action = req.route.action
         reading = req.method in ("GET", "HEAD") or action == routes.REFRESH
+        if not principal.permissions.grants_somewhere(action):
+            raise self._denied(principal, action, [req.route.index or "_all"])
         if action == routes.DELETE_INDEX and any(_is_pattern(p) for p in (req.route.index or "").split(",")):
             # action.destructive_requires_name defaults to true since 8.0.
             raise EsError(400, "illegal_argument_exception", "Wildcard expressions or all indices are not allowed")
@@ -1034,6 +1045,8 @@ class Gateway:
             # remove_index deletes the index: it needs the delete privilege (IndicesAliasesRequest
             # authorization maps REMOVE_INDEX to the delete index action).
             index_action = routes.DELETE_INDEX if verb == "remove_index" else routes.ALIASES
+            if not principal.permissions.grants_somewhere(index_action):
+                raise self._denied(principal, index_action, indices)
             if verb == "remove_index" and any(_is_pattern(i) for i in indices):
                 raise EsError(400, "illegal_argument_exception", "Wildcard expressions or all indices are not allowed")
             concrete = await self._resolve(principal, ",".join(indices), index_action, allow_no_indices=False)

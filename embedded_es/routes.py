@@ -135,7 +135,12 @@ _INDEX_ENDPOINTS: dict[tuple[str, str], tuple[str, str, Mapping[str, P.Check]]] 
 def classify(method: str, raw_path: str) -> Route:
     segs = _segments(raw_path)
     route = _classify(method.upper(), segs)
-    if route.kind == "index" and route.index is not None and segs and not segs[0].startswith("_"):
+    if (
+        route.kind == "index"
+        and route.index is not None
+        and segs
+        and (segs[0] == "_all" or not segs[0].startswith("_"))
+    ):
         return _with_tail(route, segs, 1)
     if route.kind in ("multi", "cluster", "index"):
         return _with_tail(route, segs, 0)
@@ -153,7 +158,7 @@ def _classify(method: str, segs: list[str]) -> Route:
     if not segs:
         return Route("unknown")
     head = segs[0]
-    if head.startswith("_"):
+    if head.startswith("_") and head != "_all":  # `_all` in the path is every index, as an expression
         return _classify_top_level(method, segs)
     index = head
     if len(segs) == 1:
