@@ -61,3 +61,10 @@ class PermissionDenied(AtlasError):
 
     status = 403
     code = "forbidden"
+
+
+class PreconditionFailed(AtlasError):
+    """The caller's ``If-Match`` names a version that is no longer the current one: 412."""
+
+    status = 412
+    code = "precondition_failed"

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "allauth.account",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "tenants",
     "memory",
@@ -175,8 +176,33 @@ CELERY_TIMEZONE = TIME_ZONE
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["atlas_site.api.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["atlas_site.api.HasToken"],
+    "DEFAULT_THROTTLE_CLASSES": ["atlas_site.api.TokenRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "atlas_site.api.exception_handler",
+    "UNAUTHENTICATED_USER": None,
 }
-SPECTACULAR_SETTINGS = {"TITLE": "Atlas Memory API", "VERSION": "1"}
+# Requests per token (DRF rate syntax: N/s, N/min, N/hour, N/day).
+ATLAS_API_RATE = env.str("ATLAS_API_RATE", default="600/min")
+# The largest request body any route reads (Django refuses bigger ones; the API answers 413).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("ATLAS_MAX_REQUEST_BYTES", default=1024 * 1024)
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Atlas Memory API",
+    "DESCRIPTION": "Memory for AI agents: write what users say, recall what matters, correct and forget. "
+    "Authenticate with `Authorization: Bearer atlas_…` (manage.py atlas_token create). Errors are RFC 9457 "
+    "problem details.",
+    "VERSION": "1",
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc from the drf-spectacular-sidecar package: served by the app, no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
 
 # --- Elasticsearch -----------------------------------------------------------
 ATLAS_ES_URL = env.str("ATLAS_ES_URL", default="http://127.0.0.1:9200")

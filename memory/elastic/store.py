@@ -20,8 +20,12 @@ RETRY_ON_CONFLICT = 20
 HOT_TYPES = ("episodic", "semantic", "procedural", "catalog")
 FACT_TYPES_INDICES = ("semantic", "archive")
 
-# Appends a superseding id and stamps the first supersession time; idempotent.
+# Appends a superseding id and stamps the first supersession time; idempotent. ``exclusive`` (an edit):
+# a fact some other fact already replaced is left alone (a noop the caller reports as a conflict), so
+# two editors of one version cannot both replace it — the check and the link are one atomic update.
 SUPERSEDE_SCRIPT = """
+if (params.exclusive && ctx._source.superseded_by != null && ctx._source.superseded_by.size() > 0
+    && !ctx._source.superseded_by.contains(params.by)) { ctx.op = 'none'; return; }
 if (ctx._source.superseded_by == null) { ctx._source.superseded_by = new ArrayList(); }
 if (!(ctx._source.superseded_by instanceof List)) { ctx._source.superseded_by = [ctx._source.superseded_by]; }
 if (!ctx._source.superseded_by.contains(params.by)) { ctx._source.superseded_by.add(params.by); }
@@ -54,11 +58,24 @@ def indices_of(memory_types: tuple[str, ...] | list[str]) -> str:
 
 
 def memory_index(
-    writer: Elasticsearch, *, memory_type: str, memory_id: str, source: dict[str, Any], refresh: bool
+    writer: Elasticsearch,
+    *,
+    memory_type: str,
+    memory_id: str,
+    source: dict[str, Any],
+    refresh: bool,
+    if_version: tuple[int, int] | None = None,
 ) -> None:
+    """Store a memory; with ``if_version`` (seq_no, primary_term) only over that exact version
+    (Elasticsearch answers 409 otherwise, raised as ConflictError)."""
+    version = {"if_seq_no": if_version[0], "if_primary_term": if_version[1]} if if_version else {}
     with es_errors("store a memory"):
         writer.index(
-            index=alias_name(memory_type), id=memory_id, document=source, refresh="wait_for" if refresh else False
+            index=alias_name(memory_type),
+            id=memory_id,
+            document=source,
+            refresh="wait_for" if refresh else False,
+            **version,
         )
 
 
@@ -78,9 +95,15 @@ def memories_bulk_index(writer: Elasticsearch, items: list[tuple[str, str, dict[
 
 
 def memories_fetch(
-    reader: Elasticsearch, *, ids: list[str], memory_types: tuple[str, ...], filters: list[dict[str, Any]]
+    reader: Elasticsearch,
+    *,
+    ids: list[str],
+    memory_types: tuple[str, ...],
+    filters: list[dict[str, Any]],
+    versions: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """{id: hit} for the ids the reader may see (DLS) and the filters allow, across ``memory_types``."""
+    """{id: hit} for the ids the reader may see (DLS) and the filters allow, across ``memory_types``
+    (``versions``: hits carry ``_seq_no``/``_primary_term`` for an optimistic-concurrency write)."""
     if not ids:
         return {}
     query = {"bool": {"filter": [{"ids": {"values": ids}}, *filters]}}
@@ -90,19 +113,27 @@ def memories_fetch(
             query=query,
             size=len(ids) * len(memory_types),
             source_excludes=VECTOR_FIELDS,
+            seq_no_primary_term=versions or None,
         )
     return {hit["_id"]: hit for hit in response["hits"]["hits"]}
 
 
-def memory_supersede_link(writer: Elasticsearch, *, index: str, old_id: str, new_id: str, at: str, harsh: bool) -> None:
+def memory_supersede_link(
+    writer: Elasticsearch, *, index: str, old_id: str, new_id: str, at: str, harsh: bool, exclusive: bool = False
+) -> bool:
+    """Point ``old_id`` at its replacement; False when ``exclusive`` and another fact replaced it first."""
     with es_errors("link a superseded fact"):
-        writer.update(
+        response = writer.update(
             index=index,
             id=old_id,
-            script={"source": SUPERSEDE_SCRIPT, "params": {"by": new_id, "at": at, "harsh": harsh}},
+            script={
+                "source": SUPERSEDE_SCRIPT,
+                "params": {"by": new_id, "at": at, "harsh": harsh, "exclusive": exclusive},
+            },
             retry_on_conflict=RETRY_ON_CONFLICT,
             refresh="wait_for",
         )
+    return response.get("result") != "noop" or not exclusive
 
 
 def memory_usage_bump(writer: Elasticsearch, *, index: str, memory_id: str, at: str, n: int = 1) -> bool:

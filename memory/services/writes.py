@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from atlas_site.errors import NotFound, ValidationFailed
+from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
+from memory.elastic.indices import alias_name
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
@@ -123,6 +124,72 @@ def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fie
             harsh=prepared.contradiction == "harsh",
             at=prepared.source["created_at"],
         )
+    return _stored(prepared)
+
+
+def memory_etag(source: dict[str, Any]) -> str:
+    """A stored memory's version as an editor sees it: its content, not its use counts (a recall that
+    bumps ``use_count`` must not make an editor's ``If-Match`` fail)."""
+    import hashlib
+    import json
+
+    ignored = (*VECTOR_FIELDS, "use_count", "last_used_at", "id", "type")  # id/type: the API's names, not stored
+    content = {k: v for k, v in source.items() if k not in ignored}
+    return '"' + hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:32] + '"'
+
+
+def fact_edit(
+    *,
+    subject: MemorySubject,
+    memory_id: Any,
+    text: Any,
+    fact_type: Any = None,
+    confidence: Any = None,
+    if_match: str | None = None,
+) -> dict[str, Any]:
+    """Correct a fact: a natural supersession, so the old version stays in the chain.
+
+    Only the newest version can be edited, and only once: the link to the old version is made by
+    one atomic, exclusive update, so of two concurrent edits of one version the second is refused
+    (409) and its new document removed again. ``if_match`` (the ETag the editor read) must still
+    be the fact's version (412 otherwise).
+    """
+    scope = SubjectScope.of(subject)
+    if not isinstance(memory_id, str) or not memory_id:
+        raise ValidationFailed("memory_id is required", field="memory_id")
+    hit = _superseded_targets(scope, [memory_id])[memory_id]
+    old = hit["_source"]
+    if old.get("superseded_by"):
+        newer = ", ".join(old["superseded_by"]) if isinstance(old["superseded_by"], list) else old["superseded_by"]
+        raise Conflict(f"fact {memory_id} was already replaced by {newer}: edit the newest version", field="memory_id")
+    if if_match is not None and if_match.strip() != memory_etag(old) and if_match.strip() != "*":
+        raise PreconditionFailed(f"fact {memory_id} changed since it was read (If-Match does not match)")
+    prepared = fact_prepare(
+        tenant_id=scope.tenant_id,
+        user_id=scope.user_id,
+        text=text,
+        fact_type=fact_type if fact_type is not None else old.get("fact_type", "world"),
+        confidence=confidence if confidence is not None else old.get("confidence", 0.8),
+        source_episodes=old.get("source_episodes") or None,
+        valid_from=old.get("valid_from"),
+        valid_to=old.get("valid_to"),
+        supersedes=[memory_id],
+        contradiction="natural",
+    )
+    _index(scope, prepared, refresh=True)
+    writer = scope.writer()
+    linked = store.memory_supersede_link(
+        writer,
+        index=hit["_index"],
+        old_id=memory_id,
+        new_id=prepared.memory_id,
+        at=prepared.source["created_at"],
+        harsh=False,
+        exclusive=True,
+    )
+    if not linked:
+        store.memories_delete(writer, [(alias_name("semantic"), prepared.memory_id)])
+        raise Conflict(f"fact {memory_id} was replaced by another edit meanwhile: edit the newest version")
     return _stored(prepared)
 
 
