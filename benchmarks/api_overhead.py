@@ -1,8 +1,8 @@
 """What the REST API adds to a recall and an episode write: HTTP + authentication + serialisation.
 
 One run, one stack (embedded Elasticsearch, temporary SQLite): the same recall and the same write,
-first as the service call in-process, then through a live uvicorn with a bearer token (keep-alive
-connection, as an agent's HTTP client holds one). The difference of the two p50s is the interface's
+first as the service call in-process, then through uvicorn in its own process (as in production)
+with a bearer token and a keep-alive connection, as an agent's HTTP client holds one. The difference of the two p50s is the interface's
 share. Target (issue 16): ≤ 10 ms p50.
 Usage: python benchmarks/api_overhead.py [--memories 200] [--rounds 60]
 """
@@ -10,12 +10,13 @@ Usage: python benchmarks/api_overhead.py [--memories 200] [--rounds 60]
 from __future__ import annotations
 
 import argparse
-import asyncio
+import os
 import statistics
-import threading
+import subprocess
+import sys
 import time
 
-from _stack import atlas_stack, progress
+from _stack import ROOT, atlas_stack, progress
 
 QUESTIONS = ["where does the user live?", "what does the user eat?", "how do I reset the router?", "favourite music?"]
 
@@ -36,20 +37,25 @@ def timed(fn, rounds: int) -> list[float]:
     return out
 
 
-def serve(application) -> tuple[str, object]:
+def serve() -> tuple[str, subprocess.Popen]:
+    """uvicorn in its own process, as in production: the client's work does not share the server's GIL."""
     import socket
-
-    import uvicorn
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning"))
-    server.install_signal_handlers = lambda: None
-    threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True).start()
-    while not server.started:
-        time.sleep(0.02)
-    return f"http://127.0.0.1:{port}", server
+    cmd = [sys.executable, "-m", "uvicorn", "atlas_site.asgi:application", "--port", str(port), "--log-level", "warning"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy())
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return url, proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("uvicorn did not start")
 
 
 def main() -> None:
@@ -60,7 +66,6 @@ def main() -> None:
     with atlas_stack():
         import requests
 
-        from atlas_site.asgi import application
         from memory.selectors import memory_recall
         from memory.services.writes import episode_write, fact_write
         from tenants import services, tokens
@@ -75,7 +80,7 @@ def main() -> None:
                 text=f"The user mentioned topic {n % 37} and detail {n}",
                 refresh=n == args.memories - 1,
             )
-        url, server = serve(application)
+        url, server = serve()
         http = requests.Session()
         http.headers["Authorization"] = f"Bearer {token}"
         base = f"{url}/api/v1/subjects/alice"
@@ -103,7 +108,8 @@ def main() -> None:
             d = timed(direct, args.rounds)
             h = timed(through, args.rounds)
             rows.append((name, d, h))
-        server.should_exit = True
+        server.terminate()
+        server.wait(timeout=30)
         print(f"\n{args.memories} facts, {args.rounds} rounds each, one run")
         print("| operation | in-process p50 ms | REST p50 ms | share p50 ms | in-process p95 ms | REST p95 ms |")
         print("|---|---:|---:|---:|---:|---:|")
