@@ -563,7 +563,8 @@ def memory_chain_get(*, subject: MemorySubject, memory_id: Any) -> list[dict[str
         if memory_id not in found and not seen:
             raise NotFound(f"no fact {memory_id} for this user", field="memory_id")
         next_ids: list[str] = []
-        for hit_id, hit in found.items():
+        for hit in found.values():
+            hit_id = hit["_id"]  # the memory's own id, whichever id named it
             if hit_id in seen:
                 continue
             seen[hit_id] = hit

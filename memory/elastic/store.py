@@ -12,6 +12,8 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError, helpers
 
+from atlas_site.errors import ValidationFailed
+
 from .client import es_errors
 from .documents import VECTOR_FIELDS
 from .indices import alias_name
@@ -102,20 +104,40 @@ def memories_fetch(
     filters: list[dict[str, Any]],
     versions: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """{id: hit} for the ids the reader may see (DLS) and the filters allow, across ``memory_types``
-    (``versions``: hits carry ``_seq_no``/``_primary_term`` for an optimistic-concurrency write)."""
+    """{requested id: hit} for the ids the reader may see (DLS) and the filters allow, across
+    ``memory_types`` (``versions``: hits carry ``_seq_no``/``_primary_term`` for an optimistic write).
+
+    An id is a memory's own id or the external id its writer gave it (an import's ``id``), so people
+    and agents can use the ids they know; callers that write use ``hit["_id"]``. An external id that
+    names memories of several types is refused rather than guessed.
+    """
     if not ids:
         return {}
-    query = {"bool": {"filter": [{"ids": {"values": ids}}, *filters]}}
+    by_id = {"bool": {"should": [{"ids": {"values": ids}}, {"terms": {"external_id": ids}}], "minimum_should_match": 1}}
+    query = {"bool": {"filter": [by_id, *filters]}}
     with es_errors("read memories"):
         response = reader.search(
             index=indices_of(memory_types),
             query=query,
-            size=len(ids) * len(memory_types),
+            size=2 * len(ids) * len(memory_types),
             source_excludes=VECTOR_FIELDS,
             seq_no_primary_term=versions or None,
         )
-    return {hit["_id"]: hit for hit in response["hits"]["hits"]}
+    hits = response["hits"]["hits"]
+    own = {hit["_id"]: hit for hit in hits}
+    found: dict[str, dict[str, Any]] = {}
+    for requested in ids:
+        if requested in own:
+            found[requested] = own[requested]
+            continue
+        named = [hit for hit in hits if hit["_source"].get("external_id") == requested]
+        if len(named) > 1:
+            raise ValidationFailed(
+                f"the id {requested} names {len(named)} memories (one per type): use the memory's own id", field="id"
+            )
+        if named:
+            found[requested] = named[0]
+    return found
 
 
 def memory_supersede_link(

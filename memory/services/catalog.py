@@ -72,6 +72,7 @@ def catalog_entry_update(
     if unknown:
         raise ValidationFailed(f"a catalog entry has no field {unknown[0]}", field=unknown[0])
     hit = catalog_entry_fetch(tenant=tenant, entry_id=entry_id)
+    entry_id = hit["_id"]
     source = hit["_source"]
     if if_match is not None and if_match.strip() not in (memory_etag(source), "*"):
         raise PreconditionFailed(f"catalog entry {entry_id} changed since it was read (If-Match does not match)")
@@ -90,6 +91,7 @@ def catalog_entry_update(
 
 def catalog_entry_delete(*, tenant: Tenant, entry_id: Any, actor: str) -> dict[str, Any]:
     hit = catalog_entry_fetch(tenant=tenant, entry_id=entry_id)
+    entry_id = hit["_id"]
     store.memories_delete(writer_es_client(), [(hit["_index"], entry_id)])
     audit_record(tenant=tenant, actor=actor, action="catalog.delete", target=entry_id)
     return {"id": entry_id, "type": "catalog", "forgotten": True}

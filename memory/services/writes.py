@@ -96,8 +96,8 @@ def supersession_apply(
     fact keep every link.
     """
     writer = scope.writer()
-    for old_id, hit in targets.items():
-        store.memory_supersede_link(writer, index=hit["_index"], old_id=old_id, new_id=new_id, at=at, harsh=harsh)
+    for hit in targets.values():
+        store.memory_supersede_link(writer, index=hit["_index"], old_id=hit["_id"], new_id=new_id, at=at, harsh=harsh)
 
 
 def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fields: Any) -> dict[str, Any]:
@@ -105,8 +105,11 @@ def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fie
     scope = SubjectScope.of(subject)
     prepared = fact_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, **fields)
     targets = _superseded_targets(scope, prepared.supersedes) if prepared.supersedes else {}
-    if prepared.memory_id in targets:
+    if prepared.memory_id in {hit["_id"] for hit in targets.values()}:
         raise ValidationFailed("a fact cannot supersede itself", field="supersedes")
+    # Links are stored as the memories' own ids, whichever id (own or external) the caller named.
+    prepared.supersedes = list(dict.fromkeys(hit["_id"] for hit in targets.values()))
+    prepared.source["supersedes"] = prepared.supersedes
     episodes = prepared.source.get("source_episodes") or []
     if episodes:
         seen = store.memories_fetch(
@@ -115,6 +118,7 @@ def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fie
         missing = [e for e in episodes if e not in seen or seen[e]["_source"].get("user_id") != scope.user_id]
         if missing:
             raise NotFound(f"no episode {', '.join(missing)} for this user", field="source_episodes")
+        prepared.source["source_episodes"] = list(dict.fromkeys(seen[e]["_id"] for e in episodes))
     _index(scope, prepared, refresh=refresh or bool(targets))
     if targets:
         supersession_apply(
@@ -158,6 +162,7 @@ def fact_edit(
     if not isinstance(memory_id, str) or not memory_id:
         raise ValidationFailed("memory_id is required", field="memory_id")
     hit = _superseded_targets(scope, [memory_id])[memory_id]
+    memory_id = hit["_id"]
     old = hit["_source"]
     if old.get("superseded_by"):
         newer = ", ".join(old["superseded_by"]) if isinstance(old["superseded_by"], list) else old["superseded_by"]
@@ -216,6 +221,7 @@ def playbook_outcome_record(
     hit = found.get(playbook_id)
     if hit is None or hit["_source"].get("user_id") != scope.user_id:
         raise NotFound(f"no playbook {playbook_id} for this user", field="playbook_id")
+    playbook_id = hit["_id"]
     store.playbook_outcome_update(
         scope.writer(),
         index=hit["_index"],

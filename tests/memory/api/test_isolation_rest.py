@@ -54,7 +54,11 @@ def estate(atlas_server, atlas_es, admin, settings):
                 (
                     "playbook",
                     "playbooks",
-                    {"name": f"{marker}p", "trigger_text": f"{marker}playbook lunch", "steps": [{"instruction": "eat"}]},
+                    {
+                        "name": f"{marker}p",
+                        "trigger_text": f"{marker}playbook lunch",
+                        "steps": [{"instruction": "eat"}],
+                    },
                 ),
             ):
                 response = requests.post(

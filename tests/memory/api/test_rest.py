@@ -300,3 +300,20 @@ def test_schema_and_docs_are_served_by_the_app(world) -> None:
     assert docs.status_code == 200 and "swagger-ui" in docs.text and "cdn." not in docs.text
     asset = [line for line in docs.text.split('"') if line.endswith("swagger-ui-bundle.js")][0]
     assert requests.get(world["svc"].base.split("/api/v1/")[0] + asset, timeout=10).status_code == 200
+
+
+def test_the_external_id_a_writer_gave_works_wherever_an_id_does(world) -> None:
+    svc = world["svc"]
+    fact = svc("POST", "subjects/alice/facts", json={"text": "Plays the cello", "external_id": "f-3"}).json()
+    got = svc("GET", "subjects/alice/memories/f-3")
+    assert got.status_code == 200 and got.json()["id"] == fact["id"] and got.json()["external_id"] == "f-3"
+    edited = svc(
+        "PATCH", "subjects/alice/facts/f-3", json={"text": "Plays the viola"}, headers={"If-Match": got.headers["ETag"]}
+    )
+    assert edited.status_code == 200, edited.text
+    assert edited.json()["supersedes"] == [fact["id"]]  # links hold the memories' own ids
+    chain = svc("GET", "subjects/alice/memories/f-3/chain").json()["chain"]
+    assert [m["id"] for m in chain] == [fact["id"], edited.json()["id"]]
+    forgotten = svc("DELETE", "subjects/alice/memories/f-3").json()
+    assert forgotten == {"id": fact["id"], "type": "semantic", "forgotten": True}
+    _problem(world["own"]("GET", "subjects/bob/memories/f-3"), 404)
