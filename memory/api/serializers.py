@@ -165,3 +165,18 @@ class ForgottenOut(serializers.Serializer):
 
 class ForgottenAllOut(serializers.Serializer):
     forgotten = serializers.DictField(child=serializers.IntegerField(), help_text="Deleted memories per type.")
+
+
+class FieldErrorOut(serializers.Serializer):
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ProblemOut(serializers.Serializer):
+    """RFC 9457 problem details: every error of every route has this shape."""
+
+    type = serializers.CharField(help_text="urn:atlas-memory:problem:<code>")
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    detail = serializers.CharField()
+    errors = FieldErrorOut(many=True, required=False)

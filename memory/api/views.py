@@ -36,13 +36,17 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     OpenApiParameter.HEADER,
     description="Any unique string: a retry with the same key and body returns the first answer and stores nothing twice.",
 )
-PROBLEM = {
-    400: OpenApiTypes.OBJECT,
-    401: OpenApiTypes.OBJECT,
-    403: OpenApiTypes.OBJECT,
-    404: OpenApiTypes.OBJECT,
-    429: OpenApiTypes.OBJECT,
-}
+PROBLEM_JSON = "application/problem+json"
+
+
+def problems(*statuses: int) -> dict:
+    """The error answers a route documents, as problem details (every route can also be 401 and 429)."""
+    return {(code, PROBLEM_JSON): s.ProblemOut for code in sorted({400, 401, 403, 404, 429, *statuses})}
+
+
+PROBLEM = problems()
+WRITE_PROBLEMS = problems(413, 415, 409, 422)
+EDIT_PROBLEMS = problems(409, 412, 413, 415)
 
 
 def _valid(serializer_class: type[s.Strict], data: Any) -> dict[str, Any]:
@@ -51,6 +55,11 @@ def _valid(serializer_class: type[s.Strict], data: Any) -> dict[str, Any]:
     serializer = serializer_class(data=data or {})
     serializer.is_valid(raise_exception=True)
     return serializer.given()
+
+
+def _shaped(stored: dict[str, Any]) -> dict[str, Any]:
+    """A service's answer about a stored memory, in the shape every read route returns."""
+    return selectors.memory_shape({"_id": stored["id"], "_source": stored})
 
 
 def _iso(fields: dict[str, Any], *names: str) -> dict[str, Any]:
@@ -85,14 +94,14 @@ class EpisodesView(SubjectView):
         summary="Store one user turn",
         parameters=[SUBJECT, IDEMPOTENCY_KEY],
         request=s.EpisodeIn,
-        responses={201: s.MemoryOut, **PROBLEM},
+        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
         examples=[OpenApiExample("a turn", value={"text": "I moved to Lisbon last month", "session_id": "chat-42"})],
     )
     @idempotent
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "write")
         fields = _iso(_valid(s.EpisodeIn, request.data), "at")
-        return Response(writes.episode_write(subject=who, **fields), status=201)
+        return Response(_shaped(writes.episode_write(subject=who, **fields)), status=201)
 
 
 class TurnView(SubjectView):
@@ -103,7 +112,7 @@ class TurnView(SubjectView):
         "query (the turn itself is not among the hits).",
         parameters=[SUBJECT, IDEMPOTENCY_KEY],
         request=s.TurnIn,
-        responses={201: s.TurnOut, **PROBLEM},
+        responses={201: s.TurnOut, **WRITE_PROBLEMS},
         examples=[
             OpenApiExample("a turn", value={"text": "what wine goes with my favourite dish?", "recall": {"k": 5}})
         ],
@@ -118,7 +127,7 @@ class TurnView(SubjectView):
         k = options.get("k", 10)
         recalled = _recall(who, episode["text"], {**options, "k": min(k + 1, 50)})
         recalled["hits"] = [h for h in recalled["hits"] if h["id"] != episode["id"]][:k]
-        return Response({"episode": episode, "recall": recalled}, status=201)
+        return Response({"episode": _shaped(episode), "recall": recalled}, status=201)
 
 
 class FactsView(SubjectView):
@@ -127,7 +136,7 @@ class FactsView(SubjectView):
         summary="Store a fact (optionally replacing older ones)",
         parameters=[SUBJECT, IDEMPOTENCY_KEY],
         request=s.FactIn,
-        responses={201: s.MemoryOut, **PROBLEM},
+        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
         examples=[
             OpenApiExample("a preference", value={"text": "Prefers window seats", "fact_type": "preference"}),
             OpenApiExample(
@@ -140,7 +149,7 @@ class FactsView(SubjectView):
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "write")
         fields = _iso(_valid(s.FactIn, request.data), "valid_from", "valid_to")
-        return Response(writes.fact_write(subject=who, **fields), status=201)
+        return Response(_shaped(writes.fact_write(subject=who, **fields)), status=201)
 
 
 class FactView(SubjectView):
@@ -149,14 +158,14 @@ class FactView(SubjectView):
         summary="Edit a fact (a natural supersession: the old version stays in its chain)",
         parameters=[SUBJECT, MEMORY_ID, IF_MATCH],
         request=s.FactEditIn,
-        responses={200: s.MemoryOut, 409: OpenApiTypes.OBJECT, 412: OpenApiTypes.OBJECT, **PROBLEM},
+        responses={200: s.MemoryOut, **EDIT_PROBLEMS},
         examples=[OpenApiExample("a correction", value={"text": "Lives in Porto"})],
     )
     def patch(self, request: Request, subject: str, memory_id: str) -> Response:
         who = self.subject(request, subject, "write")
         fields = _valid(s.FactEditIn, request.data)
         edited = writes.fact_edit(subject=who, memory_id=memory_id, if_match=request.headers.get("If-Match"), **fields)
-        response = Response(edited)
+        response = Response(_shaped(edited))
         response["ETag"] = writes.memory_etag(edited)
         return response
 
@@ -167,7 +176,7 @@ class PlaybooksView(SubjectView):
         summary="Store a playbook (steps that worked)",
         parameters=[SUBJECT, IDEMPOTENCY_KEY],
         request=s.PlaybookIn,
-        responses={201: s.MemoryOut, **PROBLEM},
+        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
         examples=[
             OpenApiExample(
                 "a playbook",
@@ -182,7 +191,7 @@ class PlaybooksView(SubjectView):
     @idempotent
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "write")
-        return Response(writes.playbook_write(subject=who, **_valid(s.PlaybookIn, request.data)), status=201)
+        return Response(_shaped(writes.playbook_write(subject=who, **_valid(s.PlaybookIn, request.data))), status=201)
 
 
 class OutcomeView(SubjectView):
@@ -191,18 +200,17 @@ class OutcomeView(SubjectView):
         summary="Record how a playbook went (refined steps bump its version)",
         parameters=[SUBJECT, MEMORY_ID, IDEMPOTENCY_KEY],
         request=s.OutcomeIn,
-        responses={200: s.MemoryOut, **PROBLEM},
+        responses={200: s.MemoryOut, **WRITE_PROBLEMS},
         examples=[OpenApiExample("it worked", value={"success": True})],
     )
     @idempotent
     def post(self, request: Request, subject: str, memory_id: str) -> Response:
         who = self.subject(request, subject, "write")
         fields = _valid(s.OutcomeIn, request.data)
-        return Response(
-            writes.playbook_outcome_record(
-                subject=who, playbook_id=memory_id, success=fields["success"], refined_steps=fields.get("refined_steps")
-            )
+        recorded = writes.playbook_outcome_record(
+            subject=who, playbook_id=memory_id, success=fields["success"], refined_steps=fields.get("refined_steps")
         )
+        return Response(_shaped(recorded))
 
 
 class RecallView(SubjectView):
@@ -211,7 +219,7 @@ class RecallView(SubjectView):
         summary="Hybrid recall over the subject's memories and the tenant catalog",
         parameters=[SUBJECT],
         request=s.RecallIn,
-        responses={200: s.RecallOut, **PROBLEM},
+        responses={200: s.RecallOut, **problems(413, 415)},
         examples=[OpenApiExample("a question", value={"query": "where does the user live?", "k": 5})],
     )
     def post(self, request: Request, subject: str) -> Response:
@@ -261,7 +269,7 @@ class MemoriesView(SubjectView):
         summary="Forget everything about the subject (every index, archive included)",
         parameters=[SUBJECT],
         request=s.ForgetAllIn,
-        responses={200: s.ForgottenAllOut, **PROBLEM},
+        responses={200: s.ForgottenAllOut, **problems(413, 415)},
         examples=[OpenApiExample("confirmed", value={"confirm": "alice"})],
     )
     def delete(self, request: Request, subject: str) -> Response:
@@ -334,7 +342,7 @@ class CatalogView(APIView):
         summary="Add a catalog entry (tenant tokens with write)",
         parameters=[IDEMPOTENCY_KEY],
         request=s.CatalogIn,
-        responses={201: s.MemoryOut, **PROBLEM},
+        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
         examples=[
             OpenApiExample(
                 "an entry", value={"title": "Return policy", "text": "Returns within 30 days.", "tags": ["policy"]}
@@ -346,7 +354,7 @@ class CatalogView(APIView):
         principal = _tenant_principal(request, "write")
         fields = _valid(s.CatalogIn, request.data)
         return Response(
-            catalog.catalog_entry_write(tenant=principal.tenant, actor=actor_of(request), **fields), status=201
+            _shaped(catalog.catalog_entry_write(tenant=principal.tenant, actor=actor_of(request), **fields)), status=201
         )
 
 
@@ -372,7 +380,7 @@ class CatalogEntryView(APIView):
         summary="Edit a catalog entry in place",
         parameters=[ENTRY_ID, IF_MATCH],
         request=s.CatalogEditIn,
-        responses={200: s.MemoryOut, 409: OpenApiTypes.OBJECT, 412: OpenApiTypes.OBJECT, **PROBLEM},
+        responses={200: s.MemoryOut, **EDIT_PROBLEMS},
         examples=[OpenApiExample("a longer period", value={"text": "Returns within 60 days."})],
     )
     def patch(self, request: Request, entry_id: str) -> Response:
@@ -385,7 +393,7 @@ class CatalogEntryView(APIView):
             if_match=request.headers.get("If-Match"),
             **fields,
         )
-        response = Response(updated)
+        response = Response(_shaped(updated))
         response["ETag"] = writes.memory_etag(updated)
         return response
 

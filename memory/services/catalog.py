@@ -21,7 +21,7 @@ from tenants.services import audit_record
 
 from .documents import PreparedMemory, catalog_prepare, embed_into
 from .languages import non_english_marked
-from .writes import memory_etag
+from .writes import memory_etag, stored_view
 
 CATALOG_FIELDS = ("title", "text", "category", "tags")
 
@@ -62,7 +62,7 @@ def catalog_entry_write(*, tenant: Tenant, actor: str, **fields: Any) -> dict[st
     prepared = catalog_prepare(tenant_id=str(tenant.es_id), **fields)
     _store(tenant, prepared)
     audit_record(tenant=tenant, actor=actor, action="catalog.write", target=prepared.memory_id)
-    return {"id": prepared.memory_id, "type": "catalog", **prepared.source}
+    return stored_view(prepared)
 
 
 def catalog_entry_update(
@@ -86,7 +86,7 @@ def catalog_entry_update(
     except ConflictError:
         raise Conflict(f"catalog entry {entry_id} was changed by someone else meanwhile; read it again") from None
     audit_record(tenant=tenant, actor=actor, action="catalog.update", target=entry_id)
-    return {"id": entry_id, "type": "catalog", **prepared.source}
+    return stored_view(prepared)
 
 
 def catalog_entry_delete(*, tenant: Tenant, entry_id: Any, actor: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from .languages import non_english_marked
 log = logging.getLogger(__name__)
 
 
-def _stored(prepared: PreparedMemory) -> dict[str, Any]:
+def stored_view(prepared: PreparedMemory) -> dict[str, Any]:
     out = {k: v for k, v in prepared.source.items() if k not in VECTOR_FIELDS}
     return {"id": prepared.memory_id, "type": prepared.memory_type, **out}
 
@@ -70,7 +70,7 @@ def episode_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **
         tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, previous_turn=previous, **fields
     )
     _index(scope, prepared, refresh=refresh)
-    return _stored(prepared)
+    return stored_view(prepared)
 
 
 def _superseded_targets(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -128,7 +128,7 @@ def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fie
             harsh=prepared.contradiction == "harsh",
             at=prepared.source["created_at"],
         )
-    return _stored(prepared)
+    return stored_view(prepared)
 
 
 def memory_etag(source: dict[str, Any]) -> str:
@@ -195,14 +195,14 @@ def fact_edit(
     if not linked:
         store.memories_delete(writer, [(alias_name("semantic"), prepared.memory_id)])
         raise Conflict(f"fact {memory_id} was replaced by another edit meanwhile: edit the newest version")
-    return _stored(prepared)
+    return stored_view(prepared)
 
 
 def playbook_write(*, subject: MemorySubject, refresh: bool = True, **fields: Any) -> dict[str, Any]:
     scope = SubjectScope.of(subject)
     prepared = playbook_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, **fields)
     _index(scope, prepared, refresh=refresh)
-    return _stored(prepared)
+    return stored_view(prepared)
 
 
 def playbook_outcome_record(
