@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from atlas_site.errors import NotFound, ValidationFailed
+from atlas_site.errors import Conflict, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
@@ -124,6 +124,38 @@ def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fie
             at=prepared.source["created_at"],
         )
     return _stored(prepared)
+
+
+def fact_update(
+    *, subject: MemorySubject, fact_id: Any, text: Any, fact_type: Any = None, contradiction: Any = "natural"
+) -> dict[str, Any]:
+    """Correct one of the subject's facts: a new version that supersedes it (natural by default), keeping
+    its fact_type unless another is given — history is kept, the old version stays in its chain.
+
+    Only the latest version can be updated: a fact superseded already is a Conflict naming its
+    replacement, so a chain never forks.
+    """
+    if not isinstance(fact_id, str) or not fact_id.strip():
+        raise ValidationFailed("memory_id is required", field="memory_id")
+    scope = SubjectScope.of(subject)
+    try:
+        old = _superseded_targets(scope, [fact_id])[fact_id]["_source"]
+    except NotFound:
+        raise NotFound(f"no fact {fact_id} for this user", field="memory_id") from None
+    newer = old.get("superseded_by") or []
+    newer = [newer] if isinstance(newer, str) else [i for i in newer if i]
+    if newer:
+        raise Conflict(
+            f"fact {fact_id} was superseded already by {', '.join(newer)}: update the latest version",
+            field="memory_id",
+        )
+    return fact_write(
+        subject=subject,
+        text=text,
+        fact_type=old.get("fact_type", "world") if fact_type is None else fact_type,
+        supersedes=[fact_id],
+        contradiction=contradiction,
+    )
 
 
 def playbook_write(*, subject: MemorySubject, refresh: bool = True, **fields: Any) -> dict[str, Any]:
