@@ -30,7 +30,7 @@ from starlette.types import Receive, Scope, Send
 from atlas_site.errors import NotAuthenticated
 from tenants.tokens import TokenPrincipal
 
-from .auth import host_allowed, origin_allowed, principal_authenticate
+from .auth import bearer_token, host_allowed, origin_allowed, principal_authenticate
 from .threads import run_sync
 from .tools import TOOLS, TOOLS_BY_NAME, tool_call
 
@@ -93,7 +93,7 @@ async def _refuse(send: Send, status: int, message: str, headers: dict[str, str]
 
 
 def _www_authenticate(presented: bool) -> str:
-    # RFC 6750 §3: no error code when the request carried no credential; invalid_token when it did.
+    # RFC 6750 §3: no error code when the request carried no bearer token; invalid_token when it did.
     challenge = f'Bearer realm="{SERVER_NAME}"'
     return challenge + ', error="invalid_token"' if presented else challenge
 
@@ -142,7 +142,7 @@ class McpEndpoint:
         try:
             principal = await principal_authenticate(authorization=authorization)
         except NotAuthenticated as error:
-            challenge = _www_authenticate(presented=bool(authorization))
+            challenge = _www_authenticate(presented=bearer_token(authorization) is not None)
             await _refuse(send, 401, error.message, {"WWW-Authenticate": challenge})
             return
         if not self._managers:
