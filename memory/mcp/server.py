@@ -21,6 +21,8 @@ from typing import Any
 
 import mcp_types as types
 from django.conf import settings
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
@@ -148,4 +150,14 @@ class McpEndpoint:
         if not self._managers:
             await _refuse(send, 503, "the MCP endpoint is not running: serve the app with the ASGI lifespan on")
             return
-        await self._managers[-1].handle_request({**scope, PRINCIPAL_SCOPE_KEY: principal}, receive, send)
+        # The SDK binds a stateful session to the credential that opened it (scope["user"]): another
+        # token presenting that session id gets the same 404 as an unknown session.
+        user = AuthenticatedUser(
+            AccessToken(
+                token=principal.token.prefix,  # an identifier, never the secret
+                client_id=f"atlas-token:{principal.token.prefix}",
+                scopes=sorted(principal.scopes),
+            )
+        )
+        scope = {**scope, PRINCIPAL_SCOPE_KEY: principal, "user": user}
+        await self._managers[-1].handle_request(scope, receive, send)

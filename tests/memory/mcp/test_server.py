@@ -12,10 +12,11 @@ from django.utils import timezone
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-from atlas_site.asgi import AtlasApplication
+from atlas_site.asgi import AtlasApplication, django_application
 from memory.mcp.server import McpEndpoint
 from tenants import services, tokens
 from tenants.models import ApiToken
+from tests.live_server import live_server
 
 from .conftest import mcp_session, payload, run, tenant_with_subjects, token_for
 
@@ -188,6 +189,32 @@ def test_stateless_requests_need_no_session(atlas_server, alice) -> None:
             return await session.call_tool("list_memories", {"types": ["semantic"]})
 
     assert [m["text"] for m in payload(run(go))["memories"]] == ["Alice keeps bees"]
+
+
+def test_stateful_mode_binds_each_session_to_the_token_that_opened_it(alice, settings, django_db_blocker) -> None:
+    """ATLAS_MCP_STATELESS=false: the SDK's sessions (Mcp-Session-Id, SSE answers); the token is still
+    checked on every request, and a session id presented with another token is an unknown session."""
+    tenant, subject = alice
+    token, other = token_for(tenant, subject), token_for(tenant, subject)
+    settings.ATLAS_MCP_STATELESS = False  # read when the endpoint starts, i.e. at the server's lifespan
+    app = AtlasApplication(django_app=django_application, mcp_endpoint=McpEndpoint())
+    with live_server(app, django_db_blocker) as server:
+
+        async def go():
+            async with mcp_session(server.url, token) as session:
+                return await session.call_tool("remember", {"kind": "fact", "text": "Alice sails"})
+
+        assert payload(run(go))["text"] == "Alice sails"
+        opened = post(server.url, INITIALIZE, token=token)
+        assert opened.status_code == 200 and opened.headers["content-type"].startswith("text/event-stream")
+        session_id = opened.headers["mcp-session-id"]
+        initialised = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert post(server.url, initialised, token=token, Mcp_Session_Id=session_id).status_code == 202
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        assert post(server.url, listing, token=other, Mcp_Session_Id=session_id).status_code == 404
+        assert post(server.url, listing, token=None, Mcp_Session_Id=session_id).status_code == 401
+        listed = post(server.url, listing, token=token, Mcp_Session_Id=session_id)
+        assert listed.status_code == 200 and '"recall_memory"' in listed.text
 
 
 def test_the_router_sends_mcp_paths_to_mcp_and_the_rest_to_django(atlas_server, alice) -> None:
