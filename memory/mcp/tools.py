@@ -129,15 +129,16 @@ REMEMBER_FIELDS = {
     "fact": ({"text"}, {"fact_type", "confidence", "source_episodes", "valid_from", "valid_to"}),
     "playbook": ({"name", "trigger_text", "steps"}, {"description", "text"}),
 }
+_A = {"episode": "an episode", "fact": "a fact", "playbook": "a playbook"}
 
 
 def remember(*, subject: MemorySubject, principal: TokenPrincipal, kind: str, **fields: Any) -> dict[str, Any]:
     required, optional = REMEMBER_FIELDS[kind]
     for name in sorted(set(fields) - required - optional):
         allowed = ", ".join(sorted(required | optional))
-        raise ValidationFailed(f"{name} does not apply to a {kind} (a {kind} takes {allowed})", field=name)
+        raise ValidationFailed(f"{name} does not apply to {_A[kind]} ({_A[kind]} takes {allowed})", field=name)
     for name in sorted(required - set(fields)):
-        raise ValidationFailed(f"a {kind} needs {name}", field=name)
+        raise ValidationFailed(f"{_A[kind]} needs {name}", field=name)
     if kind == "episode":
         return _stored_shaped(episode_write(subject=subject, **fields))
     if kind == "fact":

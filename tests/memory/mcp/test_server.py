@@ -6,9 +6,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import anyio
+import httpx2
 import pytest
 import requests
 from django.utils import timezone
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
@@ -18,7 +21,7 @@ from tenants import services, tokens
 from tenants.models import ApiToken
 from tests.live_server import live_server
 
-from .conftest import mcp_session, payload, run, tenant_with_subjects, token_for
+from .conftest import mcp_session, payload, run, tenant_with_subjects, token_for, tool_error
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -88,6 +91,31 @@ def test_initialize_and_the_tool_list_with_the_official_client(atlas_server, ali
         "memory_chain",
     ]
     assert [t.name for t in listed.tools if t.annotations.destructive_hint] == ["forget_memory"]
+
+
+def test_the_official_client_in_its_default_mode_speaks_the_2026_protocol_too(atlas_server, alice) -> None:
+    """``mcp.client.Client`` probes server/discover and adopts 2026-07-28 (per-request envelopes, no
+    initialize); the same endpoint, auth and tools serve it."""
+    tenant, subject = alice
+    token = token_for(tenant, subject)
+
+    async def go():
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+            async with Client(streamable_http_client(f"{atlas_server.url}/mcp/", http_client=http)) as client:
+                listed = await client.list_tools()
+                stored = await client.call_tool("remember", {"kind": "fact", "text": "Alice speaks Basque"})
+                bad = await client.call_tool("recall_memory", {"query": "Basque", "k": 0})
+                return client.session.protocol_version, listed, stored, bad
+
+    version, listed, stored, bad = run(go)
+    assert version == "2026-07-28"
+    assert [tool.name for tool in listed.tools] == TOOL_NAMES
+    assert payload(stored)["text"] == "Alice speaks Basque"
+    assert tool_error(bad) == {"code": "invalid", "field": "k", "message": bad.structured_content["error"]["message"]}
+    assert (
+        bad.content[0].text
+        == "invalid: invalid arguments for recall_memory: k: 0 is less than the minimum of 1 (field: k)"
+    )
 
 
 def test_no_invalid_revoked_or_expired_token_is_401_before_any_mcp_processing(atlas_server, alice) -> None:

@@ -153,7 +153,7 @@ BAD_ARGUMENTS = [
     ("recall_memory", {"query": "x", "as_of": "last tuesday"}, "as_of", "as_of must be an ISO 8601 date-time"),
     ("remember", {"text": "x"}, "kind", "'kind' is a required property"),
     ("remember", {"kind": "memo", "text": "x"}, "kind", "'memo' is not one of ['episode', 'fact', 'playbook']"),
-    ("remember", {"kind": "episode"}, "text", "a episode needs text"),
+    ("remember", {"kind": "episode"}, "text", "an episode needs text"),
     ("remember", {"kind": "fact", "text": "x", "name": "n"}, "name", "name does not apply to a fact"),
     ("remember", {"kind": "fact", "text": "x", "confidence": 2}, "confidence", "2 is greater than the maximum"),
     ("remember", {"kind": "fact", "text": "x", "fact_type": "opinion"}, "fact_type", "'opinion' is not one of"),
