@@ -438,19 +438,18 @@ _VALIDATORS = {spec.name: Draft202012Validator(spec.input_schema) for spec in TO
 
 
 def _arguments_validate(spec: ToolSpec, arguments: dict[str, Any]) -> None:
+    """Refuse arguments the tool's schema does not accept, naming the field (``steps.0.instruction``)."""
     error = best_match(_VALIDATORS[spec.name].iter_errors(arguments))
     if error is None:
         return
-    path = ".".join(str(p) for p in error.absolute_path)
-    if error.validator == "required":
-        field = error.message.split("'")[1] if "'" in error.message else path
-    elif error.validator == "additionalProperties":
-        unknown = sorted(set(arguments) - set(spec.input_schema["properties"]))
-        field = unknown[0] if unknown else path
-    else:
-        field = path or None
-    where = f"{path}: " if path else ""
-    raise ValidationFailed(f"invalid arguments for {spec.name}: {where}{error.message}", field=field)
+    path = [str(part) for part in error.absolute_path]
+    if error.validator == "required" and isinstance(error.instance, dict):
+        path += [name for name in error.validator_value if name not in error.instance][:1]
+    elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        path += sorted(set(error.instance) - set(error.schema.get("properties", {})))[:1]
+    where = ".".join(str(part) for part in error.absolute_path)
+    message = f"invalid arguments for {spec.name}: " + (f"{where}: " if where else "") + error.message
+    raise ValidationFailed(message, field=".".join(path) or None)
 
 
 def _subject_resolve(principal: TokenPrincipal, external_id: Any) -> MemorySubject:

@@ -160,6 +160,18 @@ BAD_ARGUMENTS = [
     ("remember", {"kind": "fact", "text": "   "}, "text", "text must not be empty"),
     ("remember", {"kind": "playbook", "name": "n", "trigger_text": "t", "steps": []}, "steps", "should be non-empty"),
     ("remember", {"kind": "playbook", "name": "n", "trigger_text": "t"}, "steps", "a playbook needs steps"),
+    (
+        "remember",
+        {"kind": "playbook", "name": "n", "trigger_text": "t", "steps": [{"tool": "email"}]},
+        "steps.0.instruction",
+        "steps.0: 'instruction' is a required property",
+    ),
+    (
+        "record_outcome",
+        {"playbook_id": "x", "success": True, "refined_steps": [{"instruction": "a", "when": "now"}]},
+        "refined_steps.0.when",
+        "Additional properties are not allowed ('when' was unexpected)",
+    ),
     ("update_fact", {"memory_id": "x"}, "text", "'text' is a required property"),
     ("update_fact", {"memory_id": "x", "text": "y", "contradiction": "mild"}, "contradiction", "is not one of"),
     ("list_memories", {"page_size": 0}, "page_size", "0 is less than the minimum of 1"),
