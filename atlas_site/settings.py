@@ -301,6 +301,25 @@ ATLAS_CROSSLINGUAL_EMBEDDING_MODEL = env.str(
 )
 # Where people and agents reach this deployment (printed in MCP client configurations and docs links).
 ATLAS_PUBLIC_URL = env.str("ATLAS_PUBLIC_URL", default="http://127.0.0.1:8000")
+
+
+def _loopback_origins(public_url: str) -> list[str]:
+    """The public URL's origin, and the loopback origins on its port (a local client or `make run`)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(public_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    own = f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}".lower()
+    return list(dict.fromkeys([own, f"http://127.0.0.1:{port}", f"http://localhost:{port}"]))
+
+
+# MCP (/mcp/): browser origins allowed to call it (the spec's DNS-rebinding rule: a request whose Origin
+# header is present and not listed gets 403; requests without one, as non-browser clients send, pass).
+ATLAS_MCP_ALLOWED_ORIGINS = env.list("ATLAS_MCP_ALLOWED_ORIGINS", default=_loopback_origins(ATLAS_PUBLIC_URL))
+# Stateless streamable HTTP (the default): every request stands alone with its bearer token and gets a
+# JSON answer, so any worker can serve any request; false keeps SDK sessions (Mcp-Session-Id, SSE) in
+# the worker's memory, which then needs sticky routing.
+ATLAS_MCP_STATELESS = env.bool("ATLAS_MCP_STATELESS", default=True)
 # Fernet keys (comma-separated, newest first) encrypting API-key secrets at rest.
 ATLAS_ENCRYPTION_KEYS = env.list("ATLAS_ENCRYPTION_KEYS")
 
@@ -310,8 +329,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("ATLAS_LOG_LEVEL", default="INFO")},
-    # The client logs every request line at INFO; keep it quieter by default.
-    "loggers": {"elastic_transport": {"level": "WARNING"}},
+    # The Elasticsearch client logs every request line at INFO, the MCP SDK every stateless request's
+    # end; keep them quieter by default.
+    "loggers": {"elastic_transport": {"level": "WARNING"}, "mcp": {"level": "WARNING"}},
 }
 
 if not DEBUG:

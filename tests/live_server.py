@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -32,11 +33,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def atlas_server(atlas_es, django_db_setup, django_db_blocker) -> Iterator[LiveServer]:
+@contextmanager
+def live_server(application, django_db_blocker) -> Iterator[LiveServer]:
+    """Serve ``application`` with uvicorn (its lifespan included) in a thread until the block ends."""
     import uvicorn
-
-    from atlas_site.asgi import application
 
     port = _free_port()
     config = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="auto")
@@ -59,3 +59,11 @@ def atlas_server(atlas_es, django_db_setup, django_db_blocker) -> Iterator[LiveS
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def atlas_server(atlas_es, django_db_setup, django_db_blocker) -> Iterator[LiveServer]:
+    from atlas_site.asgi import application
+
+    with live_server(application, django_db_blocker) as server:
+        yield server

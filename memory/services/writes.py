@@ -149,9 +149,11 @@ def fact_edit(
     text: Any,
     fact_type: Any = None,
     confidence: Any = None,
+    contradiction: Any = "natural",
     if_match: str | None = None,
 ) -> dict[str, Any]:
-    """Correct a fact: a natural supersession, so the old version stays in the chain.
+    """Correct a fact: a supersession (natural unless the old version was wrong: harsh), so the old
+    version stays in the chain. The fact type, confidence and provenance carry over unless given.
 
     Only the newest version can be edited, and only once: the link to the old version is made by
     one atomic, exclusive update, so of two concurrent edits of one version the second is refused
@@ -161,7 +163,10 @@ def fact_edit(
     scope = SubjectScope.of(subject)
     if not isinstance(memory_id, str) or not memory_id:
         raise ValidationFailed("memory_id is required", field="memory_id")
-    hit = _superseded_targets(scope, [memory_id])[memory_id]
+    try:
+        hit = _superseded_targets(scope, [memory_id])[memory_id]
+    except NotFound:
+        raise NotFound(f"no fact {memory_id} for this user", field="memory_id") from None
     memory_id = hit["_id"]
     old = hit["_source"]
     if old.get("superseded_by"):
@@ -179,7 +184,7 @@ def fact_edit(
         valid_from=old.get("valid_from"),
         valid_to=old.get("valid_to"),
         supersedes=[memory_id],
-        contradiction="natural",
+        contradiction=contradiction,
     )
     _index(scope, prepared, refresh=True)
     writer = scope.writer()
@@ -189,7 +194,7 @@ def fact_edit(
         old_id=memory_id,
         new_id=prepared.memory_id,
         at=prepared.source["created_at"],
-        harsh=False,
+        harsh=prepared.contradiction == "harsh",
         exclusive=True,
     )
     if not linked:

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from atlas_site.api import actor_of, idempotent, principal_of
 from atlas_site.errors import ValidationFailed
 from memory.api.serializers import Strict
+from memory.api.views import PROBLEM, WRITE_PROBLEMS
 from tenants import services
 from tenants.models import MemorySubject
 
@@ -55,7 +56,7 @@ def _subject(subject: MemorySubject) -> dict:
 
 
 class MeView(APIView):
-    @extend_schema(operation_id="me", summary="What this token is and may do", responses={200: MeOut})
+    @extend_schema(operation_id="me", summary="What this token is and may do", responses={200: MeOut, **PROBLEM})
     def get(self, request: Request) -> Response:
         principal = principal_of(request)
         token = principal.token
@@ -77,7 +78,7 @@ class SubjectsView(APIView):
         operation_id="subject_list",
         summary="The tenant's subjects (tenant tokens)",
         parameters=[OpenApiParameter("page_size", OpenApiTypes.INT), OpenApiParameter("cursor", OpenApiTypes.STR)],
-        responses={200: SubjectPageOut},
+        responses={200: SubjectPageOut, **PROBLEM},
     )
     def get(self, request: Request) -> Response:
         principal = principal_of(request)
@@ -107,7 +108,7 @@ class SubjectsView(APIView):
         operation_id="subject_create",
         summary="Create a subject (mints its Elasticsearch key)",
         request=SubjectIn,
-        responses={201: SubjectOut},
+        responses={201: SubjectOut, **WRITE_PROBLEMS},
         examples=[OpenApiExample("a new end user", value={"id": "alice", "display_name": "Alice"})],
     )
     @idempotent
