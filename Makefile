@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint bench-gateway clean
+.PHONY: install run test lint schema bench-gateway clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# The committed OpenAPI snapshot (tests/memory/api/test_schema.py compares it): regenerate after an API change.
+schema: install
+	DJANGO_SECRET_KEY=schema ATLAS_ENCRYPTION_KEYS=9CcI2YIb7ugLd6R0H0w1wu8S9ls0dI0bOBV3zEmDbBM= ATLAS_ENV_FILE=/dev/null \
+		$(BIN)/python manage.py spectacular --validate --fail-on-warn --file memory/api/openapi.yaml
 
 run: install
 	$(BIN)/python -m atlas_site.run

@@ -46,3 +46,25 @@ class IsolationUnavailable(DependencyUnavailable):
     """The cluster cannot enforce per-tenant isolation (no DLS licence) and app-filter mode was not chosen."""
 
     code = "isolation_unavailable"
+
+
+class NotAuthenticated(AtlasError):
+    """No credential, or one that is unknown, revoked, expired or of a deactivated owner: 401.
+    The message never says which, so a probe learns nothing about tokens it does not hold."""
+
+    status = 401
+    code = "not_authenticated"
+
+
+class PermissionDenied(AtlasError):
+    """A valid credential without the scope the operation needs: 403."""
+
+    status = 403
+    code = "forbidden"
+
+
+class PreconditionFailed(AtlasError):
+    """The caller's ``If-Match`` names a version that is no longer the current one: 412."""
+
+    status = 412
+    code = "precondition_failed"

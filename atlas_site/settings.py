@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "allauth.account",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "tenants",
     "memory",
@@ -175,8 +176,33 @@ CELERY_TIMEZONE = TIME_ZONE
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["atlas_site.api.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["atlas_site.api.HasToken"],
+    "DEFAULT_THROTTLE_CLASSES": ["atlas_site.api.TokenRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "atlas_site.api.exception_handler",
+    "UNAUTHENTICATED_USER": None,
 }
-SPECTACULAR_SETTINGS = {"TITLE": "Atlas Memory API", "VERSION": "1"}
+# Requests per token (DRF rate syntax: N/s, N/min, N/hour, N/day).
+ATLAS_API_RATE = env.str("ATLAS_API_RATE", default="600/min")
+# The largest request body any route reads (Django refuses bigger ones; the API answers 413).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("ATLAS_MAX_REQUEST_BYTES", default=1024 * 1024)
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Atlas Memory API",
+    "DESCRIPTION": "Memory for AI agents: write what users say, recall what matters, correct and forget. "
+    "Authenticate with `Authorization: Bearer atlas_…` (manage.py atlas_token create). Errors are RFC 9457 "
+    "problem details.",
+    "VERSION": "1",
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc from the drf-spectacular-sidecar package: served by the app, no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
 
 # --- Elasticsearch -----------------------------------------------------------
 ATLAS_ES_URL = env.str("ATLAS_ES_URL", default="http://127.0.0.1:9200")
@@ -273,6 +299,27 @@ ATLAS_MULTILINGUAL_EMBEDDING_MODEL = env.str(
 ATLAS_CROSSLINGUAL_EMBEDDING_MODEL = env.str(
     "ATLAS_CROSSLINGUAL_EMBEDDING_MODEL", default="universal-sentence-encoder-multilingual"
 )
+# Where people and agents reach this deployment (printed in MCP client configurations and docs links).
+ATLAS_PUBLIC_URL = env.str("ATLAS_PUBLIC_URL", default="http://127.0.0.1:8000")
+
+
+def _loopback_origins(public_url: str) -> list[str]:
+    """The public URL's origin, and the loopback origins on its port (a local client or `make run`)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(public_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    own = f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}".lower()
+    return list(dict.fromkeys([own, f"http://127.0.0.1:{port}", f"http://localhost:{port}"]))
+
+
+# MCP (/mcp/): browser origins allowed to call it (the spec's DNS-rebinding rule: a request whose Origin
+# header is present and not listed gets 403; requests without one, as non-browser clients send, pass).
+ATLAS_MCP_ALLOWED_ORIGINS = env.list("ATLAS_MCP_ALLOWED_ORIGINS", default=_loopback_origins(ATLAS_PUBLIC_URL))
+# Stateless streamable HTTP (the default): every request stands alone with its bearer token and gets a
+# JSON answer, so any worker can serve any request; false keeps SDK sessions (Mcp-Session-Id, SSE) in
+# the worker's memory, which then needs sticky routing.
+ATLAS_MCP_STATELESS = env.bool("ATLAS_MCP_STATELESS", default=True)
 # Fernet keys (comma-separated, newest first) encrypting API-key secrets at rest.
 ATLAS_ENCRYPTION_KEYS = env.list("ATLAS_ENCRYPTION_KEYS")
 
@@ -282,8 +329,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("ATLAS_LOG_LEVEL", default="INFO")},
-    # The client logs every request line at INFO; keep it quieter by default.
-    "loggers": {"elastic_transport": {"level": "WARNING"}},
+    # The Elasticsearch client logs every request line at INFO, the MCP SDK every stateless request's
+    # end; keep them quieter by default.
+    "loggers": {"elastic_transport": {"level": "WARNING"}, "mcp": {"level": "WARNING"}},
 }
 
 if not DEBUG:

@@ -1,9 +1,9 @@
-"""URL map: admin (login through allauth), accounts, health, API schema."""
+"""URL map: admin (login through allauth), accounts, health, the REST API with its schema and docs."""
 
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from .views import healthz, home
 
@@ -18,4 +18,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("api/v1/", include("tenants.api.urls")),
+    path("api/v1/", include("memory.api.urls")),
 ]

@@ -18,43 +18,6 @@ from typing import Any
 from .errors import EsError
 
 MATCH_ALL = {"match_all": {}}
-# Top-level search body keys the rewrite knows to be safe once the query,
-# the kNN sections and the retrievers are filtered.
-_SAFE_SEARCH_KEYS = {
-    "query",
-    "knn",
-    "retriever",
-    "aggs",
-    "aggregations",
-    "size",
-    "from",
-    "sort",
-    "_source",
-    "track_total_hits",
-    "track_scores",
-    "min_score",
-    "post_filter",
-    "highlight",
-    "explain",
-    "stored_fields",
-    "docvalue_fields",
-    "fields",
-    "script_fields",
-    "runtime_mappings",
-    "search_after",
-    "timeout",
-    "terminate_after",
-    "version",
-    "seq_no_primary_term",
-    "indices_boost",
-    "collapse",
-    "rescore",
-    "profile",
-    "pit",
-    "rank",
-    "ext",
-    "stats",
-}
 
 
 def _refuse(what: str) -> EsError:
@@ -124,21 +87,11 @@ def _filter_retriever(retriever: dict[str, Any], dls: dict[str, Any]) -> dict[st
 def search_body(body: dict[str, Any] | None, dls: dict[str, Any]) -> dict[str, Any]:
     """A search body with DLS applied to every way it can reach documents.
 
-    Aggregations need nothing more: they only see documents the (filtered)
-    query matches. The one that escapes the query, ``global``, is not
-    implemented by the engine at all, so it fails there, loudly.
+    The body has passed query_guard.check_search, which refuses every part that
+    could read documents outside the query. Aggregations need nothing more: they
+    only see documents the (filtered) query matches.
     """
     body = copy.copy(body) if body else {}
-    # security/authz/interceptor/SearchRequestInterceptor.java refuses these under DLS.
-    if "suggest" in body:
-        raise EsError(400, "security_exception", "Suggest isn't supported if document level security is enabled")
-    if body.get("profile"):
-        raise EsError(
-            400, "security_exception", "A search request cannot be profiled if document level security is enabled"
-        )
-    unknown = set(body) - _SAFE_SEARCH_KEYS
-    if unknown:
-        raise _refuse(f"the search body field(s) {sorted(unknown)}")
     if "retriever" in body:
         body["retriever"] = _filter_retriever(body["retriever"], dls)
         return body
@@ -153,16 +106,6 @@ def search_body(body: dict[str, Any] | None, dls: dict[str, Any]) -> dict[str, A
 
 
 def count_body(body: dict[str, Any] | None, dls: dict[str, Any]) -> dict[str, Any]:
-    body = copy.copy(body) if body else {}
-    unknown = set(body) - {"query"}
-    if unknown:
-        raise _refuse(f"the count body field(s) {sorted(unknown)}")
-    body["query"] = filtered_query(body.get("query"), dls, scoring=False)
-    return body
-
-
-def by_query_body(body: dict[str, Any] | None, dls: dict[str, Any]) -> dict[str, Any]:
-    """delete/update-by-query search with the caller's privileges, so DLS narrows them."""
     body = copy.copy(body) if body else {}
     body["query"] = filtered_query(body.get("query"), dls, scoring=False)
     return body

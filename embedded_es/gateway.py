@@ -1,20 +1,31 @@
-"""The HTTP gateway: authenticates, authorizes, applies DLS, and forwards to the engine."""
+"""The HTTP gateway: authenticates, authorizes, applies DLS, and forwards rebuilt requests to the engine.
+
+Default deny. For every principal but the bootstrap superuser, a request is served only when
+routes.py knows its endpoint, params.py knows each of its URL parameters, and the handler below
+understands its body (query_guard.py for search bodies); anything else is refused in
+Elasticsearch's error shape. What reaches the engine is rebuilt from the parsed values: index
+names expanded and authorized one by one, path segments escaped, the query string generated
+from checked parameters, the body re-serialised. The superuser (the operator's own credential,
+never a user's) is forwarded as sent, after the same bounded body reading and index name checks.
+"""
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from . import dls, routes
+from . import dls, filter_path, query_guard, routes, wire
+from . import params as P
+from . import request_parts as parts
 from .errors import EsError, security_forbidden, unsupported
 from .keystore import ApiKeyStore
 from .principal import Authenticator, Principal
@@ -24,28 +35,13 @@ from .security_api import SecurityApi
 
 log = logging.getLogger(__name__)
 JSON = "application/json"
-_FORWARD_HEADERS = ("content-type", "accept", "x-opaque-id", "traceparent")
+NDJSON = "application/x-ndjson"
 _RETURN_HEADERS = ("content-type", "warning", "x-elastic-product", "location")
-
-
-def _json_bytes(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
-
-
-def _ndjson(lines: list[Any]) -> bytes:
-    return b"".join(_json_bytes(line) + b"\n" for line in lines)
-
-
-def _parse_ndjson(raw: bytes) -> list[Any]:
-    out = []
-    for n, line in enumerate(raw.splitlines()):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise EsError(400, "x_content_parse_exception", f"[{n + 1}:{exc.colno}] {exc.msg}") from None
-    return out
+_MAX_CONTEXTS = 10_000  # scroll/PIT contexts remembered per gateway (the engine expires them itself)
+# Gateway-resolved parameters: the engine gets concrete names, so these never travel on.
+_CONSUMED = (*P.URI_QUERY, "allow_no_indices", "expand_wildcards", "filter_path")
+CLEAR_ALL_SCROLLS = "cluster:admin/indices/scroll/clear_all"
+AUTO_CREATE = "indices:admin/auto_create"
 
 
 class EngineResponse:
@@ -58,6 +54,51 @@ class EngineResponse:
         return json.loads(self.body) if self.body else None
 
 
+def _segment(name: str) -> str:
+    return quote(name, safe="")
+
+
+def _path(names: Iterable[str], *rest: str) -> str:
+    """A URL path from unescaped parts: ``/<names,joined>/<rest>...``, every part escaped."""
+    joined = ",".join(_segment(n) for n in names)
+    tail = "".join("/" + _segment(r) for r in rest)
+    return ("/" + joined if joined else "") + tail
+
+
+def _with_query(path: str, params: Mapping[str, str]) -> str:
+    return path + ("?" + urlencode(params) if params else "")
+
+
+def _is_pattern(part: str) -> bool:
+    return part in ("_all", "*") or "*" in part or "?" in part
+
+
+class Incoming:
+    """One request as the gateway understood it: its route, checked parameters and decoded body."""
+
+    def __init__(self, request: web.Request, route: Route, params: P.Params, raw: bytes) -> None:
+        self.request = request
+        self.method = request.method
+        self.path = request.path
+        self.route = route
+        self.params = params
+        self.raw = raw
+        self._json: Any = None
+        self._parsed = False
+
+    def json(self) -> dict[str, Any] | None:
+        if not self._parsed:
+            self._json = wire.parse_object(self.raw)
+            self._parsed = True
+        return self._json
+
+    def body(self) -> dict[str, Any]:
+        return dict(self.json() or {})
+
+    def forwarded_params(self, *also_drop: str) -> dict[str, str]:
+        return self.params.without((*_CONSUMED, *also_drop))
+
+
 class Gateway:
     def __init__(self, *, engine_url: str, data_dir: Path, password: str, license_type: str = "trial") -> None:
         self.engine_url = engine_url.rstrip("/")
@@ -65,15 +106,17 @@ class Gateway:
         self.auth = Authenticator(keys=self.keys, password=password)
         self.security = SecurityApi(keys=self.keys, data_dir=data_dir, license_type=license_type)
         self.license_type = license_type
+        self.max_content_length = wire.max_content_length()
         self._session: aiohttp.ClientSession | None = None
         # Scroll and PIT contexts belong to whoever opened them, as in Elasticsearch
         # (SecuritySearchOperationListener checks the authentication on every use).
         self._context_owner: dict[str, str] = {}
-        self._pit_indices: dict[str, str] = {}
+        self._pit_indices: dict[str, list[str]] = {}
 
     # ---------------------------------------------------------------- plumbing
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=512 * 1024 * 1024)
+        # The gateway decompresses bodies itself, once and bounded (wire.decode_body).
+        app = web.Application(client_max_size=self.max_content_length, handler_args={"auto_decompress": False})
         app.router.add_route("*", "/{tail:.*}", self.handle)
         app.on_startup.append(self._open)
         app.on_cleanup.append(self._close)
@@ -88,13 +131,12 @@ class Gateway:
             await self._session.close()
 
     async def engine(
-        self, method: str, path_qs: str, body: bytes | None = None, headers: dict[str, str] | None = None
+        self, method: str, path_qs: str, body: bytes | None = None, content_type: str | None = None
     ) -> EngineResponse:
         assert self._session is not None
+        headers = {"content-type": content_type} if content_type and body is not None else {}
         try:
-            async with self._session.request(
-                method, self.engine_url + path_qs, data=body, headers=headers or {}
-            ) as resp:
+            async with self._session.request(method, self.engine_url + path_qs, data=body, headers=headers) as resp:
                 raw = await resp.read()
                 out_headers = CIMultiDict((k, v) for k, v in resp.headers.items() if k.lower() in _RETURN_HEADERS)
                 return EngineResponse(resp.status, out_headers, raw)
@@ -104,8 +146,8 @@ class Gateway:
             ) from exc
 
     async def engine_json(self, method: str, path_qs: str, body: Any = None) -> EngineResponse:
-        data = _json_bytes(body) if body is not None else None
-        return await self.engine(method, path_qs, data, {"content-type": JSON} if data else None)
+        data = wire.dumps(body) if body is not None else None
+        return await self.engine(method, path_qs, data, JSON)
 
     @staticmethod
     def _respond(status: int, headers: Mapping[str, str], body: bytes) -> web.Response:
@@ -117,68 +159,105 @@ class Gateway:
         return web.Response(status=status, body=body, headers=out)
 
     def _respond_json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> web.Response:
-        return self._respond(status, headers or {}, _json_bytes(obj))
+        return self._respond(status, headers or {}, wire.dumps(obj))
 
-    def _from_engine(self, resp: EngineResponse) -> web.Response:
-        return self._respond(resp.status, resp.headers, resp.body)
+    def _from_engine(self, resp: EngineResponse, *, head: bool = False) -> web.Response:
+        return self._respond(resp.status, resp.headers, b"" if head else resp.body)
 
-    @staticmethod
-    async def _body(request: web.Request) -> bytes:
-        raw = await request.read()
-        if raw and request.headers.get("content-encoding", "").lower() == "gzip":
-            raw = gzip.decompress(raw)
-        return raw
-
-    @staticmethod
-    def _forward_headers(request: web.Request) -> dict[str, str]:
-        return {k: v for k, v in request.headers.items() if k.lower() in _FORWARD_HEADERS}
-
-    async def _json_body(self, request: web.Request) -> dict[str, Any] | None:
-        raw = await self._body(request)
-        if not raw.strip():
-            return None
+    async def _read_body(self, request: web.Request) -> bytes:
         try:
-            body = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise EsError(400, "x_content_parse_exception", f"[{exc.lineno}:{exc.colno}] {exc.msg}") from None
-        if not isinstance(body, dict):
-            raise EsError(400, "parse_exception", "request body must be a JSON object")
-        return body
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raise wire.too_long(self.max_content_length) from None
+        return wire.decode_body(raw, request.headers.get("content-encoding"), limit=self.max_content_length)
 
     # ------------------------------------------------------------------ entry
     async def handle(self, request: web.Request) -> web.StreamResponse:
         try:
             principal = self.auth.authenticate(request.headers.get("Authorization"), request.raw_path)
             route = routes.classify(request.method, request.raw_path)
+            raw = await self._read_body(request)
             if route.kind == "local":
-                body = await self._json_body(request) if request.method in ("POST", "PUT", "DELETE") else None
+                body = wire.parse_object(raw) if request.method in ("POST", "PUT", "DELETE") else None
                 status, payload = self.security.handle(
                     route.handler, request.method, request.path, request.query, body, principal
                 )
                 return self._respond_json(status, payload)
             if principal.permissions.superuser:
-                resp = await self.engine(
-                    request.method, request.raw_path, await self._body(request), self._forward_headers(request)
-                )
-                return self._from_engine(resp)
+                return await self._superuser(request, route, raw)
             self._check_license(principal)
             if route.kind == "unknown":
                 raise unsupported(
                     request.method, request.path, "the embedded gateway cannot authorize it for this credential"
                 )
-            if route.kind == "cluster":
-                self._authorize_cluster(principal, route.action)
-                return await self._forward(request)
+            params = P.parse(request.query_string, route.params, request.path)
+            incoming = Incoming(request, route, params, raw)
             handler = getattr(self, f"_h_{route.handler}")
-            return await handler(request, principal, route)
+            response = await handler(incoming, principal)
+            return self._filtered(response, params.get("filter_path"))
         except EsError as err:
             if request.method == "HEAD":
                 return self._respond(err.status, CIMultiDict(err.headers), b"")
             return self._respond_json(err.status, err.body(), CIMultiDict(err.headers))
         except Exception as exc:  # a gateway bug must still answer in Elasticsearch's shape, not as HTML
             log.exception("embedded_es gateway failed on %s %s", request.method, request.path)
-            err = EsError(500, "exception", f"[embedded_es] internal gateway error: {type(exc).__name__}: {exc}")
+            err = EsError(500, "exception", f"[embedded_es] internal gateway error: {type(exc).__name__}")
             return self._respond_json(500, err.body())
+
+    def _filtered(self, response: web.Response, spec: str | None) -> web.Response:
+        if not spec or not response.body or not response.content_type.endswith("json"):
+            return response
+        shaped = filter_path.apply(json.loads(response.body), spec)
+        return self._respond(response.status, {"Content-Type": JSON}, wire.dumps(shaped))
+
+    async def _superuser(self, request: web.Request, route: Route, raw: bytes) -> web.Response:
+        """The operator's credential: forwarded as sent, but no index or alias gets a name ES refuses."""
+        for name in await self._names_created(route, raw):
+            parts.raise_if_invalid(name)
+        content_type = request.headers.get("content-type")
+        resp = await self.engine(request.method, request.raw_path, raw if raw else None, content_type)
+        return self._from_engine(resp, head=request.method == "HEAD")
+
+    async def _names_created(self, route: Route, raw: bytes) -> list[str]:
+        """The index and alias names a superuser request would bring into being."""
+        if route.action == routes.CREATE_INDEX:
+            body = wire.parse_object(raw) or {}
+            aliases = body.get("aliases") if isinstance(body.get("aliases"), dict) else {}
+            return [route.index or "", *aliases]
+        if route.action in (routes.INDEX_OP_INDEX, routes.INDEX_OP_CREATE) and route.index:
+            return [] if await self._exists(route.index) else [route.index]
+        if route.action == routes.BULK:
+            return await self._bulk_new_names(raw, route.index)
+        if route.action == routes.ALIASES and route.handler == "alias_path":
+            return [route.doc_id or ""]
+        if route.action == routes.ALIASES:
+            body = wire.parse_object(raw) or {}
+            actions = body.get("actions") if isinstance(body.get("actions"), list) else []
+            adds = [a["add"] for a in actions if isinstance(a, dict) and isinstance(a.get("add"), dict)]
+            return [n for spec in adds for n in parts.names_of(spec, "alias", "aliases")]
+        if route.action == routes.REINDEX:
+            dest = (wire.parse_object(raw) or {}).get("dest")
+            name = dest.get("index") if isinstance(dest, dict) else None
+            return [name] if isinstance(name, str) and not await self._exists(name) else []
+        return []
+
+    async def _bulk_new_names(self, raw: bytes, default_index: str | None) -> list[str]:
+        existing: set[str] | None = None
+        new: list[str] = []
+        lines = wire.ndjson_lines(raw)
+        i = 0
+        while i < len(lines):
+            meta = wire.parse_json(lines[i], where=f"bulk line [{i + 1}]: ")
+            # The superuser's items are the engine's to judge; only the names they would create are ours.
+            op, spec = next(iter(meta.items())) if isinstance(meta, dict) and len(meta) == 1 else ("", {})
+            i += 2 if op in ("index", "create", "update") else 1
+            name = spec.get("_index", default_index) if isinstance(spec, dict) else None
+            if isinstance(name, str) and op in ("index", "create"):
+                if existing is None:
+                    existing = set(await self._existing_names())
+                if name not in existing:
+                    new.append(name)
+        return new
 
     def _check_license(self, principal: Principal) -> None:
         # With a licence that lacks DLS, Elasticsearch refuses requests whose
@@ -187,47 +266,14 @@ class Gateway:
         if self.license_type == "basic" and principal.permissions.has_dls():
             raise security_forbidden("current license is non-compliant for [field and document level security]")
 
-    async def _forward(
-        self, request: web.Request, path_qs: str | None = None, body: bytes | None = None
-    ) -> web.Response:
-        data = await self._body(request) if body is None else body
-        resp = await self.engine(request.method, path_qs or request.raw_path, data, self._forward_headers(request))
-        return self._from_engine(resp)
-
     # ---------------------------------------------------------- authorization
-    def _authorize_cluster(self, principal: Principal, action: str) -> None:
-        if not principal.permissions.allows_cluster(action):
-            raise security_forbidden(denial_reason(principal.describe(), action))
-
     @staticmethod
     def _denied(principal: Principal, action: str, indices: list[str]) -> EsError:
         return security_forbidden(denial_reason(principal.describe(), action, indices))
 
-    async def _names(self, principal: Principal, expression: str, action: str) -> list[str]:
-        """Concrete names a request targets, authorized for ``action`` or refused.
-
-        Wildcards expand only to what the principal may access, as Elasticsearch's
-        IndicesAndAliasesResolver does; explicit names must all be allowed.
-        """
-        parts = [p for p in expression.split(",") if p]
-        if any(p.startswith("-") for p in parts):
-            raise unsupported("", expression, "index exclusions are not supported for this credential")
-        names: list[str] = []
-        for part in parts:
-            if part in ("_all", "*") or "*" in part or "?" in part:
-                existing = await self._existing_names()
-                pattern = "*" if part == "_all" else part
-                from fnmatch import fnmatchcase
-
-                names.extend(
-                    n for n in existing if fnmatchcase(n, pattern) and principal.permissions.allows_index(action, n)
-                )
-            else:
-                names.append(part)
-        denied = [n for n in names if not principal.permissions.allows_index(action, n)]
-        if denied:
-            raise self._denied(principal, action, denied)
-        return list(dict.fromkeys(names))
+    def _authorize_cluster(self, principal: Principal, action: str) -> None:
+        if not principal.permissions.allows_cluster(action):
+            raise security_forbidden(denial_reason(principal.describe(), action))
 
     async def _alias_map(self) -> dict[str, list[str]]:
         """{concrete index: [its aliases]} as the engine knows it now."""
@@ -241,6 +287,76 @@ class Gateway:
         for aliases in alias_map.values():
             names.update(aliases)
         return sorted(n for n in names if not n.startswith("."))
+
+    async def _exists(self, name: str) -> bool:
+        return name in await self._existing_names()
+
+    async def _resolve(
+        self, principal: Principal, expression: str, action: str, *, allow_no_indices: bool = True
+    ) -> list[str]:
+        """The names a request acts on, each authorized for ``action``, as Elasticsearch resolves them.
+
+        - No role grants ``action`` on any index: 403 (RBACEngine.authorizeIndexAction, checkIndicesAction).
+        - Wildcards expand only to names the principal may act on (IndicesAndAliasesResolver with the
+          authorized indices); ``-name`` after a wildcard excludes.
+        - Explicit names must each be authorized: 403 naming the refused ones.
+        - Nothing left: ``[]`` when the request allows no indices (the caller answers empty),
+          otherwise 404 ``index_not_found_exception``.
+        """
+        if not principal.permissions.grants_somewhere(action):
+            raise self._denied(principal, action, [expression])
+        parts = expression.split(",")
+        if any(not p for p in parts):
+            raise unsupported("", expression, "an index expression with an empty name")
+        existing: list[str] | None = None
+        names: list[str] = []
+        denied: list[str] = []
+        wildcard_seen = False
+        for part in parts:
+            if part.startswith("<") or ":" in part:
+                raise unsupported("", part, "date math and remote cluster index expressions")
+            if part.startswith("-") and wildcard_seen:
+                names = [n for n in names if not fnmatchcase(n, part[1:])]
+                continue
+            if _is_pattern(part):
+                wildcard_seen = True
+                if existing is None:
+                    existing = await self._existing_names()
+                pattern = "*" if part == "_all" else part
+                names.extend(
+                    n for n in existing if fnmatchcase(n, pattern) and principal.permissions.allows_index(action, n)
+                )
+            elif principal.permissions.allows_index(action, part):
+                names.append(part)
+            else:
+                denied.append(part)
+        if denied:
+            raise self._denied(principal, action, denied)
+        names = list(dict.fromkeys(names))
+        if not names and not allow_no_indices:
+            raise EsError(404, "index_not_found_exception", f"no such index [{expression}]")
+        return names
+
+    async def _single(self, principal: Principal, name: str, action: str) -> str:
+        """A single index or alias named exactly (document APIs do not expand wildcards or lists)."""
+        if not principal.permissions.grants_somewhere(action):
+            # Authorization runs before the request is resolved or validated (RBACEngine.authorizeIndexAction).
+            raise self._denied(principal, action, [name])
+        if _is_pattern(name) or "," in name:
+            bad = parts.invalid_index_name(name)
+            raise bad if bad else unsupported("", name, "a document API takes one index name")
+        return (await self._resolve(principal, name, action, allow_no_indices=False))[0]
+
+    async def _writable(self, principal: Principal, name: str, action: str) -> str:
+        """A target a document is written to: authorized, and created only by whoever may create it."""
+        name = await self._single(principal, name, action)
+        if not await self._exists(name):
+            parts.raise_if_invalid(name)
+            # Creating an index on first write needs a privilege of its own (create_index, auto_configure,
+            # manage): TransportBulkAction authorizes indices:admin/auto_create for missing indices.
+            if not principal.permissions.allows_index(AUTO_CREATE, name):
+                raise self._denied(principal, AUTO_CREATE, [name])
+        return name
 
     async def _dls_for(self, principal: Principal, names: list[str], action: str) -> dict[str, Any] | None:
         per_name = {n: principal.permissions.dls_query(n, action) for n in names}
@@ -258,218 +374,158 @@ class Gateway:
         return dls.combine_by_index(per_concrete)
 
     async def _visible(self, index: str, ids: list[str], query: dict[str, Any]) -> set[str]:
-        """Which of ``ids`` in concrete ``index`` match the DLS ``query``.
+        """Which of ``ids`` in ``index`` match the DLS ``query``.
 
         GET is real-time in Elasticsearch and DLS still applies to it, so a
         document not yet searchable is checked again after a refresh.
         """
         body = {"query": {"bool": {"filter": [{"ids": {"values": ids}}, query]}}, "_source": False, "size": len(ids)}
-        resp = await self.engine_json("POST", f"/{index}/_search", body)
+        path = _path([index], "_search")
+        resp = await self.engine_json("POST", path, body)
         found = {h["_id"] for h in resp.json()["hits"]["hits"]} if resp.status == 200 else set()
         if len(found) < len(ids):
-            await self.engine("POST", f"/{index}/_refresh")
-            resp = await self.engine_json("POST", f"/{index}/_search", body)
+            await self.engine("POST", _path([index], "_refresh"))
+            resp = await self.engine_json("POST", path, body)
             found = {h["_id"] for h in resp.json()["hits"]["hits"]} if resp.status == 200 else set()
         return found
 
-    @staticmethod
-    def _path_with(request: web.Request, names: list[str], drop_params: tuple[str, ...] = ()) -> str:
-        segs = request.raw_path.split("?", 1)[0].split("/")
-        if names and len(segs) > 1 and not segs[1].startswith("_"):
-            segs[1] = ",".join(names)
-        elif names and len(segs) > 1:
-            segs.insert(1, ",".join(names))
-        query = {k: v for k, v in request.query.items() if k not in drop_params}
-        return "/".join(segs) + (("?" + urlencode(query)) if query else "")
+    async def _fetch_as(self, principal: Principal, index: str, doc_id: str) -> dict[str, Any] | None:
+        """A document's source as ``principal`` may read it: None when forbidden by DLS or missing.
 
-    # --------------------------------------------------------------- handlers
-    async def _h_forward(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        await self._names(principal, route.index or "", route.action)
-        return await self._forward(request)
+        A lookup on an index the principal may not read is a 403, as the GET Elasticsearch runs
+        for a terms lookup is authorized as the caller.
+        """
+        name = await self._single(principal, index, routes.GET)
+        resp = await self.engine("GET", _path([name], "_doc", doc_id))
+        doc = resp.json() if resp.status == 200 else None
+        if not doc or not doc.get("found"):
+            return None
+        query = await self._dls_for(principal, [name], routes.GET)
+        if query is not None and doc_id not in await self._visible(doc.get("_index", name), [doc_id], query):
+            return None
+        return doc.get("_source") or {}
 
-    async def _h_forward_all(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        """An index-less admin call (``POST /_refresh``): only the indices the caller may act on."""
-        names = await self._names(principal, "_all", route.action)
-        if not names:
-            return self._respond_json(200, {"_shards": {"total": 0, "successful": 0, "failed": 0}})
-        return await self._forward(request, self._path_with(request, names))
+    async def _inspect(
+        self, principal: Principal, body: dict[str, Any], names: list[str], *, dls_on: bool, count: bool = False
+    ) -> dict[str, Any]:
+        """Check a search body and resolve the documents it looks up, as the caller."""
+        seen = query_guard.check_count(body, dls=dls_on) if count else query_guard.check_search(body, dls=dls_on)
+        for lookup in seen.lookups:
+            index = lookup.index
+            if index is None:
+                if len(names) != 1:
+                    raise query_guard.parsing_error("a lookup without [index] needs a search over one index")
+                index = names[0]
+            lookup.apply(await self._fetch_as(principal, index, lookup.doc_id))
+        return query_guard.mlt_finish(body) if seen.lookups else body
 
-    async def _h_index_doc(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        action = routes.INDEX_OP_CREATE if request.query.get("op_type") == "create" else routes.INDEX_OP_INDEX
-        await self._names(principal, route.index, action)
-        return await self._forward(request)
+    # ------------------------------------------------------------ cluster-level
+    async def _h_cluster(self, req: Incoming, principal: Principal) -> web.Response:
+        self._authorize_cluster(principal, req.route.action)
+        path = _path([], *req.route.tail) or "/"
+        resp = await self.engine(req.method, _with_query(path, req.forwarded_params()))
+        return self._from_engine(resp, head=req.method == "HEAD")
 
-    async def _h_dls_refused(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        names = await self._names(principal, route.index, route.action)
-        if await self._dls_for(principal, names, route.action) is not None:
-            raise unsupported(request.method, request.path, "this API is not supported under document level security")
-        return await self._forward(request)
+    async def _h_index_template(self, req: Incoming, principal: Principal) -> web.Response:
+        self._authorize_cluster(principal, req.route.action)
+        body = req.json()
+        if body is not None:
+            parts.only_keys(
+                body,
+                {"index_patterns", "template", "composed_of", "priority", "version", "_meta", "data_stream"},
+                "index template",
+            )
+        path = _with_query(
+            _path([], "_index_template") + "/" + _segment(req.route.doc_id or ""), req.forwarded_params()
+        )
+        resp = await self.engine(req.method, path, wire.dumps(body) if body is not None else None, JSON)
+        return self._from_engine(resp, head=req.method == "HEAD")
 
-    async def _h_terms_enum(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        names = await self._names(principal, route.index, route.action)
-        if await self._dls_for(principal, names, route.action) is None:
-            return await self._forward(request)
-        # TransportTermsEnumAction skips shards whose DLS query is not match_all:
-        # under DLS the API answers, but with no terms.
-        shards = {"total": len(names), "successful": len(names), "failed": 0}
-        return self._respond_json(200, {"_shards": shards, "terms": [], "complete": True})
+    # ----------------------------------------------------------------- searches
+    async def _h_search(self, req: Incoming, principal: Principal) -> web.Response:
+        return await self._search_like(req, principal, count=False)
 
-    async def _search_like(self, request: web.Request, principal: Principal, route: Route, rewrite) -> web.Response:
-        body = await self._json_body(request)
-        expression = route.index
-        if body and "pit" in body:
-            pit_id = body["pit"].get("id", "")
-            self._check_context_owner(principal, pit_id)
-            expression = self._pit_indices.get(pit_id, expression)
-        names = await self._names(principal, expression, routes.SEARCH)
-        if not names:
-            return self._respond_json(200, _empty_search(count=route.handler == "count"))
-        query = await self._dls_for(principal, names, routes.SEARCH)
-        if query is None:
-            return await self._forward(request)
-        if "q" in request.query:
-            if body and "query" in body:
+    async def _h_count(self, req: Incoming, principal: Principal) -> web.Response:
+        return await self._search_like(req, principal, count=True)
+
+    async def _search_like(self, req: Incoming, principal: Principal, *, count: bool) -> web.Response:
+        body = parts.with_uri_query(req.body(), req.params)
+        expression = req.route.index or "_all"
+        pit_id = None
+        if "pit" in body:
+            if not isinstance(body["pit"], dict) or not isinstance(body["pit"].get("id"), str):
+                raise query_guard.parsing_error("[pit] needs an [id] string")
+            pit_id = body["pit"]["id"]
+            self._check_context_owner(principal, pit_id, required=True)
+            if req.route.index != "_all":
                 raise EsError(
-                    400, "illegal_argument_exception", "request [q] parameter and a body query cannot both be used"
+                    400,
+                    "action_request_validation_exception",
+                    "Validation Failed: 1: [indices] cannot be used with point in time;",
                 )
-            body = {**(body or {}), "query": dls.query_string_from_params(request.query)}
-        body = rewrite(body, query)
-        dropped = ("q", "df", "default_operator", "analyzer", "analyze_wildcard", "lenient")
-        path = self._path_with(request, [] if body and "pit" in body else names, dropped)
-        resp = await self.engine("POST", path, _json_bytes(body), {"content-type": JSON})
-        if resp.status == 200 and request.query.get("scroll"):
-            self._context_owner[resp.json().get("_scroll_id", "")] = principal.owner_key
+        allow_none = req.params.flag("allow_no_indices", True)
+        if pit_id is not None:
+            names = self._pit_indices.get(pit_id, [])
+            for name in names:
+                if not principal.permissions.allows_index(routes.SEARCH, name):
+                    raise self._denied(principal, routes.SEARCH, [name])
+        else:
+            names = await self._resolve(principal, expression, routes.SEARCH, allow_no_indices=allow_none)
+        if not names:
+            return self._respond_json(200, parts.empty_search(count=count))
+        query = await self._dls_for(principal, names, routes.SEARCH)
+        body = await self._inspect(principal, body, names, dls_on=query is not None, count=count)
+        if query is not None:
+            body = dls.count_body(body, query) if count else dls.search_body(body, query)
+        target = [] if pit_id is not None else names
+        path = _with_query(_path(target, "_count" if count else "_search"), req.forwarded_params())
+        resp = await self.engine("POST", path, wire.dumps(body), JSON)
+        if resp.status == 200 and not count:
+            result = resp.json()
+            if req.params.get("scroll") and result.get("_scroll_id"):
+                self._own(result["_scroll_id"], principal)
+            if pit_id is not None and result.get("pit_id") and result["pit_id"] != pit_id:
+                self._own(result["pit_id"], principal)
+                self._pit_indices[result["pit_id"]] = names
         return self._from_engine(resp)
 
-    async def _h_search(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        return await self._search_like(request, principal, route, dls.search_body)
-
-    async def _h_count(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        return await self._search_like(request, principal, route, dls.count_body)
-
-    async def _h_by_query(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        # The by-query APIs run their search with the caller's own privileges,
-        # so they need read too, and only ever touch documents DLS lets them see.
-        names = await self._names(principal, route.index, route.action)
-        await self._names(principal, ",".join(names), routes.SEARCH)
-        query = await self._dls_for(principal, names, routes.SEARCH)
-        if query is None:
-            return await self._forward(request)
-        body = dls.by_query_body(await self._json_body(request), query)
-        return await self._forward(request, self._path_with(request, names), _json_bytes(body))
-
-    async def _h_get(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        names = await self._names(principal, route.index, routes.GET)
-        query = await self._dls_for(principal, names, routes.GET)
-        resp = await self.engine("GET", request.raw_path, None, self._forward_headers(request))
-        if query is None or resp.status != 200:
-            return self._from_engine(resp) if request.method == "GET" else self._respond(resp.status, resp.headers, b"")
-        source_only = "/_source/" in request.path
-        if source_only:
-            visible = route.doc_id in await self._visible(route.index, [route.doc_id], query)
-            concrete = route.index
-        else:
-            doc = resp.json()
-            concrete = doc.get("_index", route.index)
-            visible = doc.get("found") and route.doc_id in await self._visible(concrete, [route.doc_id], query)
-        if visible:
-            return self._from_engine(resp) if request.method == "GET" else self._respond(200, resp.headers, b"")
-        if request.method == "HEAD":
-            return self._respond(404, {}, b"")
-        if source_only:
-            err = EsError(404, "resource_not_found_exception", f"Document not found [{route.index}]/[{route.doc_id}]")
-            return self._respond_json(404, err.body())
-        return self._respond_json(404, {"_index": concrete, "_id": route.doc_id, "found": False})
-
-    async def _h_mget(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        body = await self._json_body(request) or {}
-        docs = body.get("docs")
-        if docs is None and "ids" in body:
-            docs = [{"_id": i} for i in body["ids"]]
-        if not isinstance(docs, list):
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no documents to get;")
-        items: list[dict[str, Any]] = []
-        for doc in docs:
-            index = doc.get("_index") or route.index
-            if not index:
-                raise EsError(
-                    400, "action_request_validation_exception", "Validation Failed: 1: index is missing for doc 0;"
-                )
-            items.append({**doc, "_index": index})
-        # mget is authorised per index: items on a forbidden index fail alone.
-        denied: dict[int, dict[str, Any]] = {}
-        for n, item in enumerate(items):
-            if not principal.permissions.allows_index(routes.MGET, item["_index"]):
-                err = self._denied(principal, routes.MGET, [item["_index"]])
-                denied[n] = {"_index": item["_index"], "_id": item.get("_id"), "error": err.cause()}
-        allowed = [item for n, item in enumerate(items) if n not in denied]
-        qs = ("?" + request.query_string) if request.query_string else ""
-        resp = await self.engine_json("POST", "/_mget" + qs, {"docs": allowed}) if allowed else None
-        if resp is not None and resp.status != 200:
-            return self._from_engine(resp)
-        fetched = iter(resp.json()["docs"] if resp is not None else [])
-        result = {"docs": [denied[n] if n in denied else next(fetched) for n in range(len(items))]}
-        by_index: dict[str, list[dict[str, Any]]] = {}
-        for requested, got in zip(items, result["docs"], strict=True):
-            if got.get("found"):
-                by_index.setdefault(requested["_index"], []).append(got)
-        for requested_name, found in by_index.items():
-            query = await self._dls_for(principal, [requested_name], routes.MGET)
-            if query is None:
-                continue
-            for concrete in {d["_index"] for d in found}:
-                ids = [d["_id"] for d in found if d["_index"] == concrete]
-                visible = await self._visible(concrete, ids, query)
-                for d in found:
-                    if d["_index"] == concrete and d["_id"] not in visible:
-                        for key in list(d):
-                            if key not in ("_index", "_id"):
-                                del d[key]
-                        d["found"] = False
-        return self._respond_json(200, result)
-
-    async def _h_update(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        names = await self._names(principal, route.index, routes.UPDATE)
-        if await self._dls_for(principal, names, routes.UPDATE) is not None:
-            raise _update_under_dls()
-        return await self._forward(request)
-
-    async def _h_explain(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        names = await self._names(principal, route.index, routes.EXPLAIN)
-        query = await self._dls_for(principal, names, routes.EXPLAIN)
-        if query is None:
-            return await self._forward(request)
-        body = await self._json_body(request) or {}
-        body["query"] = dls.filtered_query(body.get("query"), query)
-        return await self._forward(request, None, _json_bytes(body))
-
-    async def _h_msearch(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        lines = _parse_ndjson(await self._body(request))
+    async def _h_msearch(self, req: Incoming, principal: Principal) -> web.Response:
+        lines = [
+            wire.parse_json(line, where=f"msearch line [{n + 1}]: ") for n, line in enumerate(parts.lines(req.raw))
+        ]
         if len(lines) % 2:
             raise EsError(400, "illegal_argument_exception", "The msearch request must be terminated by a newline [\n]")
+        items = []
+        for n, (header, body) in enumerate(zip(lines[::2], lines[1::2], strict=True)):
+            items.append((parts.msearch_header(header, n * 2 + 1), parts.object(body, f"msearch line [{n * 2 + 2}]")))
         forwarded: list[Any] = []
-        slots: list[Any] = []  # per item: None when forwarded, else its error response
-        for header, body in zip(lines[::2], lines[1::2], strict=True):
+        slots: list[Any] = []  # per item: None when forwarded, else its answer
+        for header, body in items:
             try:
-                index = header.get("index", route.index)
-                if isinstance(index, list):
-                    index = ",".join(index)
-                if not index:
-                    raise EsError(400, "illegal_argument_exception", "[embedded_es] msearch item without an index")
-                names = await self._names(principal, index, routes.SEARCH)
+                expression = header.pop("index", None) or req.route.index
+                if not expression:
+                    raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no indices;")
+                allow_none = header.pop("allow_no_indices", True)
+                header.pop("expand_wildcards", None)
+                names = await self._resolve(principal, expression, routes.SEARCH, allow_no_indices=allow_none)
+                if not names:
+                    slots.append({**parts.empty_search(count=False), "status": 200})
+                    continue
                 query = await self._dls_for(principal, names, routes.SEARCH)
-                header = {**header, "index": names}
+                body = await self._inspect(principal, body, names, dls_on=query is not None)
+                if "pit" in body:
+                    raise unsupported("POST", "_msearch", "a point in time inside msearch")
                 if query is not None:
                     body = dls.search_body(body, query)
-                forwarded.extend([header, body])
+                forwarded.extend([{**header, "index": names}, body])
                 slots.append(None)
             except EsError as err:
                 slots.append({**err.body(), "status": err.status})
         responses: list[Any] = []
         took = 0
         if forwarded:
-            path = "/_msearch" + (("?" + request.query_string) if request.query_string else "")
-            resp = await self.engine("POST", path, _ndjson(forwarded), {"content-type": "application/x-ndjson"})
+            path = _with_query("/_msearch", req.forwarded_params())
+            resp = await self.engine("POST", path, wire.ndjson(forwarded), NDJSON)
             if resp.status != 200:
                 return self._from_engine(resp)
             result = resp.json()
@@ -480,180 +536,539 @@ class Gateway:
             merged.append(next(it) if slot is None else slot)
         return self._respond_json(200, {"took": took, "responses": merged})
 
-    async def _h_bulk(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        raw = await self._body(request)
-        lines = [line for line in raw.split(b"\n") if line.strip()]
-        # Only the action lines are parsed: document sources (vectors and all)
-        # pass through as bytes, which keeps the gateway's cost per item small.
+    async def _h_get(self, req: Incoming, principal: Principal) -> web.Response:
+        head = req.method == "HEAD"
+        source_only = req.route.tail[:1] == ("_source",)
+        name = await self._single(principal, req.route.index, routes.GET)
+        query = await self._dls_for(principal, [name], routes.GET)
+        sub = "_source" if source_only else "_doc"
+        resp = await self.engine("GET", _with_query(_path([name], sub, req.route.doc_id), req.forwarded_params()))
+        if source_only and resp.status == 404 and not head:
+            # RestGetSourceAction.checkResource: a missing document is a resource_not_found_exception.
+            return self._source_not_found(name, req.route.doc_id)
+        if query is None or resp.status != 200:
+            return self._from_engine(resp, head=head)
+        concrete = name if source_only else resp.json().get("_index", name)
+        if req.route.doc_id in await self._visible(concrete, [req.route.doc_id], query):
+            return self._from_engine(resp, head=head)
+        if head:
+            return self._respond(404, {}, b"")
+        if source_only:
+            return self._source_not_found(name, req.route.doc_id)
+        return self._respond_json(404, {"_index": concrete, "_id": req.route.doc_id, "found": False})
+
+    def _source_not_found(self, name: str, doc_id: str | None) -> web.Response:
+        err = EsError(404, "resource_not_found_exception", f"Document not found [{name}]/[{doc_id}]")
+        return self._respond_json(404, err.body())
+
+    async def _h_mget(self, req: Incoming, principal: Principal) -> web.Response:
+        body = req.body()
+        parts.only_keys(body, {"docs", "ids"}, "mget")
+        docs = body.get("docs")
+        if docs is None and "ids" in body:
+            if not isinstance(body["ids"], list) or not all(isinstance(i, str) for i in body["ids"]):
+                raise query_guard.parsing_error("[mget] [ids] must be an array of strings")
+            docs = [{"_id": i} for i in body["ids"]]
+        if not isinstance(docs, list) or not docs:
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no documents to get;")
+        items: list[dict[str, Any]] = []
+        for n, doc in enumerate(docs):
+            if not isinstance(doc, dict):
+                raise query_guard.parsing_error(f"[mget] docs[{n}] must be an object")
+            parts.only_keys(
+                doc, {"_index", "_id", "routing", "_source", "stored_fields", "version", "version_type"}, "mget"
+            )
+            index = doc.get("_index", req.route.index)
+            if not isinstance(doc.get("_id"), str) or not doc["_id"]:
+                raise EsError(
+                    400, "action_request_validation_exception", f"Validation Failed: 1: id is missing for doc {n};"
+                )
+            if not isinstance(index, str) or not index:
+                raise EsError(
+                    400, "action_request_validation_exception", f"Validation Failed: 1: index is missing for doc {n};"
+                )
+            items.append({**doc, "_index": index})
+        # mget is authorised per item: an item on a forbidden index fails alone.
+        answers: dict[int, dict[str, Any]] = {}
+        for n, item in enumerate(items):
+            try:
+                item["_index"] = await self._single(principal, item["_index"], routes.MGET)
+            except EsError as err:
+                answers[n] = {"_index": item["_index"], "_id": item["_id"], "error": err.cause()}
+        allowed = [item for n, item in enumerate(items) if n not in answers]
+        if allowed:
+            resp = await self.engine_json("POST", _with_query("/_mget", req.forwarded_params()), {"docs": allowed})
+            if resp.status != 200:
+                return self._from_engine(resp)
+            fetched = iter(resp.json()["docs"])
+            for n in range(len(items)):
+                if n not in answers:
+                    answers[n] = next(fetched)
+        result = [answers[n] for n in range(len(items))]
+        for requested, got in zip(items, result, strict=True):
+            if not got.get("found"):
+                continue
+            query = await self._dls_for(principal, [requested["_index"]], routes.MGET)
+            if query is not None and got["_id"] not in await self._visible(got["_index"], [got["_id"]], query):
+                for key in list(got):
+                    if key not in ("_index", "_id"):
+                        del got[key]
+                got["found"] = False
+        return self._respond_json(200, {"docs": result})
+
+    async def _h_explain(self, req: Incoming, principal: Principal) -> web.Response:
+        name = await self._single(principal, req.route.index, routes.EXPLAIN)
+        body = parts.with_uri_query(req.body(), req.params)
+        parts.only_keys(body, {"query"}, "explain")
+        if "query" not in body:
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: query is missing;")
+        query = await self._dls_for(principal, [name], routes.EXPLAIN)
+        body = await self._inspect(principal, body, [name], dls_on=query is not None, count=True)
+        doc_id = req.route.doc_id
+        if query is not None and doc_id not in await self._visible(name, [doc_id], query):
+            # A hidden document answers exactly as a missing one: DLS removes it from the reader
+            # the explanation is computed on (TransportExplainAction over DocumentSubsetReader).
+            concrete = await self._concrete_one(name)
+            return self._respond_json(404, {"_index": concrete, "_id": doc_id, "matched": False})
+        if query is not None:
+            body["query"] = dls.filtered_query(body["query"], query)
+        path = _with_query(_path([name], "_explain", doc_id), req.forwarded_params())
+        resp = await self.engine("POST", path, wire.dumps(body), JSON)
+        return self._from_engine(resp)
+
+    async def _concrete_one(self, name: str) -> str:
+        alias_map = await self._alias_map()
+        behind = [index for index, aliases in alias_map.items() if name in aliases]
+        return behind[0] if len(behind) == 1 else name
+
+    async def _h_field_caps(self, req: Incoming, principal: Principal) -> web.Response:
+        names = await self._resolve(
+            principal,
+            req.route.index or "_all",
+            routes.FIELD_CAPS,
+            allow_no_indices=req.params.flag("allow_no_indices", True),
+        )
+        body = req.json()
+        if body is not None:
+            parts.only_keys(body, {"fields", "index_filter", "runtime_mappings"}, "field_caps")
+            if "index_filter" in body:
+                if await self._dls_for(principal, names, routes.FIELD_CAPS) is not None:
+                    raise unsupported(req.method, req.path, "an index_filter under document level security")
+                await self._inspect(principal, {"query": body["index_filter"]}, names, dls_on=False, count=True)
+        if not names:
+            return self._respond_json(200, {"indices": [], "fields": {}})
+        path = _with_query(_path(names, "_field_caps"), req.forwarded_params())
+        resp = await self.engine(req.method, path, wire.dumps(body) if body is not None else None, JSON)
+        return self._from_engine(resp)
+
+    async def _h_terms_enum(self, req: Incoming, principal: Principal) -> web.Response:
+        names = await self._resolve(principal, req.route.index, routes.TERMS_ENUM)
+        body = req.body()
+        parts.only_keys(
+            body,
+            {"field", "string", "size", "timeout", "case_insensitive", "search_after", "index_filter"},
+            "terms_enum",
+        )
+        if not names or await self._dls_for(principal, names, routes.TERMS_ENUM) is not None:
+            # TransportTermsEnumAction skips shards whose DLS query is not match_all:
+            # under DLS the API answers, but with no terms.
+            shards = {"total": len(names), "successful": len(names), "failed": 0}
+            return self._respond_json(200, {"_shards": shards, "terms": [], "complete": True})
+        if "index_filter" in body:
+            await self._inspect(principal, {"query": body["index_filter"]}, names, dls_on=False, count=True)
+        path = _with_query(_path(names, "_terms_enum"), req.forwarded_params())
+        return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
+
+    async def _h_validate(self, req: Incoming, principal: Principal) -> web.Response:
+        names = await self._resolve(principal, req.route.index, routes.VALIDATE_QUERY)
+        if await self._dls_for(principal, names, routes.VALIDATE_QUERY) is not None:
+            raise unsupported(req.method, req.path, "this API is not supported under document level security")
+        body = parts.with_uri_query(req.body(), req.params)
+        body = await self._inspect(principal, body, names, dls_on=False, count=True)
+        if not names:
+            return self._respond_json(200, {"_shards": {"total": 0, "successful": 0, "failed": 0}, "valid": True})
+        path = _with_query(_path(names, "_validate", "query"), req.forwarded_params())
+        return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
+
+    # --------------------------------------------------------- scroll and PIT
+    def _own(self, context_id: str, principal: Principal) -> None:
+        if len(self._context_owner) >= _MAX_CONTEXTS:
+            oldest = next(iter(self._context_owner))
+            self._context_owner.pop(oldest)
+            self._pit_indices.pop(oldest, None)
+        self._context_owner[context_id] = principal.owner_key
+
+    def _check_context_owner(self, principal: Principal, context_id: str, *, required: bool = True) -> None:
+        # SecuritySearchOperationListener.ensureAuthenticatedUserIsSame: another user's context, or one
+        # this gateway never handed out, is "missing".
+        if self._context_owner.get(context_id) != principal.owner_key:
+            raise EsError(404, "search_context_missing_exception", f"No search context found for id [{context_id}]")
+
+    async def _h_scroll(self, req: Incoming, principal: Principal) -> web.Response:
+        body = req.body()
+        parts.only_keys(body, {"scroll_id", "scroll", "rest_total_hits_as_int"}, "scroll")
+        given = [v for v in (req.route.doc_id, req.params.get("scroll_id"), body.get("scroll_id")) if v is not None]
+        if not given or not all(isinstance(v, str) and v for v in given) or len(set(given)) != 1:
+            raise EsError(
+                400, "action_request_validation_exception", "Validation Failed: 1: scrollId is missing or given twice;"
+            )
+        scroll_id = given[0]
+        self._check_context_owner(principal, scroll_id)
+        forwarded: dict[str, Any] = {"scroll_id": scroll_id}
+        keep = body.get("scroll", req.params.get("scroll"))
+        if keep is not None:
+            forwarded["scroll"] = P.time_value("scroll", str(keep))
+        params = {k: v for k, v in req.forwarded_params().items() if k not in ("scroll", "scroll_id")}
+        resp = await self.engine("POST", _with_query("/_search/scroll", params), wire.dumps(forwarded), JSON)
+        if resp.status == 200:
+            new_id = (resp.json() or {}).get("_scroll_id")
+            if new_id and new_id != scroll_id:
+                self._own(new_id, principal)
+        return self._from_engine(resp)
+
+    async def _h_clear_scroll(self, req: Incoming, principal: Principal) -> web.Response:
+        body = req.body()
+        parts.only_keys(body, {"scroll_id"}, "clear scroll")
+        ids: Any = body.get("scroll_id", [])
+        ids = [ids] if isinstance(ids, str) else ids
+        if req.route.doc_id:
+            ids = [*ids, *req.route.doc_id.split(",")]
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no scroll ids specified;")
+        if "_all" in ids:
+            # Clearing every scroll is a cluster privilege (ClearScrollAction with _all → clear_all).
+            self._authorize_cluster(principal, CLEAR_ALL_SCROLLS)
+        else:
+            for scroll_id in ids:
+                self._check_context_owner(principal, scroll_id)
+        resp = await self.engine_json("DELETE", "/_search/scroll", {"scroll_id": ids})
+        if resp.status == 200:
+            for scroll_id in ids:
+                self._context_owner.pop(scroll_id, None)
+        return self._from_engine(resp)
+
+    async def _h_open_pit(self, req: Incoming, principal: Principal) -> web.Response:
+        if not req.params.get("keep_alive"):
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: [keep_alive] is missing;")
+        names = await self._resolve(principal, req.route.index, routes.OPEN_PIT, allow_no_indices=False)
+        if req.json():
+            raise query_guard.parsing_error("request does not support a body")
+        path = _with_query(_path(names, "_pit"), req.forwarded_params())
+        resp = await self.engine("POST", path)
+        if resp.status == 200:
+            pit_id = resp.json()["id"]
+            self._own(pit_id, principal)
+            self._pit_indices[pit_id] = names
+        return self._from_engine(resp)
+
+    async def _h_close_pit(self, req: Incoming, principal: Principal) -> web.Response:
+        body = req.body()
+        parts.only_keys(body, {"id"}, "close point in time")
+        pit_id = body.get("id")
+        if not isinstance(pit_id, str) or not pit_id:
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: id is missing;")
+        self._check_context_owner(principal, pit_id)
+        resp = await self.engine_json("DELETE", "/_pit", {"id": pit_id})
+        if resp.status == 200:
+            self._context_owner.pop(pit_id, None)
+            self._pit_indices.pop(pit_id, None)
+        return self._from_engine(resp)
+
+    # ----------------------------------------------------------------- writes
+    async def _h_index_doc(self, req: Incoming, principal: Principal) -> web.Response:
+        create = req.route.action == routes.INDEX_OP_CREATE or req.params.get("op_type") == "create"
+        action = routes.INDEX_OP_CREATE if create else routes.INDEX_OP_INDEX
+        name = await self._writable(principal, req.route.index, action)
+        document = req.json()
+        if document is None:
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: source is missing;")
+        sub = "_create" if req.route.action == routes.INDEX_OP_CREATE else "_doc"
+        if req.route.doc_id is not None:
+            parts.check_id(req.route.doc_id)
+            path = _path([name], sub, req.route.doc_id)
+        else:
+            path = _path([name], "_doc")
+        method = "PUT" if req.route.doc_id is not None else "POST"
+        resp = await self.engine(method, _with_query(path, req.forwarded_params()), wire.dumps(document), JSON)
+        return self._from_engine(resp)
+
+    async def _h_delete_doc(self, req: Incoming, principal: Principal) -> web.Response:
+        name = await self._single(principal, req.route.index, routes.DELETE)
+        path = _with_query(_path([name], "_doc", req.route.doc_id), req.forwarded_params())
+        return self._from_engine(await self.engine("DELETE", path))
+
+    async def _h_update(self, req: Incoming, principal: Principal) -> web.Response:
+        name = await self._single(principal, req.route.index, routes.UPDATE)
+        if await self._dls_for(principal, [name], routes.UPDATE) is not None:
+            raise parts.update_under_dls()
+        body = req.json()
+        if body is None:
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: script or doc is missing;")
+        parts.only_keys(body, parts.UPDATE_KEYS, "update")
+        path = _with_query(_path([name], "_update", req.route.doc_id), req.forwarded_params())
+        return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
+
+    async def _h_bulk(self, req: Incoming, principal: Principal) -> web.Response:
+        lines = parts.lines(req.raw)
         forwarded: list[bytes] = []
         slots: list[Any] = []  # per item: None when forwarded, else its error item
+        existing: set[str] | None = None
         i = 0
         while i < len(lines):
-            try:
-                meta = json.loads(lines[i])
-            except json.JSONDecodeError as exc:
-                raise EsError(400, "x_content_parse_exception", f"[{i + 1}:{exc.colno}] {exc.msg}") from None
-            if not isinstance(meta, dict) or len(meta) != 1:
-                raise EsError(
-                    400,
-                    "illegal_argument_exception",
-                    f"Malformed action/metadata line [{i + 1}], expected a simple object",
-                )
-            ((op, spec),) = meta.items()
+            meta = wire.parse_json(lines[i], where=f"bulk line [{i + 1}]: ")
+            op, spec = parts.bulk_action(meta, i + 1)
             has_source = op in ("index", "create", "update")
             if has_source and i + 1 >= len(lines):
                 raise EsError(
                     400, "illegal_argument_exception", "The bulk request must be terminated by a newline [\n]"
                 )
-            item_lines = lines[i : i + (2 if has_source else 1)]
-            i += len(item_lines)
-            index = spec.get("_index", route.index)
+            source = (
+                parts.object(wire.parse_json(lines[i + 1], where=f"bulk line [{i + 2}]: "), f"bulk line [{i + 2}]")
+                if has_source
+                else None
+            )
+            if op == "update":
+                parts.only_keys(source, parts.UPDATE_KEYS, f"bulk line [{i + 2}] update")
+            i += 2 if has_source else 1
+            index = spec.get("_index", req.route.index)
             try:
-                self._authorize_bulk_item(principal, op, spec, index, i)
-                forwarded.extend(item_lines)
+                action = parts.bulk_item_action(op, spec)
+                if not isinstance(index, str) or not index:
+                    raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index is missing;")
+                if _is_pattern(index) or "," in index:
+                    raise parts.invalid_index_name(index) or unsupported("", index, "a bulk item takes one index name")
+                if not principal.permissions.allows_index(action, index):
+                    raise self._denied(principal, action, [index])
+                if op in ("index", "create"):
+                    if existing is None:
+                        existing = set(await self._existing_names())
+                    if index not in existing:
+                        parts.raise_if_invalid(index)
+                        if not principal.permissions.allows_index(AUTO_CREATE, index):
+                            raise self._denied(principal, AUTO_CREATE, [index])
+                if "_id" in spec:
+                    parts.check_id(spec["_id"])
+                if op == "update" and principal.permissions.dls_query(index, routes.UPDATE) is not None:
+                    # security/authz/interceptor/BulkShardRequestInterceptor.java
+                    raise EsError(
+                        400,
+                        "security_exception",
+                        "Can't execute a bulk item request with update requests embedded if field or document level security is enabled",
+                    )
+                forwarded.append(wire.dumps({op: {**spec, "_index": index}}))
+                if source is not None:
+                    forwarded.append(wire.dumps(source))
                 slots.append(None)
             except EsError as err:
                 slots.append(
                     {op: {"_index": index, "_id": spec.get("_id"), "status": err.status, "error": err.cause()}}
                 )
-        if all(slot is None for slot in slots):
-            return await self._forward(request, body=raw)
+        if not slots:
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no requests added;")
         items: list[Any] = []
         took = 0
+        errors = any(slot is not None for slot in slots)
         if forwarded:
-            resp = await self.engine(
-                "POST", request.raw_path, b"\n".join(forwarded) + b"\n", {"content-type": "application/x-ndjson"}
-            )
+            path = _with_query("/_bulk", req.forwarded_params())
+            resp = await self.engine("POST", path, b"\n".join(forwarded) + b"\n", NDJSON)
             if resp.status != 200:
                 return self._from_engine(resp)
             result = resp.json()
             took = result.get("took", 0)
             items = result["items"]
+            errors = errors or bool(result.get("errors"))
         merged, it = [], iter(items)
         for slot in slots:
             merged.append(next(it) if slot is None else slot)
-        return self._respond_json(200, {"errors": True, "took": took, "items": merged})
+        return self._respond_json(200, {"errors": errors, "took": took, "items": merged})
 
-    def _authorize_bulk_item(
-        self, principal: Principal, op: str, spec: dict[str, Any], index: str | None, line: int
-    ) -> None:
-        """Bulk items are authorised one by one (AuthorizationService.authorizeBulkItems)."""
-        action = {
-            "index": routes.INDEX_OP_CREATE if spec.get("op_type") == "create" else routes.INDEX_OP_INDEX,
-            "create": routes.INDEX_OP_CREATE,
-            "update": routes.UPDATE,
-            "delete": routes.DELETE,
-        }.get(op)
-        if action is None:
-            raise EsError(
-                400,
-                "illegal_argument_exception",
-                f"Malformed action/metadata line [{line}], expected one of [create, delete, index, update] but found [{op}]",
-            )
-        if not index:
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index is missing;")
-        if not principal.permissions.allows_index(action, index):
-            raise self._denied(principal, action, [index])
-        if op == "update" and principal.permissions.dls_query(index, routes.UPDATE) is not None:
-            # security/authz/interceptor/BulkShardRequestInterceptor.java
-            raise EsError(
-                400,
-                "security_exception",
-                "Can't execute a bulk item request with update requests embedded if field or document level security is enabled",
-            )
-
-    async def _h_aliases(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        body = await self._json_body(request) or {}
-        names: list[str] = []
-        for action in body.get("actions", []):
-            for spec in action.values():
-                for key in ("index", "alias", "indices", "aliases"):
-                    value = spec.get(key)
-                    names.extend([value] if isinstance(value, str) else value or [])
+    async def _h_by_query(self, req: Incoming, principal: Principal) -> web.Response:
+        # The by-query APIs run their search with the caller's own privileges,
+        # so they need read too, and only ever touch documents DLS lets them see.
+        action = req.route.action
+        allow_none = req.params.flag("allow_no_indices", True)
+        names = await self._resolve(principal, req.route.index, action, allow_no_indices=allow_none)
         for name in names:
-            await self._names(principal, name, routes.ALIASES)
-        adds = any("add" in action for action in body.get("actions", []))
-        if adds and any(principal.permissions.dls_query(n, routes.ALIASES) is not None for n in names):
-            # security/authz/interceptor/IndicesAliasesRequestInterceptor.java
+            if not principal.permissions.allows_index(routes.SEARCH, name):
+                raise self._denied(principal, routes.SEARCH, [name])
+        body = parts.with_uri_query(req.body(), req.params)
+        update = action == routes.UPDATE_BY_QUERY
+        parts.only_keys(body, {"query", "max_docs", "conflicts", "slice", *(("script",) if update else ())}, "by query")
+        if update and "script" in body:
+            # A script may turn an update into a delete (ctx.op = 'delete'); Elasticsearch authorizes the
+            # resulting bulk items one by one, so the caller must be allowed to delete too.
+            for name in names:
+                if not principal.permissions.allows_index(routes.DELETE, name):
+                    raise self._denied(principal, routes.DELETE, [name])
+        if not names:
+            return self._respond_json(200, parts.empty_by_query(updated=update))
+        query = await self._dls_for(principal, names, routes.SEARCH)
+        inspected = await self._inspect(
+            principal, {"query": body.get("query", {"match_all": {}})}, names, dls_on=query is not None, count=True
+        )
+        body["query"] = (
+            inspected["query"] if query is None else dls.filtered_query(inspected["query"], query, scoring=False)
+        )
+        path = _with_query(_path(names, "_update_by_query" if update else "_delete_by_query"), req.forwarded_params())
+        return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
+
+    async def _h_reindex(self, req: Incoming, principal: Principal) -> web.Response:
+        body = req.body()
+        parts.only_keys(body, {"source", "dest", "conflicts", "max_docs", "script"}, "reindex")
+        if "script" in body:
+            # A reindex script can send documents to any index (ctx._index); the engine would write
+            # them without the per-item authorization Elasticsearch applies.
+            raise unsupported(req.method, req.path, "a reindex script for this credential")
+        source, dest = body.get("source"), body.get("dest")
+        if not isinstance(source, dict) or not isinstance(dest, dict):
             raise EsError(
                 400,
-                "security_exception",
-                "Alias requests are not allowed for users who have field or document level security enabled on one of the indices",
+                "action_request_validation_exception",
+                "Validation Failed: 1: use _reindex with [source] and [dest];",
             )
-        return await self._forward(request, None, _json_bytes(body))
-
-    async def _h_reindex(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        body = await self._json_body(request) or {}
-        source, dest = body.get("source", {}), body.get("dest", {})
         if "remote" in source:
-            raise unsupported(request.method, request.path, "reindex from a remote cluster")
+            raise unsupported(req.method, req.path, "reindex from a remote cluster")
+        parts.only_keys(source, {"index", "query", "size", "_source", "sort", "slice"}, "reindex source")
+        parts.only_keys(dest, {"index", "op_type", "version_type"}, "reindex dest")
         src = source.get("index")
-        src = ",".join(src) if isinstance(src, list) else src or ""
-        names = await self._names(principal, src, routes.SEARCH)
+        src = ",".join(src) if isinstance(src, list) and all(isinstance(s, str) for s in src) else src
+        if not isinstance(src, str) or not src:
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: source index is missing;")
+        if not isinstance(dest.get("index"), str):
+            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index must be specified;")
+        names = await self._resolve(principal, src, routes.SEARCH, allow_no_indices=False)
         dest_action = routes.INDEX_OP_CREATE if dest.get("op_type") == "create" else routes.INDEX_OP_INDEX
-        await self._names(principal, dest.get("index", ""), dest_action)
+        target = await self._writable(principal, dest["index"], dest_action)
         query = await self._dls_for(principal, names, routes.SEARCH)
-        if query is not None:
-            source = {**source, "index": names, "query": dls.filtered_query(source.get("query"), query, scoring=False)}
-            body = {**body, "source": source}
-        return await self._forward(request, None, _json_bytes(body))
-
-    def _check_context_owner(self, principal: Principal, context_id: str) -> None:
-        owner = self._context_owner.get(context_id)
-        if owner is not None and owner != principal.owner_key:
-            raise EsError(404, "search_context_missing_exception", f"No search context found for id [{context_id}]")
-
-    async def _h_scroll(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        body = await self._json_body(request) or {}
-        scroll_id = body.get("scroll_id") or request.query.get("scroll_id") or request.path.rsplit("/", 1)[-1]
-        if self._context_owner.get(scroll_id) != principal.owner_key:
-            raise EsError(404, "search_context_missing_exception", f"No search context found for id [{scroll_id}]")
-        resp = await self.engine(
-            request.method, request.raw_path, _json_bytes(body) if body else None, {"content-type": JSON}
+        inspected = await self._inspect(
+            principal, {"query": source.get("query", {"match_all": {}})}, names, dls_on=query is not None, count=True
         )
-        return self._from_engine(resp)
-
-    async def _h_clear_scroll(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        body = await self._json_body(request) or {}
-        ids = body.get("scroll_id") or []
-        for scroll_id in [ids] if isinstance(ids, str) else ids:
-            self._check_context_owner(principal, scroll_id)
-        return await self._forward(request, None, _json_bytes(body) if body else b"")
-
-    async def _h_open_pit(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        names = await self._names(principal, route.index, routes.OPEN_PIT)
-        resp = await self.engine(
-            request.method, self._path_with(request, names), await self._body(request), self._forward_headers(request)
+        filtered = inspected["query"] if query is None else dls.filtered_query(inspected["query"], query, scoring=False)
+        body = {**body, "source": {**source, "index": names, "query": filtered}, "dest": {**dest, "index": target}}
+        return self._from_engine(
+            await self.engine("POST", _with_query("/_reindex", req.forwarded_params()), wire.dumps(body), JSON)
         )
-        if resp.status == 200:
-            pit_id = resp.json()["id"]
-            self._context_owner[pit_id] = principal.owner_key
-            self._pit_indices[pit_id] = ",".join(names)
+
+    # ------------------------------------------------------------ index admin
+    async def _h_index_admin(self, req: Incoming, principal: Principal) -> web.Response:
+        """Index-level admin and metadata APIs over expanded, authorized names."""
+        action = req.route.action
+        reading = req.method in ("GET", "HEAD") or action == routes.REFRESH
+        if not principal.permissions.grants_somewhere(action):
+            raise self._denied(principal, action, [req.route.index or "_all"])
+        if action == routes.DELETE_INDEX and any(_is_pattern(p) for p in (req.route.index or "").split(",")):
+            # action.destructive_requires_name defaults to true since 8.0.
+            raise EsError(400, "illegal_argument_exception", "Wildcard expressions or all indices are not allowed")
+        allow_none = req.params.flag("allow_no_indices", reading)
+        names = await self._resolve(principal, req.route.index or "_all", action, allow_no_indices=allow_none)
+        rest = req.route.tail
+        if not names:
+            return (
+                self._respond_json(200, parts.empty_admin(action), {})
+                if req.method != "HEAD"
+                else self._respond(404, {}, b"")
+            )
+        body = req.json()
+        if body is not None:
+            if action == routes.PUT_MAPPING:
+                parts.only_keys(body, parts.MAPPING_KEYS, "mapping")
+            elif action == routes.PUT_SETTINGS:
+                if not all(k == "index" or k == "settings" or k.startswith("index.") for k in body):
+                    raise query_guard.parsing_error("settings must be [index] settings")
+            else:
+                raise query_guard.parsing_error("request does not support a body")
+        path = _with_query(_path(names, *rest), req.forwarded_params())
+        resp = await self.engine(req.method, path, wire.dumps(body) if body is not None else None, JSON)
+        return self._from_engine(resp, head=req.method == "HEAD")
+
+    async def _h_create_index(self, req: Incoming, principal: Principal) -> web.Response:
+        name = req.route.index
+        parts.raise_if_invalid(name)
+        await self._resolve(principal, name, routes.CREATE_INDEX, allow_no_indices=False)
+        body = req.json()
+        if body is not None:
+            parts.only_keys(body, {"settings", "mappings", "aliases"}, "create index")
+            aliases = body.get("aliases") or {}
+            if not isinstance(aliases, dict):
+                raise query_guard.parsing_error("[aliases] must be an object")
+            for alias in aliases:
+                parts.raise_if_invalid(alias)
+                # Creating an index with aliases needs the alias privilege on each alias too.
+                await self._resolve(principal, alias, routes.ALIASES, allow_no_indices=False)
+        path = _with_query(_path([name]), req.forwarded_params())
+        return self._from_engine(await self.engine("PUT", path, wire.dumps(body) if body is not None else None, JSON))
+
+    async def _h_resolve(self, req: Incoming, principal: Principal) -> web.Response:
+        names = await self._resolve(principal, req.route.index, routes.RESOLVE_INDEX)
+        if not names:
+            return self._respond_json(200, {"indices": [], "aliases": [], "data_streams": []})
+        path = _with_query("/_resolve/index/" + ",".join(_segment(n) for n in names), req.forwarded_params())
+        return self._from_engine(await self.engine("GET", path))
+
+    async def _h_alias_path(self, req: Incoming, principal: Principal) -> web.Response:
+        """``PUT|DELETE /<index>/_alias/<name>``: the same rules as an ``_aliases`` action."""
+        spec: dict[str, Any] = {"index": req.route.index, "alias": req.route.doc_id}
+        body = req.json()
+        if body is not None:
+            parts.only_keys(body, parts.ALIAS_OPTIONS, "alias")
+            spec.update(body)
+        verb = "remove" if req.method == "DELETE" else "add"
+        return await self._aliases(req, principal, [{verb: spec}])
+
+    async def _h_aliases(self, req: Incoming, principal: Principal) -> web.Response:
+        body = req.body()
+        parts.only_keys(body, {"actions"}, "aliases")
+        actions = body.get("actions")
+        if not isinstance(actions, list) or not actions:
+            raise EsError(
+                400,
+                "action_request_validation_exception",
+                "Validation Failed: 1: [actions] requires at least one action;",
+            )
+        return await self._aliases(req, principal, actions)
+
+    async def _aliases(self, req: Incoming, principal: Principal, actions: list[Any]) -> web.Response:
+        rebuilt: list[dict[str, Any]] = []
+        for n, action in enumerate(actions):
+            if not isinstance(action, dict) or len(action) != 1:
+                raise query_guard.parsing_error(f"[aliases] action [{n}] must be an object with one key")
+            ((verb, spec),) = action.items()
+            if verb not in ("add", "remove", "remove_index") or not isinstance(spec, dict):
+                raise query_guard.parsing_error(f"[aliases] unknown action [{verb}]")
+            parts.only_keys(spec, {"index", "indices", "alias", "aliases", *parts.ALIAS_OPTIONS}, f"[aliases] {verb}")
+            indices = parts.names_of(spec, "index", "indices")
+            aliases = parts.names_of(spec, "alias", "aliases")
+            if not indices or (verb != "remove_index" and not aliases):
+                raise EsError(
+                    400, "action_request_validation_exception", f"Validation Failed: 1: [{verb}] needs index and alias;"
+                )
+            # remove_index deletes the index: it needs the delete privilege (IndicesAliasesRequest
+            # authorization maps REMOVE_INDEX to the delete index action).
+            index_action = routes.DELETE_INDEX if verb == "remove_index" else routes.ALIASES
+            if not principal.permissions.grants_somewhere(index_action):
+                raise self._denied(principal, index_action, indices)
+            if verb == "remove_index" and any(_is_pattern(i) for i in indices):
+                raise EsError(400, "illegal_argument_exception", "Wildcard expressions or all indices are not allowed")
+            concrete = await self._resolve(principal, ",".join(indices), index_action, allow_no_indices=False)
+            if any(principal.permissions.dls_query(i, routes.ALIASES) is not None for i in concrete) and verb == "add":
+                # security/authz/interceptor/IndicesAliasesRequestInterceptor.java
+                raise EsError(
+                    400,
+                    "security_exception",
+                    "Alias requests are not allowed for users who have field or document level security enabled on one of the indices",
+                )
+            out = {k: v for k, v in spec.items() if k in parts.ALIAS_OPTIONS}
+            if "filter" in out:
+                await self._inspect(principal, {"query": out["filter"]}, concrete, dls_on=False, count=True)
+            out["indices"] = concrete
+            if aliases:
+                for alias in aliases:
+                    if verb == "add":
+                        parts.raise_if_invalid(alias)
+                    elif _is_pattern(alias):
+                        raise unsupported(req.method, req.path, "alias wildcards in a remove action")
+                    await self._resolve(principal, alias, routes.ALIASES, allow_no_indices=False)
+                out["aliases"] = aliases
+            rebuilt.append({verb: out})
+        resp = await self.engine_json("POST", _with_query("/_aliases", req.forwarded_params()), {"actions": rebuilt})
         return self._from_engine(resp)
-
-    async def _h_close_pit(self, request: web.Request, principal: Principal, route: Route) -> web.Response:
-        body = await self._json_body(request) or {}
-        self._check_context_owner(principal, body.get("id", ""))
-        return await self._forward(request, None, _json_bytes(body))
-
-
-def _update_under_dls() -> EsError:
-    # TransportUpdateAction is refused when DLS/FLS applies
-    # (x-pack/.../security/action/interceptor/UpdateRequestInterceptor.java).
-    return EsError(
-        400,
-        "security_exception",
-        "Can't execute an update request if field or document level security is enabled",
-    )
-
-
-def _empty_search(*, count: bool) -> dict[str, Any]:
-    shards = {"total": 0, "successful": 0, "skipped": 0, "failed": 0}
-    if count:
-        return {"count": 0, "_shards": shards}
-    return {
-        "took": 0,
-        "timed_out": False,
-        "_shards": shards,
-        "hits": {"total": {"value": 0, "relation": "eq"}, "max_score": None, "hits": []},
-    }

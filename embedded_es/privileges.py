@@ -193,6 +193,10 @@ class Role:
             return True
         return any(g.covers(index) and g.allows(action) for g in self.groups)
 
+    def grants_somewhere(self, action: str) -> bool:
+        """Some index group grants ``action`` (Role.checkIndicesAction in Elasticsearch)."""
+        return self.superuser or any(g.allows(action) for g in self.groups)
+
     def dls_queries(self, index: str, action: str) -> list[dict[str, Any]] | None:
         """DLS of ``action`` on ``index``: None = unrestricted, else the queries to OR.
 
@@ -299,6 +303,9 @@ class Permissions:
 
     def allows_index(self, action: str, index: str) -> bool:
         return all(r.allows_index(action, index) for r in self.roles)
+
+    def grants_somewhere(self, action: str) -> bool:
+        return all(r.grants_somewhere(action) for r in self.roles)
 
     def dls_query(self, index: str, action: str) -> dict[str, Any] | None:
         """The single query restricting ``action`` on ``index``, or None when unrestricted."""

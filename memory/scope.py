@@ -46,3 +46,11 @@ class SubjectScope:
         if not settings.ATLAS_CODE_FILTER and isolation_mode() == "dls":
             return []
         return [owner_filter(tenant_id=self.tenant_id, user_id=self.user_id)]
+
+
+def tenant_read_filters(tenant_id: str) -> list[dict]:
+    """The code-level guard behind a tenant key's DLS (the tenant's own documents), off like
+    ``SubjectScope.read_filters`` only where DLS stands alone."""
+    if not settings.ATLAS_CODE_FILTER and isolation_mode() == "dls":
+        return []
+    return [owner_filter(tenant_id=tenant_id, user_id=None)]

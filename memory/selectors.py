@@ -21,8 +21,8 @@ from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
 from memory.language import memory_reads_as_english, reads_as_english
-from memory.scope import SubjectScope
-from tenants.models import MemorySubject
+from memory.scope import SubjectScope, tenant_read_filters
+from tenants.models import MemorySubject, Tenant
 
 log = logging.getLogger(__name__)
 RECALL_TYPES = ("episodic", "semantic", "procedural", "catalog")
@@ -441,6 +441,11 @@ def _schedule_usage(targets: list[tuple[str, str]]) -> None:
 
 
 def memory_get(*, subject: MemorySubject, memory_id: Any) -> dict[str, Any]:
+    return memory_shape(memory_hit(subject=subject, memory_id=memory_id))
+
+
+def memory_hit(*, subject: MemorySubject, memory_id: Any) -> dict[str, Any]:
+    """The stored hit of one of the subject's memories (or the tenant catalog's), read with its key."""
     scope = SubjectScope.of(subject)
     if not isinstance(memory_id, str) or not memory_id:
         raise ValidationFailed("memory_id is required", field="memory_id")
@@ -449,7 +454,7 @@ def memory_get(*, subject: MemorySubject, memory_id: Any) -> dict[str, Any]:
     )
     if memory_id not in found:
         raise NotFound(f"no memory {memory_id} for this user", field="memory_id")
-    return memory_shape(found[memory_id])
+    return found[memory_id]
 
 
 def memory_list(
@@ -461,8 +466,12 @@ def memory_list(
     session_id: Any = None,
     page_size: Any = 50,
     cursor: Any = None,
+    since: Any = None,
+    until: Any = None,
 ) -> dict[str, Any]:
     """The subject's memories, newest first, ``page_size`` at a time; pass ``next_cursor`` back for more."""
+    from memory.services.documents import timestamp
+
     scope = SubjectScope.of(subject)
     types = tuple(memory_types) if memory_types else (*RECALL_TYPES, *(("archive",) if include_superseded else ()))
     unknown = [t for t in types if t not in (*RECALL_TYPES, "archive")]
@@ -472,9 +481,12 @@ def memory_list(
         raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
     extra: list[dict[str, Any]] = []
     if fact_type is not None:
-        extra.append({"term": {"fact_type": fact_type}})
+        extra.append(queries.field_equals("fact_type", fact_type))
     if session_id is not None:
-        extra.append({"term": {"session_id": session_id}})
+        extra.append(queries.field_equals("session_id", session_id))
+    extra += queries.created_between(
+        since=timestamp(since, field_name="since"), until=timestamp(until, field_name="until")
+    )
     filters = [
         *scope.read_filters(),
         *queries.visibility_filter(include_superseded=include_superseded, as_of=None),
@@ -489,10 +501,31 @@ def memory_list(
     if cursor is not None:
         after = _cursor_decode(cursor)
         body["search_after"] = after
-    response = store.memories_search(scope.reader(), memory_types=types, body=body)
+    return _page(scope.reader(), types, body, page_size)
+
+
+def _page(reader: Any, types: tuple[str, ...], body: dict[str, Any], page_size: int) -> dict[str, Any]:
+    response = store.memories_search(reader, memory_types=types, body=body)
     hits = response["hits"]["hits"]
     next_cursor = _cursor_encode(hits[-1]["sort"]) if len(hits) == page_size else None
     return {"memories": [memory_shape(h) for h in hits], "next_cursor": next_cursor}
+
+
+def catalog_list(*, tenant: Tenant, page_size: Any = 50, cursor: Any = None) -> dict[str, Any]:
+    """The tenant's catalog, newest first, read with the tenant's own key."""
+    from tenants.selectors import tenant_es_client
+
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 200:
+        raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
+    body: dict[str, Any] = {
+        "query": queries.list_query(filters=tenant_read_filters(str(tenant.es_id)), memory_types=None),
+        "size": page_size,
+        "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
+        "_source": {"excludes": VECTOR_FIELDS},
+    }
+    if cursor is not None:
+        body["search_after"] = _cursor_decode(cursor)
+    return _page(tenant_es_client(tenant=tenant), ("catalog",), body, page_size)
 
 
 def _cursor_encode(sort_values: list[Any]) -> str:
@@ -530,7 +563,8 @@ def memory_chain_get(*, subject: MemorySubject, memory_id: Any) -> list[dict[str
         if memory_id not in found and not seen:
             raise NotFound(f"no fact {memory_id} for this user", field="memory_id")
         next_ids: list[str] = []
-        for hit_id, hit in found.items():
+        for hit in found.values():
+            hit_id = hit["_id"]  # the memory's own id, whichever id named it
             if hit_id in seen:
                 continue
             seen[hit_id] = hit

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
@@ -9,8 +11,8 @@ from django.http import HttpRequest
 
 from atlas_site.errors import AtlasError
 
-from . import services
-from .models import ApiKeyCredential, AuditRecord, Membership, MemorySubject, Person, Tenant
+from . import services, tokens
+from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant
 
 
 def _actor(request: HttpRequest) -> str:
@@ -183,6 +185,101 @@ class ApiKeyCredentialAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+class ApiTokenAddForm(forms.ModelForm):
+    scopes = forms.MultipleChoiceField(
+        choices=ApiToken.Scope.choices, widget=forms.CheckboxSelectMultiple, initial=["read", "write"]
+    )
+
+    class Meta:
+        model = ApiToken
+        fields = ["tenant", "subject", "name", "scopes", "expires_at"]
+        help_texts = {"subject": "Leave empty for a tenant service token (it names the subject per call)."}
+
+    def clean(self):
+        data = super().clean()
+        tenant, subject = data.get("tenant"), data.get("subject")
+        if tenant is not None and not tenant.is_active:
+            self.add_error("tenant", "this tenant is deactivated")
+        if subject is not None and (subject.tenant_id != getattr(tenant, "pk", None) or not subject.is_active):
+            self.add_error("subject", "choose an active subject of the chosen tenant")
+        return data
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens by prefix, owner, scopes and dates. A new token is shown once, in the message after saving."""
+
+    list_display = [
+        "prefix_shown",
+        "name",
+        "kind",
+        "tenant",
+        "subject",
+        "scope_list",
+        "expires_at",
+        "last_used_at",
+        "status",
+    ]
+    list_filter = ["kind", ("revoked_at", admin.EmptyFieldListFilter), "tenant"]
+    search_fields = ["prefix", "name", "tenant__slug", "subject__external_id"]
+    autocomplete_fields = ["tenant", "subject"]
+    readonly = ["prefix_shown", "name", "kind", "tenant", "subject", "scope_list", "created_at", "created_by"]
+    actions = ["revoke"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = ApiTokenAddForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["tenant", "subject", "name", "scopes", "expires_at"]
+        return [*self.readonly, "expires_at", "last_used_at", "revoked_at", "status"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else [*self.readonly, "expires_at", "last_used_at", "revoked_at", "status"]
+
+    @admin.display(description="token")
+    def prefix_shown(self, obj: ApiToken) -> str:
+        return f"atlas_{obj.prefix}_…"
+
+    @admin.display(description="scopes")
+    def scope_list(self, obj: ApiToken) -> str:
+        return ",".join(obj.scopes)
+
+    @admin.display(description="status")
+    def status(self, obj: ApiToken) -> str:
+        return "active" if obj.is_active else ("revoked" if obj.revoked_at else "expired")
+
+    def save_model(self, request, obj: ApiToken, form, change: bool) -> None:
+        issued = tokens.token_create(
+            tenant=form.cleaned_data["tenant"],
+            subject=form.cleaned_data.get("subject"),
+            name=form.cleaned_data["name"],
+            scopes=form.cleaned_data["scopes"],
+            expires_at=form.cleaned_data.get("expires_at"),
+            actor=_actor(request),
+        )
+        obj.pk = issued.token.pk
+        self.message_user(
+            request,
+            f"Token (shown once, copy it now): {issued.secret} — MCP endpoint {settings.ATLAS_PUBLIC_URL.rstrip('/')}/mcp/",
+            level=messages.WARNING,
+        )
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # a token's grants never change; revoke it and issue another
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # revoke instead: the row stays for the audit trail
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset) -> None:
+        _run_per_object(
+            self, request, queryset, "Revoked", lambda t: tokens.token_revoke(token=t, actor=_actor(request))
+        )
 
 
 @admin.register(AuditRecord)

@@ -179,3 +179,53 @@ class AuditRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.target}"
+
+
+class ApiToken(models.Model):
+    """A bearer token an agent presents to the REST API or the MCP endpoint.
+
+    ``atlas_<prefix>_<secret>``: the prefix is stored in clear (look-up, display), the secret only as
+    its SHA-256 — it is 32 random bytes, so a fast hash is enough (no dictionary to try) and a look-up
+    costs one index probe. A tenant token acts for any active subject of its tenant, naming it per
+    call; a subject token only ever acts as its subject.
+    """
+
+    class Kind(models.TextChoices):
+        TENANT = "tenant", "tenant service token"
+        SUBJECT = "subject", "subject token"
+
+    class Scope(models.TextChoices):
+        READ = "read"
+        WRITE = "write"
+        FORGET = "forget"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_tokens")
+    subject = models.ForeignKey(
+        MemorySubject, null=True, blank=True, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True)
+    secret_sha256 = models.CharField(max_length=64, editable=False)
+    scopes = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.CharField(max_length=200)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                name="api_token_subject_matches_kind",
+                condition=Q(kind="tenant", subject__isnull=True) | Q(kind="subject", subject__isnull=False),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"atlas_{self.prefix}_… ({self.name})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > timezone.now())

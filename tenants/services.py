@@ -22,7 +22,7 @@ from memory.elastic import keys as es_keys
 from memory.elastic.client import api_key_client_forget
 from memory.elastic.licence import isolation_ensure, isolation_mode
 
-from .models import ApiKeyCredential, AuditRecord, Membership, MemorySubject, Person, Tenant
+from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant
 from .secrets import secret_encrypt
 
 log = logging.getLogger(__name__)
@@ -173,10 +173,13 @@ def credential_revoke(*, actor: str, tenant: Tenant | None = None, subject: Memo
 
 
 def shared_credential_ensure(*, kind: str, actor: str) -> ApiKeyCredential:
-    """The service writer key (or app-filter mode's shared reader): minted once, reused after."""
+    """The service writer key (or app-filter mode's shared reader): minted once, reused after — and
+    replaced when its role is no longer the one the code defines (the writer lost ``write``'s by-query
+    actions; an older deployment's key is rotated at the next bootstrap)."""
     with transaction.atomic():
         existing = _active_credentials(kind=kind, tenant=None, subject=None).first()
-        if existing is not None and es_keys.api_key_is_valid(key_id=existing.es_key_id):
+        role = _role_for(kind, None, None)
+        if existing is not None and es_keys.api_key_is_valid(key_id=existing.es_key_id, role_descriptors=role):
             return existing
     return credential_rotate(actor=actor, shared_kind=kind)
 
@@ -219,12 +222,13 @@ def tenant_create(*, slug: str, name: str, actor: str) -> Tenant:
 
 
 def tenant_deactivate(*, tenant: Tenant, actor: str) -> Tenant:
-    """Deactivate a tenant and revoke its key and every subject's key. Idempotent."""
+    """Deactivate a tenant and revoke its key, every subject's key and every API token. Idempotent."""
     with transaction.atomic():
         tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
         for subject in tenant.subjects.filter(is_active=True):
             _subject_deactivate_locked(subject=subject, actor=actor)
         credential_revoke(actor=actor, tenant=tenant)
+        ApiToken.objects.filter(tenant=tenant, revoked_at__isnull=True).update(revoked_at=timezone.now())
         if tenant.is_active:
             tenant.is_active = False
             tenant.deactivated_at = timezone.now()
@@ -283,6 +287,7 @@ def subject_create(
 
 def _subject_deactivate_locked(*, subject: MemorySubject, actor: str) -> None:
     credential_revoke(actor=actor, subject=subject)
+    ApiToken.objects.filter(subject=subject, revoked_at__isnull=True).update(revoked_at=timezone.now())
     if subject.is_active:
         subject.is_active = False
         subject.deactivated_at = timezone.now()
@@ -291,7 +296,7 @@ def _subject_deactivate_locked(*, subject: MemorySubject, actor: str) -> None:
 
 
 def subject_deactivate(*, subject: MemorySubject, actor: str) -> MemorySubject:
-    """Deactivate a subject and revoke its key. Idempotent."""
+    """Deactivate a subject and revoke its key and its API tokens. Idempotent."""
     with transaction.atomic():
         subject = MemorySubject.objects.select_for_update().select_related("tenant").get(pk=subject.pk)
         _subject_deactivate_locked(subject=subject, actor=actor)

@@ -1,9 +1,12 @@
 """Minting and invalidating API keys, and the role each kind of key carries.
 
 Reader keys hold ``read`` on the memory indices with a DLS query; the writer key
-holds ``write`` with no read. DLS does not protect writes in Elasticsearch
-("Document level security doesn't apply to write APIs"), so clients never get
-a write-capable key: the service writes after authorising the caller.
+holds ``index`` and ``delete`` (what the service's writes need: index, bulk,
+update scripts, deletes) and no read. DLS does not protect writes in
+Elasticsearch ("Document level security doesn't apply to write APIs"), and the
+update API's ``_source`` option returns the updated document to whoever may
+update it, so clients never get a write-capable key: the service writes after
+authorising the caller.
 """
 
 from __future__ import annotations
@@ -64,8 +67,14 @@ def shared_reader_role() -> dict[str, Any]:
 
 
 def writer_role() -> dict[str, Any]:
-    """Write (index, update, delete, bulk) on the memory indices; no read."""
-    return {"atlas_writer": {"cluster": [], "indices": [{"names": [all_indices_pattern()], "privileges": ["write"]}]}}
+    """Index, update, delete and bulk on the memory indices; no read, and none of ``write``'s by-query or
+    reindex actions (the service never runs them with this key)."""
+    return {
+        "atlas_writer": {
+            "cluster": [],
+            "indices": [{"names": [all_indices_pattern()], "privileges": ["index", "delete"]}],
+        }
+    }
 
 
 def api_key_mint(*, name: str, role_descriptors: dict[str, Any], metadata: dict[str, Any]) -> MintedKey:
@@ -92,7 +101,22 @@ def api_keys_managed(*, active_only: bool = True) -> list[dict[str, Any]]:
     return [k for k in keys if (k.get("metadata") or {}).get("managed_by") == MANAGED_BY]
 
 
-def api_key_is_valid(*, key_id: str) -> bool:
+def api_key_is_valid(*, key_id: str, role_descriptors: dict[str, Any] | None = None) -> bool:
+    """The key exists, is not invalidated, and (when ``role_descriptors`` is given) grants exactly those
+    index privileges — a key minted under an older role definition is then reported as not valid."""
     with es_errors("look up an API key"):
         keys = bootstrap_client().security.get_api_key(id=key_id)["api_keys"]
-    return bool(keys) and not keys[0]["invalidated"]
+    if not keys or keys[0]["invalidated"]:
+        return False
+    return role_descriptors is None or _grants(keys[0].get("role_descriptors") or {}) == _grants(role_descriptors)
+
+
+def _grants(role_descriptors: dict[str, Any]) -> dict[str, list[tuple]]:
+    """The part of role descriptors that decides access, in a comparable form (Elasticsearch adds defaults)."""
+    return {
+        name: sorted(
+            (tuple(sorted(g.get("names", []))), tuple(sorted(g.get("privileges", []))), repr(g.get("query")))
+            for g in (desc.get("indices") or [])
+        )
+        for name, desc in role_descriptors.items()
+    }

@@ -215,3 +215,17 @@ def previous_turn_body(*, filters: list[dict[str, Any]], user_id: str, session_i
         "size": 1,
         "_source": ["text"],
     }
+
+
+def created_between(*, since: datetime | None, until: datetime | None) -> list[dict[str, Any]]:
+    """Memories created in [since, until)."""
+    bounds: dict[str, str] = {}
+    if since is not None:
+        bounds["gte"] = since.isoformat()
+    if until is not None:
+        bounds["lt"] = until.isoformat()
+    return [{"range": {"created_at": bounds}}] if bounds else []
+
+
+def field_equals(field: str, value: Any) -> dict[str, Any]:
+    return {"term": {field: value}}

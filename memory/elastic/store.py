@@ -12,6 +12,8 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError, helpers
 
+from atlas_site.errors import ValidationFailed
+
 from .client import es_errors
 from .documents import VECTOR_FIELDS
 from .indices import alias_name
@@ -20,8 +22,12 @@ RETRY_ON_CONFLICT = 20
 HOT_TYPES = ("episodic", "semantic", "procedural", "catalog")
 FACT_TYPES_INDICES = ("semantic", "archive")
 
-# Appends a superseding id and stamps the first supersession time; idempotent.
+# Appends a superseding id and stamps the first supersession time; idempotent. ``exclusive`` (an edit):
+# a fact some other fact already replaced is left alone (a noop the caller reports as a conflict), so
+# two editors of one version cannot both replace it — the check and the link are one atomic update.
 SUPERSEDE_SCRIPT = """
+if (params.exclusive && ctx._source.superseded_by != null && ctx._source.superseded_by.size() > 0
+    && !ctx._source.superseded_by.contains(params.by)) { ctx.op = 'none'; return; }
 if (ctx._source.superseded_by == null) { ctx._source.superseded_by = new ArrayList(); }
 if (!(ctx._source.superseded_by instanceof List)) { ctx._source.superseded_by = [ctx._source.superseded_by]; }
 if (!ctx._source.superseded_by.contains(params.by)) { ctx._source.superseded_by.add(params.by); }
@@ -54,11 +60,24 @@ def indices_of(memory_types: tuple[str, ...] | list[str]) -> str:
 
 
 def memory_index(
-    writer: Elasticsearch, *, memory_type: str, memory_id: str, source: dict[str, Any], refresh: bool
+    writer: Elasticsearch,
+    *,
+    memory_type: str,
+    memory_id: str,
+    source: dict[str, Any],
+    refresh: bool,
+    if_version: tuple[int, int] | None = None,
 ) -> None:
+    """Store a memory; with ``if_version`` (seq_no, primary_term) only over that exact version
+    (Elasticsearch answers 409 otherwise, raised as ConflictError)."""
+    version = {"if_seq_no": if_version[0], "if_primary_term": if_version[1]} if if_version else {}
     with es_errors("store a memory"):
         writer.index(
-            index=alias_name(memory_type), id=memory_id, document=source, refresh="wait_for" if refresh else False
+            index=alias_name(memory_type),
+            id=memory_id,
+            document=source,
+            refresh="wait_for" if refresh else False,
+            **version,
         )
 
 
@@ -78,31 +97,65 @@ def memories_bulk_index(writer: Elasticsearch, items: list[tuple[str, str, dict[
 
 
 def memories_fetch(
-    reader: Elasticsearch, *, ids: list[str], memory_types: tuple[str, ...], filters: list[dict[str, Any]]
+    reader: Elasticsearch,
+    *,
+    ids: list[str],
+    memory_types: tuple[str, ...],
+    filters: list[dict[str, Any]],
+    versions: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """{id: hit} for the ids the reader may see (DLS) and the filters allow, across ``memory_types``."""
+    """{requested id: hit} for the ids the reader may see (DLS) and the filters allow, across
+    ``memory_types`` (``versions``: hits carry ``_seq_no``/``_primary_term`` for an optimistic write).
+
+    An id is a memory's own id or the external id its writer gave it (an import's ``id``), so people
+    and agents can use the ids they know; callers that write use ``hit["_id"]``. An external id that
+    names memories of several types is refused rather than guessed.
+    """
     if not ids:
         return {}
-    query = {"bool": {"filter": [{"ids": {"values": ids}}, *filters]}}
+    by_id = {"bool": {"should": [{"ids": {"values": ids}}, {"terms": {"external_id": ids}}], "minimum_should_match": 1}}
+    query = {"bool": {"filter": [by_id, *filters]}}
     with es_errors("read memories"):
         response = reader.search(
             index=indices_of(memory_types),
             query=query,
-            size=len(ids) * len(memory_types),
+            size=2 * len(ids) * len(memory_types),
             source_excludes=VECTOR_FIELDS,
+            seq_no_primary_term=versions or None,
         )
-    return {hit["_id"]: hit for hit in response["hits"]["hits"]}
+    hits = response["hits"]["hits"]
+    own = {hit["_id"]: hit for hit in hits}
+    found: dict[str, dict[str, Any]] = {}
+    for requested in ids:
+        if requested in own:
+            found[requested] = own[requested]
+            continue
+        named = [hit for hit in hits if hit["_source"].get("external_id") == requested]
+        if len(named) > 1:
+            raise ValidationFailed(
+                f"the id {requested} names {len(named)} memories (one per type): use the memory's own id", field="id"
+            )
+        if named:
+            found[requested] = named[0]
+    return found
 
 
-def memory_supersede_link(writer: Elasticsearch, *, index: str, old_id: str, new_id: str, at: str, harsh: bool) -> None:
+def memory_supersede_link(
+    writer: Elasticsearch, *, index: str, old_id: str, new_id: str, at: str, harsh: bool, exclusive: bool = False
+) -> bool:
+    """Point ``old_id`` at its replacement; False when ``exclusive`` and another fact replaced it first."""
     with es_errors("link a superseded fact"):
-        writer.update(
+        response = writer.update(
             index=index,
             id=old_id,
-            script={"source": SUPERSEDE_SCRIPT, "params": {"by": new_id, "at": at, "harsh": harsh}},
+            script={
+                "source": SUPERSEDE_SCRIPT,
+                "params": {"by": new_id, "at": at, "harsh": harsh, "exclusive": exclusive},
+            },
             retry_on_conflict=RETRY_ON_CONFLICT,
             refresh="wait_for",
         )
+    return response.get("result") != "noop" or not exclusive
 
 
 def memory_usage_bump(writer: Elasticsearch, *, index: str, memory_id: str, at: str, n: int = 1) -> bool:

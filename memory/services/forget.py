@@ -34,6 +34,7 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     hit = found.get(memory_id)
     if hit is None or hit["_source"].get("user_id") != scope.user_id:
         raise NotFound(f"no memory {memory_id} for this user", field="memory_id")
+    memory_id = hit["_id"]
     store.memories_delete(scope.writer(), [(hit["_index"], memory_id)])
     memory_type = hit["_source"].get("memory_type")
     audit_record(

@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from atlas_site.errors import NotFound, ValidationFailed
+from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
+from memory.elastic.indices import alias_name
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
@@ -33,7 +34,7 @@ from .languages import non_english_marked
 log = logging.getLogger(__name__)
 
 
-def _stored(prepared: PreparedMemory) -> dict[str, Any]:
+def stored_view(prepared: PreparedMemory) -> dict[str, Any]:
     out = {k: v for k, v in prepared.source.items() if k not in VECTOR_FIELDS}
     return {"id": prepared.memory_id, "type": prepared.memory_type, **out}
 
@@ -69,7 +70,7 @@ def episode_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **
         tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, previous_turn=previous, **fields
     )
     _index(scope, prepared, refresh=refresh)
-    return _stored(prepared)
+    return stored_view(prepared)
 
 
 def _superseded_targets(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -95,8 +96,8 @@ def supersession_apply(
     fact keep every link.
     """
     writer = scope.writer()
-    for old_id, hit in targets.items():
-        store.memory_supersede_link(writer, index=hit["_index"], old_id=old_id, new_id=new_id, at=at, harsh=harsh)
+    for hit in targets.values():
+        store.memory_supersede_link(writer, index=hit["_index"], old_id=hit["_id"], new_id=new_id, at=at, harsh=harsh)
 
 
 def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fields: Any) -> dict[str, Any]:
@@ -104,8 +105,11 @@ def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fie
     scope = SubjectScope.of(subject)
     prepared = fact_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, **fields)
     targets = _superseded_targets(scope, prepared.supersedes) if prepared.supersedes else {}
-    if prepared.memory_id in targets:
+    if prepared.memory_id in {hit["_id"] for hit in targets.values()}:
         raise ValidationFailed("a fact cannot supersede itself", field="supersedes")
+    # Links are stored as the memories' own ids, whichever id (own or external) the caller named.
+    prepared.supersedes = list(dict.fromkeys(hit["_id"] for hit in targets.values()))
+    prepared.source["supersedes"] = prepared.supersedes
     episodes = prepared.source.get("source_episodes") or []
     if episodes:
         seen = store.memories_fetch(
@@ -114,6 +118,7 @@ def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fie
         missing = [e for e in episodes if e not in seen or seen[e]["_source"].get("user_id") != scope.user_id]
         if missing:
             raise NotFound(f"no episode {', '.join(missing)} for this user", field="source_episodes")
+        prepared.source["source_episodes"] = list(dict.fromkeys(seen[e]["_id"] for e in episodes))
     _index(scope, prepared, refresh=refresh or bool(targets))
     if targets:
         supersession_apply(
@@ -123,14 +128,86 @@ def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fie
             harsh=prepared.contradiction == "harsh",
             at=prepared.source["created_at"],
         )
-    return _stored(prepared)
+    return stored_view(prepared)
+
+
+def memory_etag(source: dict[str, Any]) -> str:
+    """A stored memory's version as an editor sees it: its content, not its use counts (a recall that
+    bumps ``use_count`` must not make an editor's ``If-Match`` fail)."""
+    import hashlib
+    import json
+
+    ignored = (*VECTOR_FIELDS, "use_count", "last_used_at", "id", "type")  # id/type: the API's names, not stored
+    content = {k: v for k, v in source.items() if k not in ignored}
+    return '"' + hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:32] + '"'
+
+
+def fact_edit(
+    *,
+    subject: MemorySubject,
+    memory_id: Any,
+    text: Any,
+    fact_type: Any = None,
+    confidence: Any = None,
+    contradiction: Any = "natural",
+    if_match: str | None = None,
+) -> dict[str, Any]:
+    """Correct a fact: a supersession (natural unless the old version was wrong: harsh), so the old
+    version stays in the chain. The fact type, confidence and provenance carry over unless given.
+
+    Only the newest version can be edited, and only once: the link to the old version is made by
+    one atomic, exclusive update, so of two concurrent edits of one version the second is refused
+    (409) and its new document removed again. ``if_match`` (the ETag the editor read) must still
+    be the fact's version (412 otherwise).
+    """
+    scope = SubjectScope.of(subject)
+    if not isinstance(memory_id, str) or not memory_id:
+        raise ValidationFailed("memory_id is required", field="memory_id")
+    try:
+        hit = _superseded_targets(scope, [memory_id])[memory_id]
+    except NotFound:
+        raise NotFound(f"no fact {memory_id} for this user", field="memory_id") from None
+    memory_id = hit["_id"]
+    old = hit["_source"]
+    if old.get("superseded_by"):
+        newer = ", ".join(old["superseded_by"]) if isinstance(old["superseded_by"], list) else old["superseded_by"]
+        raise Conflict(f"fact {memory_id} was already replaced by {newer}: edit the newest version", field="memory_id")
+    if if_match is not None and if_match.strip() != memory_etag(old) and if_match.strip() != "*":
+        raise PreconditionFailed(f"fact {memory_id} changed since it was read (If-Match does not match)")
+    prepared = fact_prepare(
+        tenant_id=scope.tenant_id,
+        user_id=scope.user_id,
+        text=text,
+        fact_type=fact_type if fact_type is not None else old.get("fact_type", "world"),
+        confidence=confidence if confidence is not None else old.get("confidence", 0.8),
+        source_episodes=old.get("source_episodes") or None,
+        valid_from=old.get("valid_from"),
+        valid_to=old.get("valid_to"),
+        supersedes=[memory_id],
+        contradiction=contradiction,
+    )
+    _index(scope, prepared, refresh=True)
+    writer = scope.writer()
+    linked = store.memory_supersede_link(
+        writer,
+        index=hit["_index"],
+        old_id=memory_id,
+        new_id=prepared.memory_id,
+        at=prepared.source["created_at"],
+        harsh=prepared.contradiction == "harsh",
+        exclusive=True,
+    )
+    if not linked:
+        store.memories_delete(writer, [(alias_name("semantic"), prepared.memory_id)])
+        raise Conflict(f"fact {memory_id} was replaced by another edit meanwhile: edit the newest version")
+    return stored_view(prepared)
 
 
 def playbook_write(*, subject: MemorySubject, refresh: bool = True, **fields: Any) -> dict[str, Any]:
     scope = SubjectScope.of(subject)
     prepared = playbook_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, **fields)
     _index(scope, prepared, refresh=refresh)
-    return _stored(prepared)
+    return stored_view(prepared)
 
 
 def playbook_outcome_record(
@@ -149,6 +226,7 @@ def playbook_outcome_record(
     hit = found.get(playbook_id)
     if hit is None or hit["_source"].get("user_id") != scope.user_id:
         raise NotFound(f"no playbook {playbook_id} for this user", field="playbook_id")
+    playbook_id = hit["_id"]
     store.playbook_outcome_update(
         scope.writer(),
         index=hit["_index"],

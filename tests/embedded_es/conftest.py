@@ -65,3 +65,22 @@ def ready_url(proc: subprocess.Popen) -> str:
     match = READY_LINE.match(line)
     assert match, f"not ready: {line!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
     return match.group(1)
+
+
+@pytest.fixture(scope="session")
+def adv_world(cluster: Cluster):
+    """The adversarial suite's planted indices and attacker keys (tests/embedded_es/adversarial.py)."""
+    from .adversarial import AdvWorld
+
+    world = AdvWorld.start(cluster.url, cluster.username, cluster.password)
+    try:
+        yield world
+    finally:
+        world.stop()
+
+
+@pytest.fixture
+def adv(adv_world):
+    """The world, put back as planted when a test changed it (so one broken invariant does not cascade)."""
+    yield adv_world
+    adv_world.restore_if_changed()

@@ -102,6 +102,21 @@ def test_write_only_key_cannot_read(admin: Elasticsearch, cluster: Cluster, memo
         assert "this action is granted by the index privileges [read,all]" in info.value.body["error"]["reason"]
 
 
+def test_a_write_key_reads_what_it_updates_with_source_as_elasticsearch_allows(
+    admin: Elasticsearch, cluster: Cluster, memories: str
+) -> None:
+    """The update API returns the updated document when asked (``_source=true``), and Elasticsearch
+    authorizes that with the update privilege alone (no read needed: the get result belongs to the
+    update action, TransportUpdateAction / UpdateHelper.extractGetResult). The embedded gateway
+    matches it — which is why Atlas's write-capable key never leaves the service.
+    https://www.elastic.co/guide/en/elasticsearch/reference/8.15/docs-update.html#docs-update-api-query-params"""
+    writer = cluster.with_key(mint_key(admin, "write-only-update", read_role([memories], privileges=["index"])))
+    response = writer.update(index=memories, id="u2-tart", script={"source": "ctx.op = 'none'"}, source=True)
+    assert response["get"]["_source"]["text"] == "apple tart with cinnamon"
+    with pytest.raises(AuthorizationException):
+        writer.get(index=memories, id="u2-tart")
+
+
 def test_index_creation_needs_manage_or_create_index(admin: Elasticsearch, cluster: Cluster) -> None:
     """indices:admin/create is granted by create_index, manage and all — not by write."""
     name = f"new-{uuid.uuid4().hex[:8]}"
@@ -230,3 +245,23 @@ def test_index_less_refresh_only_reaches_authorised_indices(
     assert client.indices.refresh()["_shards"]["failed"] == 0
     nobody = cluster.with_key(mint_key(admin, "no-refresh", read_role(["nothing-here-*"], privileges=["maintenance"])))
     assert nobody.indices.refresh()["_shards"] == {"total": 0, "successful": 0, "failed": 0}
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        lambda es: es.indices.create(index="Planted"),
+        lambda es: es.index(index="planted/_search?q=*:*&", id="x", document={"a": 1}),
+        lambda es: es.bulk(operations=[{"index": {"_index": "planted,all", "_id": "x"}}, {"a": 1}]),
+        lambda es: es.indices.update_aliases(actions=[{"add": {"index": "*", "alias": "all_the#things"}}]),
+        lambda es: es.reindex(source={"index": "*"}, dest={"index": "_stolen"}),
+    ],
+)
+def test_no_principal_creates_a_name_elasticsearch_refuses(admin: Elasticsearch, attempt) -> None:
+    """Not even the superuser: a planted name with ``/``, ``?`` or ``,`` would otherwise be a path an index
+    expression could be confused with (MetadataCreateIndexService.validateIndexOrAliasName)."""
+    before = sorted(admin.indices.get_alias(index="*"))
+    with pytest.raises(BadRequestError) as info:
+        attempt(admin)
+    assert info.value.body["error"]["type"] == "invalid_index_name_exception"
+    assert sorted(admin.indices.get_alias(index="*")) == before

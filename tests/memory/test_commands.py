@@ -210,6 +210,15 @@ def test_forget_cli(imported) -> None:
     assert "add --yes" in str(info.value)
 
 
+def test_forget_cli_takes_the_id_the_import_gave(imported) -> None:
+    """The import named the memory "m-f2": that is the id its owner knows, so it works wherever an id does."""
+    out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "maya", "--memory", "m-f2")
+    assert out.strip() == "forgot memory m-f2 of cli-co/maya"
+    with pytest.raises(CommandError) as info:
+        run("atlas_forget", "--tenant", "cli-co", "--user", "maya", "--memory", "m-f2")
+    assert "no memory m-f2 for this user" in str(info.value)
+
+
 def test_reindex_moves_documents_to_a_new_version(imported) -> None:
     es = bootstrap_client()
     alias = alias_name("catalog")

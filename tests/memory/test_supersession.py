@@ -8,13 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
+from atlas_site.errors import Conflict, NotFound
 from memory.elastic import store
 from memory.scope import SubjectScope
 from memory.selectors import memory_chain_get, memory_get, memory_recall
 from memory.services.archive import superseded_facts_archive
 from memory.services.documents import embed_into, fact_prepare
 from memory.services.supersession import supersessions_reconcile
-from memory.services.writes import fact_write
+from memory.services.writes import fact_edit, fact_write
 
 
 def texts(result) -> list[str]:
@@ -144,3 +145,32 @@ def test_concurrent_supersessions_keep_both_links(atlas_es) -> None:
     assert errors == []
     links = memory_get(subject=maya, memory_id=old["id"])["superseded_by"]
     assert sorted(links) == sorted(r["id"] for r in results)
+
+
+def test_fact_edit_is_a_natural_supersession_keeping_the_fact_type(maya, settings) -> None:
+    """The edit of MCP's update_fact and the dashboard: a new version, the old one in its chain."""
+    settings.ATLAS_USAGE_RECORDING = "off"
+    old = fact_write(subject=maya, text="Maya lives in Lyon", fact_type="identity", confidence=0.9)
+    new = fact_edit(subject=maya, memory_id=old["id"], text="Maya lives in Porto")
+    assert (new["fact_type"], new["supersedes"], new["contradiction"]) == ("identity", [old["id"]], "natural")
+    assert new["confidence"] == 0.9  # a correction of the statement keeps its certainty unless given
+    assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=old["id"])] == [old["id"], new["id"]]
+    assert memory_get(subject=maya, memory_id=old["id"])["retracted"] is False
+    assert texts(memory_recall(subject=maya, query="where does Maya live", k=5)) == ["Maya lives in Porto"]
+    harsh = fact_edit(subject=maya, memory_id=new["id"], text="Maya lives in Braga", contradiction="harsh")
+    assert memory_get(subject=maya, memory_id=new["id"])["retracted"] is True and harsh["confidence"] == 0.8
+    retyped = fact_edit(subject=maya, memory_id=harsh["id"], text="Maya prefers Braga", fact_type="preference")
+    assert retyped["fact_type"] == "preference"
+
+
+def test_fact_edit_refuses_a_stale_version_and_another_subjects_fact(maya, tom, settings) -> None:
+    settings.ATLAS_USAGE_RECORDING = "off"
+    old = fact_write(subject=maya, text="Maya drinks tea")
+    new = fact_edit(subject=maya, memory_id=old["id"], text="Maya drinks coffee")
+    with pytest.raises(Conflict) as stale:
+        fact_edit(subject=maya, memory_id=old["id"], text="Maya drinks water")
+    assert stale.value.field == "memory_id" and new["id"] in stale.value.message
+    with pytest.raises(NotFound) as foreign:
+        fact_edit(subject=tom, memory_id=new["id"], text="Tom drinks Maya's coffee")
+    assert foreign.value.field == "memory_id"
+    assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=old["id"])] == [old["id"], new["id"]]

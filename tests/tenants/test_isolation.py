@@ -49,6 +49,30 @@ def test_writer_key_cannot_read(writer, memories) -> None:
         writer.search(index=alias_name("semantic"))
 
 
+def test_writer_key_holds_only_what_the_service_writes_with(writer, memories, acme) -> None:
+    """index + delete: no read, and none of ``write``'s by-query actions (IndexPrivilege: ``index`` is
+    index*/bulk*/update*, ``delete`` is delete*/bulk*; delete_by_query also needs read)."""
+    from memory.elastic.indices import alias_name
+
+    index = alias_name("semantic")
+    for attempt in (
+        lambda: writer.update_by_query(index=index, query={"match_all": {}}),
+        lambda: writer.delete_by_query(index=index, query={"match_all": {}}),
+        lambda: writer.count(index=index),
+    ):
+        with pytest.raises(AuthorizationException):
+            attempt()
+    from memory.elastic import keys as es_keys
+
+    record = selectors.credential_active(kind=ApiKeyCredential.Kind.WRITER, tenant=None, subject=None)
+    [writer_key] = [k for k in es_keys.api_keys_managed() if k["id"] == record.es_key_id]
+    [group] = writer_key["role_descriptors"]["atlas_writer"]["indices"]
+    assert sorted(group["privileges"]) == ["delete", "index"]
+    by_owner = {v: k for k, v in memories.items()}
+    left = visible_ids(selectors.tenant_es_client(tenant=acme), set(memories))
+    assert left == {by_owner["alice"], by_owner["bob"], by_owner["acme-catalog"]}
+
+
 def test_rotation_invalidates_the_old_key_and_the_new_one_works(memories, alice) -> None:
     old_client = selectors.subject_es_client(subject=alice)
     old = selectors.credential_active(kind=ApiKeyCredential.Kind.SUBJECT, tenant=alice.tenant, subject=alice)

@@ -189,3 +189,19 @@ def test_reconciler_repairs_half_finished_credential_operations(alice, bob, monk
         "deduplicated": [],
         "replaced": [],
     }
+
+
+def test_a_writer_key_minted_under_an_older_role_is_replaced_at_bootstrap(atlas_es, db, monkeypatch) -> None:
+    """Deployments minted the writer with ``write`` (by-query and reindex actions included); the next
+    ensure — what ``atlas_es_bootstrap`` runs — rotates it to the current, narrower role."""
+    old_role = {"atlas_writer": {"cluster": [], "indices": [{"names": ["atlas-*"], "privileges": ["write"]}]}}
+    monkeypatch.setattr(services, "_role_for", lambda kind, tenant, subject: old_role)
+    old = services.credential_rotate(actor="test")
+    monkeypatch.undo()
+    assert es_keys.api_key_is_valid(key_id=old.es_key_id)
+    assert not es_keys.api_key_is_valid(key_id=old.es_key_id, role_descriptors=es_keys.writer_role())
+    new = services.shared_credential_ensure(kind="writer", actor="test")
+    assert new.es_key_id != old.es_key_id
+    assert not es_keys.api_key_is_valid(key_id=old.es_key_id)
+    assert es_keys.api_key_is_valid(key_id=new.es_key_id, role_descriptors=es_keys.writer_role())
+    assert services.shared_credential_ensure(kind="writer", actor="test").es_key_id == new.es_key_id

@@ -1,0 +1,182 @@
+"""Request and response shapes of the memory API: what each route accepts (and nothing else).
+
+They describe and type-check; the services own the rules (lengths, ranges, what may supersede
+what), so a rule lives in one place whichever interface a caller comes through.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from memory.elastic.indices import MEMORY_TYPES
+
+RECALL_TYPE_CHOICES = ("episodic", "semantic", "procedural", "catalog")
+LIST_TYPE_CHOICES = tuple(MEMORY_TYPES)
+FACT_TYPE_CHOICES = ("preference", "identity", "constraint", "world")
+CONTRADICTION_CHOICES = ("natural", "harsh")
+
+
+class Strict(serializers.Serializer):
+    """Refuses fields it does not declare: a typo is an error, not a silently dropped value."""
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["unknown field"] for name in unknown})
+        return super().to_internal_value(data)
+
+    def given(self) -> dict[str, Any]:
+        """The validated fields the caller actually sent (defaults belong to the services)."""
+        return {k: v for k, v in self.validated_data.items() if k in self.initial_data}
+
+
+class EpisodeIn(Strict):
+    text = serializers.CharField(help_text="What the user said (one turn).", trim_whitespace=False)
+    session_id = serializers.CharField(required=False, help_text="Conversation the turn belongs to.")
+    agent_id = serializers.CharField(required=False)
+    role = serializers.ChoiceField(choices=["user"], required=False, help_text="Only user turns are stored.")
+    event_type = serializers.CharField(required=False, help_text="Default 'message'.")
+    at = serializers.DateTimeField(required=False, help_text="When it was said (default: now).")
+    external_id = serializers.CharField(required=False, help_text="Your own id: re-sending it overwrites.")
+
+
+class RecallOptionsIn(Strict):
+    k = serializers.IntegerField(required=False, min_value=1, max_value=50, help_text="How many hits (default 10).")
+    memory_types = serializers.ListField(
+        child=serializers.ChoiceField(choices=RECALL_TYPE_CHOICES), required=False, allow_empty=False
+    )
+    include_superseded = serializers.BooleanField(required=False)
+    as_of = serializers.DateTimeField(required=False, help_text="Recall as things stood at this time.")
+    rerank = serializers.BooleanField(required=False, help_text="Use the configured reranker (default: settings).")
+
+
+class RecallIn(RecallOptionsIn):
+    query = serializers.CharField(help_text="The question or the user's latest message.")
+
+
+class TurnIn(EpisodeIn):
+    recall = RecallOptionsIn(required=False, help_text="Options of the recall run for this turn.")
+
+
+class FactIn(Strict):
+    text = serializers.CharField()
+    fact_type = serializers.ChoiceField(choices=FACT_TYPE_CHOICES, required=False, help_text="Default 'world'.")
+    confidence = serializers.FloatField(required=False, min_value=0, max_value=1)
+    source_episodes = serializers.ListField(child=serializers.CharField(), required=False)
+    valid_from = serializers.DateTimeField(required=False)
+    valid_to = serializers.DateTimeField(required=False)
+    supersedes = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Ids of older facts this one replaces."
+    )
+    contradiction = serializers.ChoiceField(
+        choices=CONTRADICTION_CHOICES,
+        required=False,
+        help_text="natural: the world changed; harsh: the old fact was wrong (retracted).",
+    )
+    external_id = serializers.CharField(required=False)
+
+
+class FactEditIn(Strict):
+    text = serializers.CharField(help_text="The corrected fact; the old version stays in the chain.")
+    fact_type = serializers.ChoiceField(choices=FACT_TYPE_CHOICES, required=False, help_text="Default: unchanged.")
+    confidence = serializers.FloatField(required=False, min_value=0, max_value=1)
+
+
+class StepIn(Strict):
+    order = serializers.IntegerField(required=False, min_value=1)
+    instruction = serializers.CharField()
+    tool = serializers.CharField(required=False)
+
+
+class PlaybookIn(Strict):
+    name = serializers.CharField()
+    trigger_text = serializers.CharField(help_text="When to use it, in the words a user would say.")
+    description = serializers.CharField(required=False)
+    steps = StepIn(many=True)
+    external_id = serializers.CharField(required=False)
+
+
+class OutcomeIn(Strict):
+    success = serializers.BooleanField()
+    refined_steps = StepIn(many=True, required=False, help_text="Replace the steps (version + 1).")
+
+
+class ForgetAllIn(Strict):
+    confirm = serializers.CharField(help_text="The subject's id again: forgetting everything cannot be undone.")
+
+
+class CatalogIn(Strict):
+    title = serializers.CharField()
+    text = serializers.CharField()
+    category = serializers.CharField(required=False)
+    tags = serializers.ListField(child=serializers.CharField(), required=False)
+    external_id = serializers.CharField(required=False)
+
+
+class CatalogEditIn(Strict):
+    title = serializers.CharField(required=False)
+    text = serializers.CharField(required=False)
+    category = serializers.CharField(required=False)
+    tags = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class MemoryOut(serializers.Serializer):
+    id = serializers.CharField()
+    type = serializers.ChoiceField(choices=LIST_TYPE_CHOICES)
+    text = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    external_id = serializers.CharField(allow_null=True)
+    shared = serializers.BooleanField(help_text="A tenant catalog entry, not the subject's own memory.")
+
+
+class HitOut(MemoryOut):
+    score = serializers.FloatField()
+    rank = serializers.IntegerField()
+
+
+class RecallOut(serializers.Serializer):
+    hits = HitOut(many=True)
+    legs = serializers.ListField(child=serializers.CharField(), help_text="The legs this recall searched.")
+    took_ms = serializers.FloatField()
+
+
+class TurnOut(serializers.Serializer):
+    episode = MemoryOut()
+    recall = RecallOut()
+
+
+class MemoryPageOut(serializers.Serializer):
+    memories = MemoryOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True, help_text="Pass as ?cursor= for the next page.")
+
+
+class ChainOut(serializers.Serializer):
+    chain = MemoryOut(many=True, help_text="Oldest first, across the hot index and the archive.")
+
+
+class ForgottenOut(serializers.Serializer):
+    id = serializers.CharField()
+    type = serializers.CharField()
+    forgotten = serializers.BooleanField()
+
+
+class ForgottenAllOut(serializers.Serializer):
+    forgotten = serializers.DictField(child=serializers.IntegerField(), help_text="Deleted memories per type.")
+
+
+class FieldErrorOut(serializers.Serializer):
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ProblemOut(serializers.Serializer):
+    """RFC 9457 problem details: every error of every route has this shape."""
+
+    type = serializers.CharField(help_text="urn:atlas-memory:problem:<code>")
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    detail = serializers.CharField()
+    errors = FieldErrorOut(many=True, required=False)

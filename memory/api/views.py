@@ -1,0 +1,440 @@
+"""The memory routes of ``/api/v1/``: validate → one service or selector → shape. Nothing else lives here.
+
+``{subject}`` is the subject's external id; ``TokenPrincipal.subject_for`` resolves it, so another
+tenant's subject, or anyone but itself for a subject token, is the same 404 as a missing one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from atlas_site.api import actor_of, idempotent, principal_of
+from atlas_site.errors import ValidationFailed
+from memory import selectors
+from memory.selectors import RecallOptions
+from memory.services import catalog, forget, writes
+
+from . import serializers as s
+
+SUBJECT = OpenApiParameter("subject", OpenApiTypes.STR, OpenApiParameter.PATH, description="The subject's external id.")
+MEMORY_ID = OpenApiParameter("memory_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="A memory id.")
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="The ETag you read: refuse the edit (412) if it changed.",
+)
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="Any unique string: a retry with the same key and body returns the first answer and stores nothing twice.",
+)
+PROBLEM_JSON = "application/problem+json"
+
+
+def problems(*statuses: int) -> dict:
+    """The error answers a route documents, as problem details (every route can also be 401 and 429)."""
+    return {(code, PROBLEM_JSON): s.ProblemOut for code in sorted({400, 401, 403, 404, 429, *statuses})}
+
+
+PROBLEM = problems()
+WRITE_PROBLEMS = problems(413, 415, 409, 422)
+EDIT_PROBLEMS = problems(409, 412, 413, 415)
+
+
+def _valid(serializer_class: type[s.Strict], data: Any) -> dict[str, Any]:
+    if data is not None and not isinstance(data, dict):
+        raise ValidationFailed("the request body must be a JSON object")
+    serializer = serializer_class(data=data or {})
+    serializer.is_valid(raise_exception=True)
+    return serializer.given()
+
+
+def _shaped(stored: dict[str, Any]) -> dict[str, Any]:
+    """A service's answer about a stored memory, in the shape every read route returns."""
+    return selectors.memory_shape({"_id": stored["id"], "_source": stored})
+
+
+def _iso(fields: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {k: (v.isoformat() if k in names and hasattr(v, "isoformat") else v) for k, v in fields.items()}
+
+
+def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
+    result = selectors.memory_recall(
+        subject=subject,
+        query=query,
+        k=options.get("k", 10),
+        memory_types=options.get("memory_types"),
+        include_superseded=options.get("include_superseded", False),
+        as_of=options["as_of"].isoformat() if options.get("as_of") else None,
+        options=RecallOptions(rerank=options.get("rerank")),
+    )
+    return {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}
+
+
+class SubjectView(APIView):
+    scope_needed = "read"
+
+    def subject(self, request: Request, external_id: str, scope: str | None = None):
+        principal = principal_of(request)
+        principal.require(scope or self.scope_needed)
+        return principal.subject_for(external_id)
+
+
+class EpisodesView(SubjectView):
+    @extend_schema(
+        operation_id="episode_write",
+        summary="Store one user turn",
+        parameters=[SUBJECT, IDEMPOTENCY_KEY],
+        request=s.EpisodeIn,
+        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
+        examples=[OpenApiExample("a turn", value={"text": "I moved to Lisbon last month", "session_id": "chat-42"})],
+    )
+    @idempotent
+    def post(self, request: Request, subject: str) -> Response:
+        who = self.subject(request, subject, "write")
+        fields = _iso(_valid(s.EpisodeIn, request.data), "at")
+        return Response(_shaped(writes.episode_write(subject=who, **fields)), status=201)
+
+
+class TurnView(SubjectView):
+    @extend_schema(
+        operation_id="turn",
+        summary="Store the user's turn and recall for it, in one round trip",
+        description="What an agent does every turn: the turn is stored, then recall runs with its text as the "
+        "query (the turn itself is not among the hits).",
+        parameters=[SUBJECT, IDEMPOTENCY_KEY],
+        request=s.TurnIn,
+        responses={201: s.TurnOut, **WRITE_PROBLEMS},
+        examples=[
+            OpenApiExample("a turn", value={"text": "what wine goes with my favourite dish?", "recall": {"k": 5}})
+        ],
+    )
+    @idempotent
+    def post(self, request: Request, subject: str) -> Response:
+        who = self.subject(request, subject, "write")
+        principal_of(request).require("read")
+        fields = _valid(s.TurnIn, request.data)
+        options = fields.pop("recall", {}) or {}
+        episode = writes.episode_write(subject=who, **_iso(fields, "at"))
+        k = options.get("k", 10)
+        recalled = _recall(who, episode["text"], {**options, "k": min(k + 1, 50)})
+        recalled["hits"] = [h for h in recalled["hits"] if h["id"] != episode["id"]][:k]
+        return Response({"episode": _shaped(episode), "recall": recalled}, status=201)
+
+
+class FactsView(SubjectView):
+    @extend_schema(
+        operation_id="fact_write",
+        summary="Store a fact (optionally replacing older ones)",
+        parameters=[SUBJECT, IDEMPOTENCY_KEY],
+        request=s.FactIn,
+        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
+        examples=[
+            OpenApiExample("a preference", value={"text": "Prefers window seats", "fact_type": "preference"}),
+            OpenApiExample(
+                "a correction",
+                value={"text": "Lives in Lisbon", "supersedes": ["<old fact id>"], "contradiction": "natural"},
+            ),
+        ],
+    )
+    @idempotent
+    def post(self, request: Request, subject: str) -> Response:
+        who = self.subject(request, subject, "write")
+        fields = _iso(_valid(s.FactIn, request.data), "valid_from", "valid_to")
+        return Response(_shaped(writes.fact_write(subject=who, **fields)), status=201)
+
+
+class FactView(SubjectView):
+    @extend_schema(
+        operation_id="fact_edit",
+        summary="Edit a fact (a natural supersession: the old version stays in its chain)",
+        parameters=[SUBJECT, MEMORY_ID, IF_MATCH],
+        request=s.FactEditIn,
+        responses={200: s.MemoryOut, **EDIT_PROBLEMS},
+        examples=[OpenApiExample("a correction", value={"text": "Lives in Porto"})],
+    )
+    def patch(self, request: Request, subject: str, memory_id: str) -> Response:
+        who = self.subject(request, subject, "write")
+        fields = _valid(s.FactEditIn, request.data)
+        edited = writes.fact_edit(subject=who, memory_id=memory_id, if_match=request.headers.get("If-Match"), **fields)
+        response = Response(_shaped(edited))
+        response["ETag"] = writes.memory_etag(edited)
+        return response
+
+
+class PlaybooksView(SubjectView):
+    @extend_schema(
+        operation_id="playbook_write",
+        summary="Store a playbook (steps that worked)",
+        parameters=[SUBJECT, IDEMPOTENCY_KEY],
+        request=s.PlaybookIn,
+        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
+        examples=[
+            OpenApiExample(
+                "a playbook",
+                value={
+                    "name": "router reset",
+                    "trigger_text": "my internet is down",
+                    "steps": [{"instruction": "unplug the router for 30 seconds"}, {"instruction": "plug it back in"}],
+                },
+            )
+        ],
+    )
+    @idempotent
+    def post(self, request: Request, subject: str) -> Response:
+        who = self.subject(request, subject, "write")
+        return Response(_shaped(writes.playbook_write(subject=who, **_valid(s.PlaybookIn, request.data))), status=201)
+
+
+class OutcomeView(SubjectView):
+    @extend_schema(
+        operation_id="playbook_outcome",
+        summary="Record how a playbook went (refined steps bump its version)",
+        parameters=[SUBJECT, MEMORY_ID, IDEMPOTENCY_KEY],
+        request=s.OutcomeIn,
+        responses={200: s.MemoryOut, **WRITE_PROBLEMS},
+        examples=[OpenApiExample("it worked", value={"success": True})],
+    )
+    @idempotent
+    def post(self, request: Request, subject: str, memory_id: str) -> Response:
+        who = self.subject(request, subject, "write")
+        fields = _valid(s.OutcomeIn, request.data)
+        recorded = writes.playbook_outcome_record(
+            subject=who, playbook_id=memory_id, success=fields["success"], refined_steps=fields.get("refined_steps")
+        )
+        return Response(_shaped(recorded))
+
+
+class RecallView(SubjectView):
+    @extend_schema(
+        operation_id="recall",
+        summary="Hybrid recall over the subject's memories and the tenant catalog",
+        parameters=[SUBJECT],
+        request=s.RecallIn,
+        responses={200: s.RecallOut, **problems(413, 415)},
+        examples=[OpenApiExample("a question", value={"query": "where does the user live?", "k": 5})],
+    )
+    def post(self, request: Request, subject: str) -> Response:
+        who = self.subject(request, subject, "read")
+        fields = _valid(s.RecallIn, request.data)
+        return Response(_recall(who, fields.pop("query"), fields))
+
+
+class MemoriesView(SubjectView):
+    @extend_schema(
+        operation_id="memory_list",
+        summary="List the subject's memories, newest first",
+        parameters=[
+            SUBJECT,
+            OpenApiParameter("type", OpenApiTypes.STR, many=True, enum=s.LIST_TYPE_CHOICES),
+            OpenApiParameter("fact_type", OpenApiTypes.STR, enum=s.FACT_TYPE_CHOICES),
+            OpenApiParameter("superseded", OpenApiTypes.BOOL, description="Include superseded facts."),
+            OpenApiParameter("session_id", OpenApiTypes.STR),
+            OpenApiParameter("since", OpenApiTypes.DATETIME),
+            OpenApiParameter("until", OpenApiTypes.DATETIME),
+            OpenApiParameter("page_size", OpenApiTypes.INT, description="1 to 200 (default 50)."),
+            OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page."),
+        ],
+        responses={200: s.MemoryPageOut, **PROBLEM},
+    )
+    def get(self, request: Request, subject: str) -> Response:
+        who = self.subject(request, subject, "read")
+        query = _query(
+            request, {"type", "fact_type", "superseded", "session_id", "since", "until", "page_size", "cursor"}
+        )
+        return Response(
+            selectors.memory_list(
+                subject=who,
+                memory_types=request.query_params.getlist("type") or None,
+                include_superseded=_flag(query.get("superseded"), "superseded"),
+                fact_type=query.get("fact_type"),
+                session_id=query.get("session_id"),
+                since=query.get("since"),
+                until=query.get("until"),
+                page_size=_integer(query.get("page_size", "50"), "page_size"),
+                cursor=query.get("cursor"),
+            )
+        )
+
+    @extend_schema(
+        operation_id="memory_forget_all",
+        summary="Forget everything about the subject (every index, archive included)",
+        parameters=[SUBJECT],
+        request=s.ForgetAllIn,
+        responses={200: s.ForgottenAllOut, **problems(413, 415)},
+        examples=[OpenApiExample("confirmed", value={"confirm": "alice"})],
+    )
+    def delete(self, request: Request, subject: str) -> Response:
+        who = self.subject(request, subject, "forget")
+        fields = _valid(s.ForgetAllIn, request.data)
+        if fields["confirm"] != who.external_id:
+            raise ValidationFailed(
+                "confirm must repeat the subject's id: forgetting everything cannot be undone", field="confirm"
+            )
+        return Response({"forgotten": forget.subject_memories_forget(subject=who, actor=actor_of(request))})
+
+
+class MemoryView(SubjectView):
+    @extend_schema(
+        operation_id="memory_get",
+        summary="One memory",
+        parameters=[SUBJECT, MEMORY_ID],
+        responses={200: s.MemoryOut, **PROBLEM},
+    )
+    def get(self, request: Request, subject: str, memory_id: str) -> Response:
+        who = self.subject(request, subject, "read")
+        hit = selectors.memory_hit(subject=who, memory_id=memory_id)
+        response = Response(selectors.memory_shape(hit))
+        response["ETag"] = writes.memory_etag(hit["_source"])
+        return response
+
+    @extend_schema(
+        operation_id="memory_forget",
+        summary="Forget one memory",
+        parameters=[SUBJECT, MEMORY_ID],
+        responses={200: s.ForgottenOut, **PROBLEM},
+    )
+    def delete(self, request: Request, subject: str, memory_id: str) -> Response:
+        who = self.subject(request, subject, "forget")
+        return Response(forget.memory_forget(subject=who, memory_id=memory_id, actor=actor_of(request)))
+
+
+class ChainView(SubjectView):
+    @extend_schema(
+        operation_id="memory_chain",
+        summary="A fact's supersession chain, oldest first",
+        parameters=[SUBJECT, MEMORY_ID],
+        responses={200: s.ChainOut, **PROBLEM},
+    )
+    def get(self, request: Request, subject: str, memory_id: str) -> Response:
+        who = self.subject(request, subject, "read")
+        return Response({"chain": selectors.memory_chain_get(subject=who, memory_id=memory_id)})
+
+
+class CatalogView(APIView):
+    @extend_schema(
+        operation_id="catalog_list",
+        summary="The tenant's catalog (tenant tokens)",
+        parameters=[OpenApiParameter("page_size", OpenApiTypes.INT), OpenApiParameter("cursor", OpenApiTypes.STR)],
+        responses={200: s.MemoryPageOut, **PROBLEM},
+    )
+    def get(self, request: Request) -> Response:
+        principal = _tenant_principal(request, "read")
+        query = _query(request, {"page_size", "cursor"})
+        return Response(
+            selectors.catalog_list(
+                tenant=principal.tenant,
+                page_size=_integer(query.get("page_size", "50"), "page_size"),
+                cursor=query.get("cursor"),
+            )
+        )
+
+    @extend_schema(
+        operation_id="catalog_write",
+        summary="Add a catalog entry (tenant tokens with write)",
+        parameters=[IDEMPOTENCY_KEY],
+        request=s.CatalogIn,
+        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
+        examples=[
+            OpenApiExample(
+                "an entry", value={"title": "Return policy", "text": "Returns within 30 days.", "tags": ["policy"]}
+            )
+        ],
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        principal = _tenant_principal(request, "write")
+        fields = _valid(s.CatalogIn, request.data)
+        return Response(
+            _shaped(catalog.catalog_entry_write(tenant=principal.tenant, actor=actor_of(request), **fields)), status=201
+        )
+
+
+ENTRY_ID = OpenApiParameter("entry_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="A catalog entry id.")
+
+
+class CatalogEntryView(APIView):
+    @extend_schema(
+        operation_id="catalog_get",
+        summary="One catalog entry",
+        parameters=[ENTRY_ID],
+        responses={200: s.MemoryOut, **PROBLEM},
+    )
+    def get(self, request: Request, entry_id: str) -> Response:
+        principal = _tenant_principal(request, "read")
+        hit = catalog.catalog_entry_fetch(tenant=principal.tenant, entry_id=entry_id)
+        response = Response(selectors.memory_shape(hit))
+        response["ETag"] = writes.memory_etag(hit["_source"])
+        return response
+
+    @extend_schema(
+        operation_id="catalog_edit",
+        summary="Edit a catalog entry in place",
+        parameters=[ENTRY_ID, IF_MATCH],
+        request=s.CatalogEditIn,
+        responses={200: s.MemoryOut, **EDIT_PROBLEMS},
+        examples=[OpenApiExample("a longer period", value={"text": "Returns within 60 days."})],
+    )
+    def patch(self, request: Request, entry_id: str) -> Response:
+        principal = _tenant_principal(request, "write")
+        fields = _valid(s.CatalogEditIn, request.data)
+        updated = catalog.catalog_entry_update(
+            tenant=principal.tenant,
+            entry_id=entry_id,
+            actor=actor_of(request),
+            if_match=request.headers.get("If-Match"),
+            **fields,
+        )
+        response = Response(_shaped(updated))
+        response["ETag"] = writes.memory_etag(updated)
+        return response
+
+    @extend_schema(
+        operation_id="catalog_delete",
+        summary="Delete a catalog entry",
+        parameters=[ENTRY_ID],
+        responses={200: s.ForgottenOut, **PROBLEM},
+    )
+    def delete(self, request: Request, entry_id: str) -> Response:
+        principal = _tenant_principal(request, "write")
+        return Response(
+            catalog.catalog_entry_delete(tenant=principal.tenant, entry_id=entry_id, actor=actor_of(request))
+        )
+
+
+def _tenant_principal(request: Request, scope: str):
+    principal = principal_of(request)
+    principal.require_tenant_token()
+    principal.require(scope)
+    return principal
+
+
+def _query(request: Request, allowed: set[str]) -> dict[str, str]:
+    """Single-valued query parameters; an unknown one is refused, not ignored."""
+    unknown = sorted(set(request.query_params) - allowed)
+    if unknown:
+        raise ValidationFailed(f"unknown query parameter {unknown[0]}", field=unknown[0])
+    return {k: request.query_params.get(k) for k in request.query_params}
+
+
+def _flag(value: str | None, name: str) -> bool:
+    if value in (None, "false", "0"):
+        return False
+    if value in ("true", "1", ""):
+        return True
+    raise ValidationFailed(f"{name} must be true or false", field=name)
+
+
+def _integer(value: str, name: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValidationFailed(f"{name} must be an integer", field=name) from None

@@ -1,0 +1,487 @@
+"""The MCP tools: a JSON schema, a description an LLM can act on, the scope it needs, and a thin handler.
+
+Each call: validate the arguments against the tool's schema → check the token's scope → resolve the
+subject (``TokenPrincipal.subject_for``) → call ONE memory service or selector → shape its answer.
+Every ``AtlasError`` (and an Elasticsearch outage, as ``DependencyUnavailable``) becomes an MCP tool
+error result (``isError: true``) naming its code, message and field, so the model can correct itself;
+nothing else about the failure (no traceback) leaves the server. A missing scope is such a tool error
+too, not an HTTP 403: one connection may hold a read-only token and still use the read tools.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from atlas_site.errors import AtlasError, ValidationFailed
+from memory import recall_constants as rc
+from memory.elastic.client import es_errors
+from memory.selectors import RECALL_TYPES, memory_chain_get, memory_list, memory_recall, memory_shape
+from memory.services.documents import (
+    CONTRADICTIONS,
+    FACT_TYPES,
+    MAX_ID_CHARS,
+    MAX_LINKS,
+    MAX_SHORT_CHARS,
+    MAX_STEPS,
+    MAX_TEXT_CHARS,
+)
+from memory.services.forget import memory_forget
+from memory.services.writes import episode_write, fact_edit, fact_write, playbook_outcome_record, playbook_write
+from tenants.models import MemorySubject
+from tenants.tokens import TokenPrincipal
+
+log = logging.getLogger(__name__)
+
+MAX_PAGE_SIZE = 100
+
+# --- schema parts ------------------------------------------------------------------------------------
+
+_SUBJECT = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_ID_CHARS,
+    "description": (
+        "Whose memory: the person's id in your system. Required with a tenant service token; with a "
+        "personal (subject) token leave it out — it is the token's own person, and any other id is not found."
+    ),
+}
+_MEMORY_ID = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}
+_TYPES = {
+    "type": "array",
+    "items": {"type": "string", "enum": list(RECALL_TYPES)},
+    "minItems": 1,
+    "uniqueItems": True,
+    "description": "Only these memory types (default: all four).",
+}
+_TIMESTAMP = {"type": "string", "format": "date-time", "maxLength": 64}
+_FACT_TYPE = {
+    "type": "string",
+    "enum": list(FACT_TYPES),
+    "description": (
+        "preference (likes, wants), identity (who they are: name, job, family), constraint (must or "
+        "must not: allergies, budgets, deadlines) or world (anything else true about their world)."
+    ),
+}
+_STEPS = {
+    "type": "array",
+    "minItems": 1,
+    "maxItems": MAX_STEPS,
+    "description": "The steps in order.",
+    "items": {
+        "type": "object",
+        "properties": {
+            "instruction": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "What to do."},
+            "tool": {"type": "string", "minLength": 1, "maxLength": MAX_SHORT_CHARS, "description": "Tool to use."},
+        },
+        "required": ["instruction"],
+        "additionalProperties": False,
+    },
+}
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {**properties, "subject": _SUBJECT},
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+# --- handlers: one service or selector each ----------------------------------------------------------
+
+
+def _shaped(memory: dict[str, Any]) -> dict[str, Any]:
+    """The caller's view of a memory, without internal ids (the owner's cluster ids)."""
+    return {k: v for k, v in memory.items() if k != "user_id"}
+
+
+def _stored_shaped(stored: dict[str, Any]) -> dict[str, Any]:
+    return _shaped(memory_shape({"_id": stored["id"], "_source": stored}))
+
+
+def recall_memory(
+    *,
+    subject: MemorySubject,
+    principal: TokenPrincipal,
+    query: str,
+    k: int = 10,
+    types: list[str] | None = None,
+    include_superseded: bool = False,
+    as_of: str | None = None,
+) -> dict[str, Any]:
+    result = memory_recall(
+        subject=subject, query=query, k=k, memory_types=types, include_superseded=include_superseded, as_of=as_of
+    )
+    return {"memories": [_shaped(hit) for hit in result.hits]}
+
+
+REMEMBER_FIELDS = {
+    "episode": ({"text"}, {"session_id", "agent_id", "at"}),
+    "fact": ({"text"}, {"fact_type", "confidence", "source_episodes", "valid_from", "valid_to"}),
+    "playbook": ({"name", "trigger_text", "steps"}, {"description", "text"}),
+}
+_A = {"episode": "an episode", "fact": "a fact", "playbook": "a playbook"}
+
+
+def remember(*, subject: MemorySubject, principal: TokenPrincipal, kind: str, **fields: Any) -> dict[str, Any]:
+    required, optional = REMEMBER_FIELDS[kind]
+    for name in sorted(set(fields) - required - optional):
+        allowed = ", ".join(sorted(required | optional))
+        raise ValidationFailed(f"{name} does not apply to {_A[kind]} ({_A[kind]} takes {allowed})", field=name)
+    for name in sorted(required - set(fields)):
+        raise ValidationFailed(f"{_A[kind]} needs {name}", field=name)
+    if kind == "episode":
+        return _stored_shaped(episode_write(subject=subject, **fields))
+    if kind == "fact":
+        return _stored_shaped(fact_write(subject=subject, **fields))
+    return _stored_shaped(playbook_write(subject=subject, **fields))
+
+
+def update_fact(
+    *,
+    subject: MemorySubject,
+    principal: TokenPrincipal,
+    memory_id: str,
+    text: str,
+    fact_type: str | None = None,
+    contradiction: str = "natural",
+) -> dict[str, Any]:
+    new = fact_edit(subject=subject, memory_id=memory_id, text=text, fact_type=fact_type, contradiction=contradiction)
+    return _stored_shaped(new)
+
+
+def forget_memory(*, subject: MemorySubject, principal: TokenPrincipal, memory_id: str) -> dict[str, Any]:
+    return memory_forget(subject=subject, memory_id=memory_id, actor=f"mcp:{principal.token.prefix}")
+
+
+def list_memories(
+    *,
+    subject: MemorySubject,
+    principal: TokenPrincipal,
+    types: list[str] | None = None,
+    fact_type: str | None = None,
+    session_id: str | None = None,
+    include_superseded: bool = False,
+    page_size: int = 20,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    page = memory_list(
+        subject=subject,
+        memory_types=types,
+        include_superseded=include_superseded,
+        fact_type=fact_type,
+        session_id=session_id,
+        page_size=page_size,
+        cursor=cursor,
+    )
+    return {"memories": [_shaped(m) for m in page["memories"]], "next_cursor": page["next_cursor"]}
+
+
+def memory_chain(*, subject: MemorySubject, principal: TokenPrincipal, memory_id: str) -> dict[str, Any]:
+    return {"chain": [_shaped(m) for m in memory_chain_get(subject=subject, memory_id=memory_id)]}
+
+
+def record_outcome(
+    *,
+    subject: MemorySubject,
+    principal: TokenPrincipal,
+    playbook_id: str,
+    success: bool,
+    refined_steps: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    updated = playbook_outcome_record(
+        subject=subject, playbook_id=playbook_id, success=success, refined_steps=refined_steps
+    )
+    return _stored_shaped(updated)
+
+
+# --- the tool table ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    scope: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Callable[..., dict[str, Any]]
+    annotations: types.ToolAnnotations
+
+    @property
+    def tool(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.input_schema,
+            annotations=self.annotations,
+        )
+
+
+_READ = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="recall_memory",
+        title="Recall memory",
+        scope="read",
+        description=(
+            "Search what is remembered about the user — their past conversation turns (episodic), durable "
+            "facts (semantic) and playbooks (procedural) — and the organisation's shared catalog, in one "
+            "hybrid keyword + meaning search. Call it before answering whenever earlier conversations, the "
+            "user's preferences or constraints, or a known procedure could matter. Returns up to k memories, "
+            "best first: id, type, text, rank, score and each type's own fields (fact_type and confidence "
+            "of a fact, steps and outcome_score of a playbook, title of a catalog entry). Facts replaced by "
+            "newer versions are hidden unless include_superseded is true."
+        ),
+        input_schema=_schema(
+            {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": rc.MAX_QUERY_CHARS,
+                    "description": "What to look for, in natural language or exact terms (codes, names).",
+                },
+                "k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": rc.MAX_K,
+                    "default": 10,
+                    "description": "How many memories to return.",
+                },
+                "types": _TYPES,
+                "include_superseded": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Also return facts that newer versions replaced (history).",
+                },
+                "as_of": {**_TIMESTAMP, "description": "Recall what was valid at this ISO 8601 date-time."},
+            },
+            ["query"],
+        ),
+        handler=recall_memory,
+        annotations=_READ,
+    ),
+    ToolSpec(
+        name="remember",
+        title="Remember",
+        scope="write",
+        description=(
+            "Store a new memory for the user. kind=episode: what the user just said, one turn in their own "
+            "words (text; session_id groups a conversation) — call it for every user turn worth keeping. "
+            "kind=fact: a durable statement about the user (text, fact_type, confidence 0–1). "
+            "kind=playbook: a reusable procedure (name, trigger_text saying when it applies, ordered steps). "
+            "To change an existing fact use update_fact instead, which keeps its history. Returns the "
+            "stored memory with its id."
+        ),
+        input_schema=_schema(
+            {
+                "kind": {
+                    "type": "string",
+                    "enum": list(REMEMBER_FIELDS),
+                    "description": "episode (a user turn), fact (durable statement) or playbook (procedure).",
+                },
+                "text": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_TEXT_CHARS,
+                    "description": "The turn or the fact; for a playbook an optional one-line summary.",
+                },
+                "session_id": {**_MEMORY_ID, "description": "Episode: the conversation it belongs to."},
+                "agent_id": {**_MEMORY_ID, "description": "Episode: which agent heard it."},
+                "at": {**_TIMESTAMP, "description": "Episode: when it was said (default: now)."},
+                "fact_type": {**_FACT_TYPE, "default": "world"},
+                "confidence": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1,
+                    "default": 0.8,
+                    "description": "Fact: how sure you are (1 = the user said so explicitly).",
+                },
+                "source_episodes": {
+                    "type": "array",
+                    "items": _MEMORY_ID,
+                    "maxItems": MAX_LINKS,
+                    "uniqueItems": True,
+                    "description": "Fact: ids of the episodes it was learnt from.",
+                },
+                "valid_from": {**_TIMESTAMP, "description": "Fact: true from this date-time."},
+                "valid_to": {**_TIMESTAMP, "description": "Fact: true until this date-time."},
+                "name": {"type": "string", "minLength": 1, "maxLength": MAX_SHORT_CHARS, "description": "Playbook."},
+                "trigger_text": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 2000,
+                    "description": "Playbook: the situation in which to follow it.",
+                },
+                "description": {"type": "string", "maxLength": MAX_TEXT_CHARS, "description": "Playbook."},
+                "steps": {**_STEPS, "description": "Playbook: the steps in order."},
+            },
+            ["kind"],
+        ),
+        handler=remember,
+        annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    ),
+    ToolSpec(
+        name="update_fact",
+        title="Update a fact",
+        scope="write",
+        description=(
+            "Correct or update one of the user's facts (found with recall_memory or list_memories): stores "
+            "the new text as a new version that supersedes the old one, which stays in the fact's history "
+            "(memory_chain). contradiction=natural (default) when things changed (they moved, changed "
+            "their mind); harsh when the old fact was wrong — it is then retracted and the new version "
+            "gets 0.1 less confidence. Keeps the old fact_type unless you give one. Only the latest "
+            "version can be updated. Returns the new version with its id."
+        ),
+        input_schema=_schema(
+            {
+                "memory_id": {**_MEMORY_ID, "description": "The id of the fact to update."},
+                "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS, "description": "New text."},
+                "fact_type": _FACT_TYPE,
+                "contradiction": {"type": "string", "enum": list(CONTRADICTIONS), "default": "natural"},
+            },
+            ["memory_id", "text"],
+        ),
+        handler=update_fact,
+        annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    ),
+    ToolSpec(
+        name="forget_memory",
+        title="Forget a memory",
+        scope="forget",
+        description=(
+            "Permanently delete one of the user's memories (an episode, fact or playbook) by id, when the "
+            "user asks you to forget it. It cannot be undone and leaves no history; to correct a fact, "
+            "use update_fact instead. Shared catalog entries cannot be forgotten. Returns the id and type "
+            "of what was deleted."
+        ),
+        input_schema=_schema({"memory_id": {**_MEMORY_ID, "description": "The memory to delete."}}, ["memory_id"]),
+        handler=forget_memory,
+        annotations=types.ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
+    ),
+    ToolSpec(
+        name="list_memories",
+        title="List memories",
+        scope="read",
+        description=(
+            "List the user's memories newest first, without a search query — to review what is known, "
+            "e.g. all their facts (types=[semantic]) or one conversation (session_id). Returns a page of "
+            "memories and next_cursor; pass next_cursor back as cursor for the next page (null: no more)."
+        ),
+        input_schema=_schema(
+            {
+                "types": _TYPES,
+                "fact_type": {**_FACT_TYPE, "description": "Only facts of this type."},
+                "session_id": {**_MEMORY_ID, "description": "Only episodes of this conversation."},
+                "include_superseded": {"type": "boolean", "default": False, "description": "Include old versions."},
+                "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": 20},
+                "cursor": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "From next_cursor."},
+            },
+            [],
+        ),
+        handler=list_memories,
+        annotations=_READ,
+    ),
+    ToolSpec(
+        name="memory_chain",
+        title="Fact history",
+        scope="read",
+        description=(
+            "The history of a fact: every version from the first to the current one, oldest first, "
+            "following supersessions both ways from any version's id. Use it when the user asks what "
+            "they said before, or to check how a fact changed."
+        ),
+        input_schema=_schema({"memory_id": {**_MEMORY_ID, "description": "Any version's id."}}, ["memory_id"]),
+        handler=memory_chain,
+        annotations=_READ,
+    ),
+    ToolSpec(
+        name="record_outcome",
+        title="Record a playbook outcome",
+        scope="write",
+        description=(
+            "After following one of the user's playbooks, record whether it worked (success true/false), "
+            "so recall ranks playbooks that work higher. If you had to change the steps, pass the better "
+            "steps as refined_steps: they replace the old ones and the playbook's version goes up. "
+            "Returns the playbook with its new counts and outcome_score."
+        ),
+        input_schema=_schema(
+            {
+                "playbook_id": {**_MEMORY_ID, "description": "The playbook's id."},
+                "success": {"type": "boolean", "description": "Whether following it achieved its goal."},
+                "refined_steps": {**_STEPS, "description": "Better steps, replacing the old ones."},
+            },
+            ["playbook_id", "success"],
+        ),
+        handler=record_outcome,
+        annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    ),
+)
+TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}
+_VALIDATORS = {spec.name: Draft202012Validator(spec.input_schema) for spec in TOOLS}
+
+
+# --- one call ------------------------------------------------------------------------------------------
+
+
+def _arguments_validate(spec: ToolSpec, arguments: dict[str, Any]) -> None:
+    """Refuse arguments the tool's schema does not accept, naming the field (``steps.0.instruction``)."""
+    error = best_match(_VALIDATORS[spec.name].iter_errors(arguments))
+    if error is None:
+        return
+    path = [str(part) for part in error.absolute_path]
+    if error.validator == "required" and isinstance(error.instance, dict):
+        path += [name for name in error.validator_value if name not in error.instance][:1]
+    elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        path += sorted(set(error.instance) - set(error.schema.get("properties", {})))[:1]
+    where = ".".join(str(part) for part in error.absolute_path)
+    message = f"invalid arguments for {spec.name}: " + (f"{where}: " if where else "") + error.message
+    raise ValidationFailed(message, field=".".join(path) or None)
+
+
+def _subject_resolve(principal: TokenPrincipal, external_id: Any) -> MemorySubject:
+    if external_id is None and not principal.is_tenant_token:
+        return principal.subject
+    return principal.subject_for(external_id)
+
+
+def error_result(*, code: str, message: str, field: str | None = None) -> types.CallToolResult:
+    """A tool error result: the text names code, message and field; structuredContent holds them too."""
+    detail = {"code": code, "message": message, "field": field}
+    text = f"{code}: {message}" + (f" (field: {field})" if field else "")
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], structured_content={"error": detail}, is_error=True
+    )
+
+
+def tool_call(*, principal: TokenPrincipal, spec: ToolSpec, arguments: dict[str, Any]) -> types.CallToolResult:
+    """Run one tool for ``principal``: its answer, or a tool error result — never an exception."""
+    try:
+        _arguments_validate(spec, arguments)
+        principal.require(spec.scope)
+        arguments = dict(arguments)
+        subject = _subject_resolve(principal, arguments.pop("subject", None))
+        with es_errors(f"run {spec.name}"):
+            result = spec.handler(subject=subject, principal=principal, **arguments)
+    except AtlasError as error:
+        return error_result(code=error.code, message=error.message, field=error.field)
+    except Exception:
+        log.exception("MCP tool %s failed", spec.name)
+        return error_result(code="internal", message="the tool failed unexpectedly; the error is logged")
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps(result, ensure_ascii=False, default=str))],
+        structured_content=result,
+    )

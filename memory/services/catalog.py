@@ -1,0 +1,97 @@
+"""The tenant's shared catalog (world data every subject's recall may find): add, edit, delete entries.
+
+Catalog entries belong to the tenant, not to a subject: they carry ``tenant_id`` and no ``user_id``.
+Reads run with the tenant's own key (DLS ``tenant_id``); writes with the service writer after the
+interface has checked the caller may manage the catalog. An edit overwrites the entry in place (the
+catalog is reference data, not a person's history) and only over the version the editor read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from elasticsearch import ConflictError
+
+from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
+from memory.elastic import store
+from memory.scope import tenant_read_filters
+from tenants.models import Tenant
+from tenants.selectors import tenant_es_client, writer_es_client
+from tenants.services import audit_record
+
+from .documents import PreparedMemory, catalog_prepare, embed_into
+from .languages import non_english_marked
+from .writes import memory_etag, stored_view
+
+CATALOG_FIELDS = ("title", "text", "category", "tags")
+
+
+def catalog_entry_fetch(*, tenant: Tenant, entry_id: Any) -> dict[str, Any]:
+    """The entry's hit (with its version), read with the tenant's key; another tenant's is "not found"."""
+    if not isinstance(entry_id, str) or not entry_id:
+        raise ValidationFailed("an entry id is required", field="id")
+    found = store.memories_fetch(
+        tenant_es_client(tenant=tenant),
+        ids=[entry_id],
+        memory_types=("catalog",),
+        filters=tenant_read_filters(str(tenant.es_id)),
+        versions=True,
+    )
+    hit = found.get(entry_id)
+    if hit is None or hit["_source"].get("tenant_id") != str(tenant.es_id):
+        raise NotFound(f"no catalog entry {entry_id}", field="id")
+    return hit
+
+
+def _store(tenant: Tenant, prepared, *, if_version: tuple[int, int] | None = None) -> None:
+    embed_into([prepared])
+    with non_english_marked([prepared]):
+        store.memory_index(
+            writer_es_client(),
+            memory_type="catalog",
+            memory_id=prepared.memory_id,
+            source=prepared.source,
+            refresh=True,
+            if_version=if_version,
+        )
+
+
+def catalog_entry_write(*, tenant: Tenant, actor: str, **fields: Any) -> dict[str, Any]:
+    if not tenant.is_active:
+        raise NotFound(f"tenant {tenant.slug} is deactivated")
+    prepared = catalog_prepare(tenant_id=str(tenant.es_id), **fields)
+    _store(tenant, prepared)
+    audit_record(tenant=tenant, actor=actor, action="catalog.write", target=prepared.memory_id)
+    return stored_view(prepared)
+
+
+def catalog_entry_update(
+    *, tenant: Tenant, entry_id: Any, actor: str, if_match: str | None = None, **changes: Any
+) -> dict[str, Any]:
+    unknown = sorted(set(changes) - set(CATALOG_FIELDS))
+    if unknown:
+        raise ValidationFailed(f"a catalog entry has no field {unknown[0]}", field=unknown[0])
+    hit = catalog_entry_fetch(tenant=tenant, entry_id=entry_id)
+    entry_id = hit["_id"]
+    source = hit["_source"]
+    if if_match is not None and if_match.strip() not in (memory_etag(source), "*"):
+        raise PreconditionFailed(f"catalog entry {entry_id} changed since it was read (If-Match does not match)")
+    merged = {name: changes.get(name, source.get(name)) for name in CATALOG_FIELDS}
+    prepared = catalog_prepare(
+        tenant_id=str(tenant.es_id), at=source.get("created_at"), external_id=source.get("external_id"), **merged
+    )
+    prepared = PreparedMemory("catalog", entry_id, prepared.source)  # the same entry, not a new one
+    try:
+        _store(tenant, prepared, if_version=(hit["_seq_no"], hit["_primary_term"]))
+    except ConflictError:
+        raise Conflict(f"catalog entry {entry_id} was changed by someone else meanwhile; read it again") from None
+    audit_record(tenant=tenant, actor=actor, action="catalog.update", target=entry_id)
+    return stored_view(prepared)
+
+
+def catalog_entry_delete(*, tenant: Tenant, entry_id: Any, actor: str) -> dict[str, Any]:
+    hit = catalog_entry_fetch(tenant=tenant, entry_id=entry_id)
+    entry_id = hit["_id"]
+    store.memories_delete(writer_es_client(), [(hit["_index"], entry_id)])
+    audit_record(tenant=tenant, actor=actor, action="catalog.delete", target=entry_id)
+    return {"id": entry_id, "type": "catalog", "forgotten": True}

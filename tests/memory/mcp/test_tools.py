@@ -1,0 +1,302 @@
+"""Every MCP tool through the official client against the live server and the session's Elasticsearch:
+what each returns, and each kind of error as an MCP tool error (isError) naming code, message and field."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.elastic.client import clients_reset
+
+from .conftest import mcp_session, payload, run, tenant_with_subjects, token_for, tool_error
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def acme():
+    tenant, subjects = tenant_with_subjects("tools", "alice", "bob")
+    return tenant, dict(zip(("alice", "bob"), subjects, strict=True))
+
+
+def texts(answer: dict) -> list[str]:
+    return [m["text"] for m in answer["memories"]]
+
+
+def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
+    tenant, people = acme
+    token = token_for(tenant, people["alice"])
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as s:
+            episode = payload(
+                await s.call_tool(
+                    "remember",
+                    {"kind": "episode", "text": "I just adopted a greyhound called Comet", "session_id": "s1"},
+                )
+            )
+            assert (episode["type"], episode["session_id"], episode["role"]) == ("episodic", "s1", "user")
+            fact = payload(
+                await s.call_tool(
+                    "remember",
+                    {
+                        "kind": "fact",
+                        "text": "Alice's dog is a greyhound called Comet",
+                        "fact_type": "identity",
+                        "confidence": 0.95,
+                        "source_episodes": [episode["id"]],
+                    },
+                )
+            )
+            assert (fact["type"], fact["fact_type"], fact["confidence"]) == ("semantic", "identity", 0.95)
+            assert fact["source_episodes"] == [episode["id"]] and "user_id" not in fact
+            playbook = payload(
+                await s.call_tool(
+                    "remember",
+                    {
+                        "kind": "playbook",
+                        "name": "Book the dog sitter",
+                        "trigger_text": "Alice travels and needs someone to look after Comet",
+                        "steps": [{"instruction": "Ask for the dates"}, {"instruction": "Email Sam", "tool": "email"}],
+                    },
+                )
+            )
+            assert (playbook["type"], playbook["version"], playbook["outcome_score"]) == ("procedural", 1, 0.5)
+            assert [step["instruction"] for step in playbook["steps"]] == ["Ask for the dates", "Email Sam"]
+
+            recalled = payload(await s.call_tool("recall_memory", {"query": "What is Alice's dog called?", "k": 3}))
+            assert len(recalled["memories"]) == 3 and fact["id"] in [m["id"] for m in recalled["memories"]]
+            assert [m["rank"] for m in recalled["memories"]] == [1, 2, 3]
+            only_facts = payload(await s.call_tool("recall_memory", {"query": "dog", "types": ["semantic"]}))
+            assert texts(only_facts) == ["Alice's dog is a greyhound called Comet"]
+
+            listed = payload(await s.call_tool("list_memories", {"page_size": 2}))
+            assert texts(listed) == ["Book the dog sitter", "Alice's dog is a greyhound called Comet"]
+            rest = payload(await s.call_tool("list_memories", {"page_size": 2, "cursor": listed["next_cursor"]}))
+            assert texts(rest) == ["I just adopted a greyhound called Comet"] and rest["next_cursor"] is None
+            in_session = payload(await s.call_tool("list_memories", {"session_id": "s1"}))
+            assert texts(in_session) == ["I just adopted a greyhound called Comet"]
+
+            new = payload(
+                await s.call_tool(
+                    "update_fact", {"memory_id": fact["id"], "text": "Alice's dog is a whippet called Comet"}
+                )
+            )
+            assert (new["fact_type"], new["supersedes"], new["contradiction"]) == ("identity", [fact["id"]], "natural")
+            chain = payload(await s.call_tool("memory_chain", {"memory_id": new["id"]}))["chain"]
+            assert [m["id"] for m in chain] == [fact["id"], new["id"]] and chain[0]["superseded_by"] == [new["id"]]
+            facts_now = payload(await s.call_tool("list_memories", {"types": ["semantic"]}))
+            assert texts(facts_now) == ["Alice's dog is a whippet called Comet"]
+            history = payload(await s.call_tool("list_memories", {"types": ["semantic"], "include_superseded": True}))
+            assert len(history["memories"]) == 2
+
+            won = payload(await s.call_tool("record_outcome", {"playbook_id": playbook["id"], "success": True}))
+            assert (won["success_count"], won["failure_count"], won["version"]) == (1, 0, 1)
+            refined = payload(
+                await s.call_tool(
+                    "record_outcome",
+                    {
+                        "playbook_id": playbook["id"],
+                        "success": False,
+                        "refined_steps": [{"instruction": "Ask for the dates"}, {"instruction": "Call Sam"}],
+                    },
+                )
+            )
+            assert (refined["success_count"], refined["failure_count"], refined["version"]) == (1, 1, 2)
+            assert [step["instruction"] for step in refined["steps"]] == ["Ask for the dates", "Call Sam"]
+
+            forgotten = payload(await s.call_tool("forget_memory", {"memory_id": episode["id"]}))
+            assert forgotten == {"id": episode["id"], "type": "episodic", "forgotten": True}
+            again = tool_error(await s.call_tool("forget_memory", {"memory_id": episode["id"]}))
+            assert (again["code"], again["field"]) == ("not_found", "memory_id")
+            left = payload(await s.call_tool("list_memories", {"types": ["episodic"]}))
+            assert left["memories"] == []
+
+    run(go)
+
+
+def test_a_tenant_token_names_the_subject_and_a_subject_token_only_itself(atlas_server, acme) -> None:
+    tenant, people = acme
+    service, alices = token_for(tenant), token_for(tenant, people["alice"])
+
+    async def go():
+        async with mcp_session(atlas_server.url, service) as s:
+            payload(
+                await s.call_tool("remember", {"kind": "fact", "text": "Bob is allergic to nuts", "subject": "bob"})
+            )
+            missing = tool_error(await s.call_tool("recall_memory", {"query": "nuts"}))
+            assert (missing["code"], missing["message"], missing["field"]) == (
+                "invalid",
+                "a subject id is required",
+                "subject",
+            )
+            nobody = tool_error(await s.call_tool("recall_memory", {"query": "nuts", "subject": "nobody"}))
+            assert (nobody["code"], nobody["message"]) == ("not_found", "no subject 'nobody'")
+            assert texts(payload(await s.call_tool("recall_memory", {"query": "nuts", "subject": "bob"}))) == [
+                "Bob is allergic to nuts"
+            ]
+            assert payload(await s.call_tool("list_memories", {"subject": "alice"}))["memories"] == []
+        async with mcp_session(atlas_server.url, alices) as s:
+            assert payload(await s.call_tool("list_memories", {"subject": "alice"}))["memories"] == []
+            other = tool_error(await s.call_tool("list_memories", {"subject": "bob"}))
+            assert (other["code"], other["message"], other["field"]) == ("not_found", "no subject 'bob'", "subject")
+
+    run(go)
+
+
+BAD_ARGUMENTS = [
+    ("recall_memory", {}, "query", "'query' is a required property"),
+    ("recall_memory", {"query": "x", "k": 0}, "k", "0 is less than the minimum of 1"),
+    ("recall_memory", {"query": "x", "k": 51}, "k", "51 is greater than the maximum of 50"),
+    ("recall_memory", {"query": "x", "k": "5"}, "k", "'5' is not of type 'integer'"),
+    ("recall_memory", {"query": "x", "types": ["archive"]}, "types.0", "'archive' is not one of"),
+    ("recall_memory", {"query": "x", "limit": 3}, "limit", "Additional properties are not allowed ('limit'"),
+    ("recall_memory", {"query": "x", "as_of": "last tuesday"}, "as_of", "as_of must be an ISO 8601 date-time"),
+    ("remember", {"text": "x"}, "kind", "'kind' is a required property"),
+    ("remember", {"kind": "memo", "text": "x"}, "kind", "'memo' is not one of ['episode', 'fact', 'playbook']"),
+    ("remember", {"kind": "episode"}, "text", "an episode needs text"),
+    ("remember", {"kind": "fact", "text": "x", "name": "n"}, "name", "name does not apply to a fact"),
+    ("remember", {"kind": "fact", "text": "x", "confidence": 2}, "confidence", "2 is greater than the maximum"),
+    ("remember", {"kind": "fact", "text": "x", "fact_type": "opinion"}, "fact_type", "'opinion' is not one of"),
+    ("remember", {"kind": "fact", "text": "   "}, "text", "text must not be empty"),
+    ("remember", {"kind": "playbook", "name": "n", "trigger_text": "t", "steps": []}, "steps", "should be non-empty"),
+    ("remember", {"kind": "playbook", "name": "n", "trigger_text": "t"}, "steps", "a playbook needs steps"),
+    (
+        "remember",
+        {"kind": "playbook", "name": "n", "trigger_text": "t", "steps": [{"tool": "email"}]},
+        "steps.0.instruction",
+        "steps.0: 'instruction' is a required property",
+    ),
+    (
+        "record_outcome",
+        {"playbook_id": "x", "success": True, "refined_steps": [{"instruction": "a", "when": "now"}]},
+        "refined_steps.0.when",
+        "Additional properties are not allowed ('when' was unexpected)",
+    ),
+    ("update_fact", {"memory_id": "x"}, "text", "'text' is a required property"),
+    ("update_fact", {"memory_id": "x", "text": "y", "contradiction": "mild"}, "contradiction", "is not one of"),
+    ("list_memories", {"page_size": 0}, "page_size", "0 is less than the minimum of 1"),
+    ("list_memories", {"cursor": "not-a-cursor"}, "cursor", "cursor is not one this API returned"),
+    ("record_outcome", {"playbook_id": "x", "success": "yes"}, "success", "'yes' is not of type 'boolean'"),
+    ("forget_memory", {"memory_id": ""}, "memory_id", "should be non-empty"),
+    ("memory_chain", {"memory_id": 42}, "memory_id", "42 is not of type 'string'"),
+]
+
+
+def test_bad_arguments_are_tool_errors_naming_the_field(atlas_server, acme) -> None:
+    tenant, people = acme
+    token = token_for(tenant, people["alice"])
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as s:
+            for tool, arguments, field, message in BAD_ARGUMENTS:
+                error = tool_error(await s.call_tool(tool, arguments))
+                assert (error["code"], error["field"]) == ("invalid", field), (tool, arguments, error)
+                assert message in error["message"], (tool, arguments, error)
+            assert payload(await s.call_tool("list_memories", {}))["memories"] == []  # nothing half-written
+
+    run(go)
+
+
+def test_unknown_ids_are_not_found(atlas_server, acme) -> None:
+    tenant, people = acme
+    token = token_for(tenant, people["alice"])
+    unknown = "0" * 32
+    calls = [
+        ("memory_chain", {"memory_id": unknown}, "memory_id", f"no fact {unknown} for this user"),
+        ("update_fact", {"memory_id": unknown, "text": "t"}, "memory_id", f"no fact {unknown} for this user"),
+        ("forget_memory", {"memory_id": unknown}, "memory_id", f"no memory {unknown} for this user"),
+        ("record_outcome", {"playbook_id": unknown, "success": True}, "playbook_id", f"no playbook {unknown}"),
+        (
+            "remember",
+            {"kind": "fact", "text": "t", "source_episodes": [unknown]},
+            "source_episodes",
+            f"no episode {unknown} for this user",
+        ),
+    ]
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as s:
+            for tool, arguments, field, message in calls:
+                result = await s.call_tool(tool, arguments)
+                assert result.content[0].text.startswith(f"not_found: {message}")
+                error = tool_error(result)
+                assert (error["code"], error["field"]) == ("not_found", field)
+            assert payload(await s.call_tool("list_memories", {}))["memories"] == []
+
+    run(go)
+
+
+def test_a_missing_scope_is_a_tool_error_and_changes_nothing(atlas_server, acme) -> None:
+    tenant, people = acme
+    full, read_only = token_for(tenant, people["alice"]), token_for(tenant, people["alice"], ["read"])
+    write_only, service_read = token_for(tenant, people["alice"], ["write"]), token_for(tenant, None, ["read"])
+
+    async def go():
+        async with mcp_session(atlas_server.url, full) as s:
+            fact = payload(await s.call_tool("remember", {"kind": "fact", "text": "Alice likes jazz"}))
+        denied = {
+            read_only: [
+                ("remember", {"kind": "fact", "text": "Alice likes metal"}, "write"),
+                ("update_fact", {"memory_id": fact["id"], "text": "Alice likes metal"}, "write"),
+                ("record_outcome", {"playbook_id": fact["id"], "success": True}, "write"),
+                ("forget_memory", {"memory_id": fact["id"]}, "forget"),
+            ],
+            write_only: [
+                ("recall_memory", {"query": "jazz"}, "read"),
+                ("list_memories", {}, "read"),
+                ("memory_chain", {"memory_id": fact["id"]}, "read"),
+                ("forget_memory", {"memory_id": fact["id"]}, "forget"),
+            ],
+            service_read: [("remember", {"kind": "fact", "text": "Alice likes metal", "subject": "alice"}, "write")],
+        }
+        for token, calls in denied.items():
+            async with mcp_session(atlas_server.url, token) as s:
+                for tool, arguments, scope in calls:
+                    error = tool_error(await s.call_tool(tool, arguments))
+                    assert (error["code"], error["message"]) == ("forbidden", f"this token lacks the '{scope}' scope")
+                # The scope is checked first: naming someone else's subject tells nothing either.
+                error = tool_error(await s.call_tool(*calls[0][:1], {**calls[0][1], "subject": "nobody"}))
+                assert error["code"] == "forbidden"
+        async with mcp_session(atlas_server.url, full) as s:
+            assert texts(payload(await s.call_tool("list_memories", {}))) == ["Alice likes jazz"]
+
+    run(go)
+
+
+def test_updating_a_superseded_version_is_a_conflict(atlas_server, acme) -> None:
+    tenant, people = acme
+    token = token_for(tenant, people["alice"])
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as s:
+            old = payload(await s.call_tool("remember", {"kind": "fact", "text": "Alice drives a Fiat"}))
+            new = payload(await s.call_tool("update_fact", {"memory_id": old["id"], "text": "Alice drives a Kia"}))
+            stale = tool_error(await s.call_tool("update_fact", {"memory_id": old["id"], "text": "Alice cycles"}))
+            assert (stale["code"], stale["field"]) == ("conflict", "memory_id") and new["id"] in stale["message"]
+
+    run(go)
+
+
+@pytest.fixture
+def reset_clients():
+    yield
+    clients_reset()  # the next request builds its clients from the restored settings
+
+
+def test_elasticsearch_down_is_an_unavailable_tool_error(atlas_server, acme, settings, reset_clients) -> None:
+    from embedded_es.engine import free_port
+
+    tenant, people = acme
+    token = token_for(tenant, people["alice"])
+    settings.ATLAS_ES_URL = f"http://127.0.0.1:{free_port()}"
+    clients_reset()
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as s:
+            return await s.call_tool("list_memories", {})
+
+    assert tool_error(run(go)) == {
+        "code": "unavailable",
+        "message": "Elasticsearch is unreachable while trying to search memories",
+        "field": None,
+    }
