@@ -53,6 +53,10 @@ def _dev_env() -> dict[str, str]:
         if line.strip() and not line.startswith("#"):
             key, _, value = line.partition("=")
             values[key.strip()] = value.strip()
+    if "ATLAS_DEMO_TOKEN" not in values:  # generated once, like the other secrets (older files get it added)
+        values["ATLAS_DEMO_TOKEN"] = f"atlas_{secrets.token_hex(6)}_{secrets.token_urlsafe(32)}"
+        with ENV_FILE.open("a") as env_file:
+            env_file.write(f"ATLAS_DEMO_TOKEN={values['ATLAS_DEMO_TOKEN']}\n")
     # Explicit environment variables win over the generated file.
     return {**values, **{k: v for k, v in os.environ.items() if k in values}}
 
@@ -209,6 +213,10 @@ def main() -> int:
             f"    health     {url}/healthz\n"
             f"    search     {env['ATLAS_ES_URL']} (user elastic, password in {ENV_FILE})\n"
             f"  demo login   demo@atlas.local / {env['ATLAS_DEMO_PASSWORD']}\n"
+            f"  demo token   {env['ATLAS_DEMO_TOKEN']}  (subject alice: read, write, forget)\n"
+            f"    try        curl -s -X POST {url}/api/v1/subjects/alice/recall -H 'Authorization: Bearer "
+            f"{env['ATLAS_DEMO_TOKEN']}' -H 'Content-Type: application/json' -d '{{\"query\": \"hello\"}}'\n"
+            f"    API docs   {url}/api/v1/docs/ · MCP {url}/mcp/\n"
             f"  Ctrl-C stops everything.\n",
             flush=True,
         )

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from atlas_site.errors import NotAuthenticated, NotFound, PermissionDenied, ValidationFailed
+from atlas_site.errors import Conflict, NotAuthenticated, NotFound, PermissionDenied, ValidationFailed
 
 from .models import ApiToken, MemorySubject, Tenant
 from .services import audit_record
@@ -100,6 +100,41 @@ def token_create(
             detail={"prefix": prefix, "name": name, "kind": token.kind, "scopes": scope_list},
         )
     return IssuedToken(token=token, secret=f"atlas_{prefix}_{secret}")
+
+
+def token_install(
+    *, tenant: Tenant, subject: MemorySubject | None, name: str, scopes: object, token: str, actor: str
+) -> ApiToken:
+    """Record a token generated elsewhere — the development stack's demo token, kept in ``.data/dev.env``
+    so every ``make run`` prints one that works. Idempotent; never replaces a token it did not record."""
+    match = TOKEN_PATTERN.match(token or "")
+    if match is None:
+        raise ValidationFailed("not a token of the form atlas_<prefix>_<secret>", field="token")
+    prefix, secret = match.groups()
+    existing = ApiToken.objects.filter(prefix=prefix).first()
+    if existing is not None:
+        if not hmac.compare_digest(existing.secret_sha256, _digest(secret)) or existing.tenant_id != tenant.pk:
+            raise Conflict(f"another token already uses the prefix {prefix}", field="token")
+        return existing
+    with transaction.atomic():
+        installed = ApiToken.objects.create(
+            kind=ApiToken.Kind.SUBJECT if subject is not None else ApiToken.Kind.TENANT,
+            tenant=tenant,
+            subject=subject,
+            name=name,
+            prefix=prefix,
+            secret_sha256=_digest(secret),
+            scopes=_scopes_validate(scopes),
+            created_by=actor,
+        )
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            action="token.install",
+            target=str(subject or tenant),
+            detail={"prefix": prefix, "name": name, "kind": installed.kind, "scopes": installed.scopes},
+        )
+    return installed
 
 
 def token_revoke(*, token: ApiToken, actor: str) -> bool:

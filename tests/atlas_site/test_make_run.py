@@ -101,6 +101,18 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         assert "demo" in admin.text
         css = session.get(f"{base}/static/admin/css/base.css", timeout=10)
         assert css.status_code == 200
+        # The printed demo token works as alice's own token, straight away.
+        token = re.search(r"demo token\s+(atlas_\S+)", banner).group(1)
+        me = requests.get(f"{base}/api/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        assert me.status_code == 200, me.text
+        assert (me.json()["subject"], me.json()["scopes"]) == ("alice", ["forget", "read", "write"])
+        wrote = requests.post(
+            f"{base}/api/v1/subjects/alice/episodes",
+            json={"text": "hello from the demo token"},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        )
+        assert wrote.status_code == 201, wrote.text
     finally:
         out = _stop(proc)
     assert proc.returncode == 0, out
@@ -116,7 +128,10 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         banner = "".join(lines)
         assert "generated development secrets" not in banner
         assert f"demo@atlas.local / {password}" in banner
+        assert f"demo token   {token}" in banner  # the same token, still valid
         assert _wait_for(f"{base}/healthz").status_code == 200
+        me = requests.get(f"{base}/api/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        assert me.status_code == 200, me.text
     finally:
         out = _stop(proc)
     assert proc.returncode == 0, out

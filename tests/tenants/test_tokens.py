@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from atlas_site.errors import NotAuthenticated, NotFound, PermissionDenied, ValidationFailed
+from atlas_site.errors import Conflict, NotAuthenticated, NotFound, PermissionDenied, ValidationFailed
 from tenants import services, tokens
 from tenants.models import ApiToken, AuditRecord, Person
 
@@ -202,3 +202,16 @@ def test_admin_refuses_a_subject_of_another_tenant(client, acme, zed) -> None:
     assert response.status_code == 200
     assert "choose an active subject of the chosen tenant" in response.content.decode()
     assert not ApiToken.objects.exists()
+
+
+def test_install_records_a_generated_token_once(acme, alice) -> None:
+    """The development stack's demo token: installed from dev.env, idempotent, never over another."""
+    secret = "atlas_0123456789ab_" + "Q" * 43
+    first = tokens.token_install(tenant=acme, subject=alice, name="demo", scopes="read", token=secret, actor="test")
+    again = tokens.token_install(tenant=acme, subject=alice, name="demo", scopes="read", token=secret, actor="test")
+    assert first.pk == again.pk and ApiToken.objects.count() == 1
+    assert tokens.token_authenticate(presented=secret).subject == alice
+    with pytest.raises(Conflict):
+        tokens.token_install(tenant=acme, subject=alice, name="x", scopes="read", token=secret[:-1] + "R", actor="test")
+    with pytest.raises(ValidationFailed):
+        tokens.token_install(tenant=acme, subject=alice, name="x", scopes="read", token="atlas_short", actor="test")

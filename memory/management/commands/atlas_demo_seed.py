@@ -12,9 +12,11 @@ from django.db import transaction
 from tenants.management.base import AtlasCommand
 from tenants.models import MemorySubject, Person, Tenant
 from tenants.services import membership_add, subject_create, tenant_create
+from tenants.tokens import token_install
 
 DEMO_TENANT = "demo"
 DEMO_SUBJECTS = (("alice", "Alice Example"), ("bob", "Bob Example"))
+TOKEN_ENV = "ATLAS_DEMO_TOKEN"  # noqa: S105 (the variable's name): alice's API token, installed when set
 PASSWORD_ENV = "ATLAS_DEMO_PASSWORD"  # noqa: S105 (the variable's name, not a password)
 
 
@@ -48,6 +50,16 @@ class Command(AtlasCommand):
                     person=person if external_id == "alice" else None,
                     actor=self.actor,
                 )
+        demo_token = os.environ.get(TOKEN_ENV)
+        if demo_token:
+            token_install(
+                tenant=tenant,
+                subject=MemorySubject.objects.get(tenant=tenant, external_id="alice"),
+                name="demo token (make run)",
+                scopes="read,write,forget",
+                token=demo_token,
+                actor=self.actor,
+            )
         self.stdout.write(self.style.SUCCESS(f"demo tenant '{tenant.slug}' with subjects alice, bob; login {email}"))
 
 
