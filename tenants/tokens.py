@@ -233,9 +233,11 @@ def token_authenticate(*, presented: str | None) -> TokenPrincipal:
         raise refused
     if not token.tenant.is_active or (token.subject is not None and not token.subject.is_active):
         raise refused
-    # At most one write a minute per token, and no lost update between concurrent requests.
-    stale = Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
-    ApiToken.objects.filter(stale, pk=token.pk).update(last_used_at=now)
+    # At most one write a minute per token (checked on the row just read, so a busy token costs no
+    # write at all), and the conditional UPDATE loses nothing between concurrent requests.
+    if token.last_used_at is None or token.last_used_at < now - LAST_USED_RESOLUTION:
+        stale = Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
+        ApiToken.objects.filter(stale, pk=token.pk).update(last_used_at=now)
     return TokenPrincipal(token=token, tenant=token.tenant, subject=token.subject, scopes=frozenset(token.scopes))
 
 

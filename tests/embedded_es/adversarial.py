@@ -256,10 +256,14 @@ def unplant(admin: RawClient) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- snapshot
-def snapshot(admin: RawClient, doc_indices: str = "*", size: int = 1000) -> dict[str, Any]:
+def snapshot(
+    admin: RawClient, doc_indices: str = "*", size: int = 1000, sources: tuple[str, ...] = FIXTURE_INDICES
+) -> dict[str, Any]:
     """What the superuser sees: indices and aliases, mappings, settings, every document, the API keys.
 
-    Documents come from a match_all search (``size`` hits, after a refresh) over ``doc_indices``.
+    Documents come from match_all searches (``size`` hits, after a refresh): every document of
+    ``doc_indices`` by version, and the documents of ``sources`` (the planted fixture) with their
+    sources too.
     """
     admin.request("POST", "/_refresh")
     out: dict[str, Any] = {}
@@ -271,7 +275,8 @@ def snapshot(admin: RawClient, doc_indices: str = "*", size: int = 1000) -> dict
     # three vectors, and reading them for every example made this suite minutes slower in the full run.
     docs: list[tuple] = []
     out["total"] = 0
-    for indices, with_source in ((doc_indices, False), (",".join(FIXTURE_INDICES), True)):
+    searches = [(doc_indices, False)] + ([(",".join(sources), True)] if sources else [])
+    for indices, with_source in searches:
         body = {"query": {"match_all": {}}, "size": size, "track_total_hits": True, "seq_no_primary_term": True}
         if not with_source:
             body["_source"] = False

@@ -110,7 +110,7 @@ def test_tenants_stay_isolated_while_a_third_tenant_attacks(atlas_es, transactio
         "b": {_catalog(maya_b, f"shared budget catalog of tenant b {secrets.token_hex(4)}")},
     }
     admin = RawClient.basic(atlas_es.url, atlas_es.username, atlas_es.password)
-    before = snapshot(admin, _memory_indices(), size=10000)
+    before = snapshot(admin, _memory_indices(), size=10000, sources=())
     # Every token exists before the threads start, so a leak cannot race the list of secrets.
     fixture = AdvFixture(
         url=atlas_es.url,
@@ -160,7 +160,7 @@ def test_tenants_stay_isolated_while_a_third_tenant_attacks(atlas_es, transactio
 
     after = before
     try:
-        after = snapshot(admin, _memory_indices(), size=10000)
+        after = snapshot(admin, _memory_indices(), size=10000, sources=())
         _assert_isolated(plans, before, after, sent, attack_problems, accepted_writes)
     finally:
         admin.close()
