@@ -822,9 +822,10 @@ class Gateway:
                 raise EsError(
                     400, "illegal_argument_exception", "The bulk request must be terminated by a newline [\n]"
                 )
+            source_line = lines[i + 1] if has_source else None
             source = (
-                parts.object(wire.parse_json(lines[i + 1], where=f"bulk line [{i + 2}]: "), f"bulk line [{i + 2}]")
-                if has_source
+                parts.object(wire.parse_json(source_line, where=f"bulk line [{i + 2}]: "), f"bulk line [{i + 2}]")
+                if source_line is not None
                 else None
             )
             if op == "update":
@@ -856,8 +857,13 @@ class Gateway:
                         "Can't execute a bulk item request with update requests embedded if field or document level security is enabled",
                     )
                 forwarded.append(wire.dumps({op: {**spec, "_index": index}}))
-                if source is not None:
+                if op == "update":
                     forwarded.append(wire.dumps(source))
+                elif source_line is not None:
+                    # A document to store, parsed strictly above (one object, no duplicate keys, no
+                    # NaN, bounded depth) and sent as received: re-serialising every vector costs
+                    # ≈ 0.3 ms a document, and a write reads nothing, so no filter depends on it.
+                    forwarded.append(source_line.strip())
                 slots.append(None)
             except EsError as err:
                 slots.append(

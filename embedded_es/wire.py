@@ -21,7 +21,6 @@ Limits (each an environment variable of the embedded server):
 from __future__ import annotations
 
 import json
-import math
 import os
 import zlib
 from typing import Any
@@ -106,14 +105,6 @@ def _no_constants(name: str) -> Any:
     raise EsError(400, "x_content_parse_exception", f"Non-standard token '{name}': not a JSON value")
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        # Jackson reads 1e999 as a double and Elasticsearch then refuses the infinite value.
-        raise EsError(400, "x_content_parse_exception", f"Numeric value ({text[:32]}) out of range of double")
-    return value
-
-
 def _depth_ok(value: Any, limit: int) -> None:
     stack = [(value, 1)]
     while stack:
@@ -137,7 +128,7 @@ def parse_json(raw: bytes | str, *, where: str = "") -> Any:
     except UnicodeDecodeError as exc:
         raise EsError(400, "x_content_parse_exception", f"{where}invalid UTF-8: {exc.reason}") from None
     try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constants, parse_float=_finite)
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         raise EsError(400, "x_content_parse_exception", f"{where}[{exc.lineno}:{exc.colno}] {exc.msg}") from None
     except RecursionError:
@@ -164,7 +155,12 @@ def ndjson_lines(raw: bytes) -> list[bytes]:
 
 
 def dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    except ValueError:
+        # A number too large for a double (1e999) parses as infinity; Elasticsearch refuses it, and so
+        # does the re-serialisation — checked here, once, rather than by a callback for every number.
+        raise EsError(400, "x_content_parse_exception", "Numeric value out of range of double") from None
 
 
 def ndjson(values: list[Any]) -> bytes:
