@@ -139,6 +139,20 @@ def parse_json(raw: bytes | str, *, where: str = "") -> Any:
     return value
 
 
+def check_document(raw: bytes, *, where: str) -> None:
+    """A document to be stored as sent: exactly one JSON object, in UTF-8 (C-speed, no hooks)."""
+    try:
+        value = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise EsError(400, "x_content_parse_exception", f"{where}: not one JSON object: {exc}") from None
+    except RecursionError:
+        raise EsError(
+            400, "x_content_parse_exception", f"{where}: Document nesting depth exceeds the maximum allowed"
+        ) from None
+    if not isinstance(value, dict):
+        raise EsError(400, "x_content_parse_exception", f"{where}: expected a JSON object")
+
+
 def parse_object(raw: bytes, *, what: str = "request body") -> dict[str, Any] | None:
     """A JSON object body, or None when the body is empty."""
     if not raw.strip():
