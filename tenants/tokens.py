@@ -68,37 +68,11 @@ def token_create(
     expires_at: datetime | None = None,
 ) -> IssuedToken:
     """Issue a token for ``tenant`` (a service token) or for ``subject`` of that tenant (a subject token)."""
-    name = (name or "").strip()
-    if not name or len(name) > MAX_NAME_CHARS:
-        raise ValidationFailed(f"a token needs a name of 1 to {MAX_NAME_CHARS} characters", field="name")
-    scope_list = _scopes_validate(scopes)
-    if not tenant.is_active:
-        raise ValidationFailed(f"tenant {tenant.slug} is deactivated", field="tenant")
-    if subject is not None and (subject.tenant_id != tenant.pk or not subject.is_active):
-        raise NotFound(f"no active subject '{subject.external_id}' in tenant {tenant.slug}", field="subject")
-    if expires_at is not None and expires_at <= timezone.now():
-        raise ValidationFailed("the expiry must be in the future", field="expires_at")
-    prefix = secrets.token_hex(6)
-    secret = secrets.token_urlsafe(32)
-    with transaction.atomic():
-        token = ApiToken.objects.create(
-            kind=ApiToken.Kind.SUBJECT if subject is not None else ApiToken.Kind.TENANT,
-            tenant=tenant,
-            subject=subject,
-            name=name,
-            prefix=prefix,
-            secret_sha256=_digest(secret),
-            scopes=scope_list,
-            created_by=actor,
-            expires_at=expires_at,
-        )
-        audit_record(
-            tenant=tenant,
-            actor=actor,
-            action="token.create",
-            target=str(subject or tenant),
-            detail={"prefix": prefix, "name": name, "kind": token.kind, "scopes": scope_list},
-        )
+    prefix, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
+    token = _issue(
+        tenant=tenant, subject=subject, name=name, scopes=scopes, actor=actor, expires_at=expires_at,
+        prefix=prefix, secret=secret, action="token.create",
+    )  # fmt: skip
     return IssuedToken(token=token, secret=f"atlas_{prefix}_{secret}")
 
 
@@ -116,25 +90,55 @@ def token_install(
         if not hmac.compare_digest(existing.secret_sha256, _digest(secret)) or existing.tenant_id != tenant.pk:
             raise Conflict(f"another token already uses the prefix {prefix}", field="token")
         return existing
+    return _issue(
+        tenant=tenant, subject=subject, name=name, scopes=scopes, actor=actor, expires_at=None,
+        prefix=prefix, secret=secret, action="token.install",
+    )  # fmt: skip
+
+
+def _issue(
+    *,
+    tenant: Tenant,
+    subject: MemorySubject | None,
+    name: str,
+    scopes: object,
+    actor: str,
+    expires_at: datetime | None,
+    prefix: str,
+    secret: str,
+    action: str,
+) -> ApiToken:
+    """Check what a token may be, then record it (only the secret's hash) and audit it."""
+    name = (name or "").strip()
+    if not name or len(name) > MAX_NAME_CHARS:
+        raise ValidationFailed(f"a token needs a name of 1 to {MAX_NAME_CHARS} characters", field="name")
+    scope_list = _scopes_validate(scopes)
+    if not tenant.is_active:
+        raise ValidationFailed(f"tenant {tenant.slug} is deactivated", field="tenant")
+    if subject is not None and (subject.tenant_id != tenant.pk or not subject.is_active):
+        raise NotFound(f"no active subject '{subject.external_id}' in tenant {tenant.slug}", field="subject")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ValidationFailed("the expiry must be in the future", field="expires_at")
     with transaction.atomic():
-        installed = ApiToken.objects.create(
+        token = ApiToken.objects.create(
             kind=ApiToken.Kind.SUBJECT if subject is not None else ApiToken.Kind.TENANT,
             tenant=tenant,
             subject=subject,
             name=name,
             prefix=prefix,
             secret_sha256=_digest(secret),
-            scopes=_scopes_validate(scopes),
+            scopes=scope_list,
             created_by=actor,
+            expires_at=expires_at,
         )
         audit_record(
             tenant=tenant,
             actor=actor,
-            action="token.install",
+            action=action,
             target=str(subject or tenant),
-            detail={"prefix": prefix, "name": name, "kind": installed.kind, "scopes": installed.scopes},
+            detail={"prefix": prefix, "name": name, "kind": token.kind, "scopes": scope_list},
         )
-    return installed
+    return token
 
 
 def token_revoke(*, token: ApiToken, actor: str) -> bool:
