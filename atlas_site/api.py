@@ -32,7 +32,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 
-from atlas_site.errors import AtlasError
+from atlas_site.errors import AtlasError, ValidationFailed
 from tenants.tokens import TokenPrincipal, token_authenticate
 
 if TYPE_CHECKING:  # rest_framework.views imports this module through its settings: no import cycle
@@ -231,3 +231,27 @@ def idempotent(view: Callable) -> Callable:
         return response
 
     return wrapper
+
+
+# Query parameters: every route accepts the ones it names and refuses the rest (default deny).
+def query_params(request: Request, allowed: set[str]) -> dict[str, str]:
+    """Single-valued query parameters; an unknown one is refused, not ignored."""
+    unknown = sorted(set(request.query_params) - allowed)
+    if unknown:
+        raise ValidationFailed(f"unknown query parameter {unknown[0]}", field=unknown[0])
+    return {k: request.query_params.get(k) for k in request.query_params}
+
+
+def flag_param(value: str | None, name: str) -> bool:
+    if value in (None, "false", "0"):
+        return False
+    if value in ("true", "1", ""):
+        return True
+    raise ValidationFailed(f"{name} must be true or false", field=name)
+
+
+def int_param(value: str, name: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValidationFailed(f"{name} must be an integer", field=name) from None

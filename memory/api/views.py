@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from atlas_site.api import actor_of, idempotent, principal_of
+from atlas_site.api import actor_of, flag_param, idempotent, int_param, principal_of, query_params
 from atlas_site.errors import ValidationFailed
 from memory import selectors
 from memory.selectors import RecallOptions
@@ -247,19 +247,19 @@ class MemoriesView(SubjectView):
     )
     def get(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "read")
-        query = _query(
+        query = query_params(
             request, {"type", "fact_type", "superseded", "session_id", "since", "until", "page_size", "cursor"}
         )
         return Response(
             selectors.memory_list(
                 subject=who,
                 memory_types=request.query_params.getlist("type") or None,
-                include_superseded=_flag(query.get("superseded"), "superseded"),
+                include_superseded=flag_param(query.get("superseded"), "superseded"),
                 fact_type=query.get("fact_type"),
                 session_id=query.get("session_id"),
                 since=query.get("since"),
                 until=query.get("until"),
-                page_size=_integer(query.get("page_size", "50"), "page_size"),
+                page_size=int_param(query.get("page_size", "50"), "page_size"),
                 cursor=query.get("cursor"),
             )
         )
@@ -328,11 +328,11 @@ class CatalogView(APIView):
     )
     def get(self, request: Request) -> Response:
         principal = _tenant_principal(request, "read")
-        query = _query(request, {"page_size", "cursor"})
+        query = query_params(request, {"page_size", "cursor"})
         return Response(
             selectors.catalog_list(
                 tenant=principal.tenant,
-                page_size=_integer(query.get("page_size", "50"), "page_size"),
+                page_size=int_param(query.get("page_size", "50"), "page_size"),
                 cursor=query.get("cursor"),
             )
         )
@@ -415,26 +415,3 @@ def _tenant_principal(request: Request, scope: str):
     principal.require_tenant_token()
     principal.require(scope)
     return principal
-
-
-def _query(request: Request, allowed: set[str]) -> dict[str, str]:
-    """Single-valued query parameters; an unknown one is refused, not ignored."""
-    unknown = sorted(set(request.query_params) - allowed)
-    if unknown:
-        raise ValidationFailed(f"unknown query parameter {unknown[0]}", field=unknown[0])
-    return {k: request.query_params.get(k) for k in request.query_params}
-
-
-def _flag(value: str | None, name: str) -> bool:
-    if value in (None, "false", "0"):
-        return False
-    if value in ("true", "1", ""):
-        return True
-    raise ValidationFailed(f"{name} must be true or false", field=name)
-
-
-def _integer(value: str, name: str) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValidationFailed(f"{name} must be an integer", field=name) from None

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from atlas_site.api import actor_of, idempotent, principal_of
+from atlas_site.api import actor_of, idempotent, int_param, principal_of, query_params
 from atlas_site.errors import ValidationFailed
 from memory.api.serializers import Strict
 from memory.api.views import PROBLEM, WRITE_PROBLEMS
@@ -84,17 +84,12 @@ class SubjectsView(APIView):
         principal = principal_of(request)
         principal.require_tenant_token()
         principal.require("read")
-        unknown = sorted(set(request.query_params) - {"page_size", "cursor"})
-        if unknown:
-            raise ValidationFailed(f"unknown query parameter {unknown[0]}", field=unknown[0])
-        try:
-            size = int(request.query_params.get("page_size", "50"))
-        except ValueError:
-            raise ValidationFailed("page_size must be an integer", field="page_size") from None
+        query = query_params(request, {"page_size", "cursor"})
+        size = int_param(query.get("page_size", "50"), "page_size")
         if not 1 <= size <= MAX_PAGE:
             raise ValidationFailed(f"page_size must be from 1 to {MAX_PAGE}", field="page_size")
         subjects = MemorySubject.objects.filter(tenant=principal.tenant).order_by("external_id")
-        cursor = request.query_params.get("cursor")
+        cursor = query.get("cursor")
         if cursor:
             subjects = subjects.filter(external_id__gt=cursor)
         page = list(subjects[: size + 1])
