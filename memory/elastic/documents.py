@@ -108,6 +108,10 @@ class SemanticMemory(MemoryDocument):
     valid_from = Date()
     valid_to = Date()
     pending_outcome = Boolean()
+    # Consolidation: when a later conversation last confirmed the fact, and the ids of the runs'
+    # changes already applied to it (a redelivered run applies none twice).
+    last_confirmed_at = Date()
+    applied_events = Keyword()
 
 
 class Step(InnerDoc):
@@ -129,6 +133,7 @@ class ProceduralMemory(MemoryDocument):
     outcome_score = Float()
     use_count = Integer()
     last_used_at = Date()
+    applied_events = Keyword()
 
 
 class CatalogEntry(MemoryDocument):
