@@ -362,8 +362,9 @@ ATLAS_CONSOLIDATION_MAX_RELATED = env.int("ATLAS_CONSOLIDATION_MAX_RELATED", def
 # Validation: a proposed fact, supersession or playbook below this confidence is dropped.
 ATLAS_CONSOLIDATION_CONFIDENCE_FLOOR = env.float("ATLAS_CONSOLIDATION_CONFIDENCE_FLOOR", default=0.6)
 # A new fact whose embedding is at least this cosine-similar to an existing one (or whose normalised
-# text is the same) confirms that fact instead of duplicating it.
-ATLAS_CONSOLIDATION_DUPLICATE_SIMILARITY = env.float("ATLAS_CONSOLIDATION_DUPLICATE_SIMILARITY", default=0.93)
+# text is the same) confirms that fact instead of duplicating it. Keep it high: contradictions look
+# alike too ("lives in Porto" / "lives in Lisbon": 0.89 with all-mpnet-base-v2).
+ATLAS_CONSOLIDATION_DUPLICATE_SIMILARITY = env.float("ATLAS_CONSOLIDATION_DUPLICATE_SIMILARITY", default=0.95)
 # A confirmation raises the fact's confidence by this much (capped at 1).
 ATLAS_CONSOLIDATION_CONFIRM_BOOST = env.float("ATLAS_CONSOLIDATION_CONFIRM_BOOST", default=0.05)
 # A harsh supersession (the old fact was wrong: it is retracted) needs at least this confidence.

@@ -327,9 +327,10 @@ def _digest(text: str) -> str:
     return hashlib.sha256(normalised(text).encode()).hexdigest()[:16]
 
 
-def window_key_for(*, subject: MemorySubject, start: tuple[datetime, str] | None, end: tuple[datetime, str]) -> str:
-    start_part = f"{_millis(start[0])}:{start[1]}" if start else "-"
-    raw = f"{subject.es_id}|{start_part}|{_millis(end[0])}:{end[1]}"
+def window_key_for(*, subject: MemorySubject, episode_ids: list[str]) -> str:
+    """The run's key: its subject and the episodes it covers, so any run over the same episodes (a
+    redelivery, a resumed run, ``--since`` over the same window) derives the same ids and events."""
+    raw = f"{subject.es_id}|{','.join(episode_ids)}"
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
@@ -852,7 +853,7 @@ def _plan_fresh(
         _set_window(run, start, None)
         _finish(run, Status.SKIPPED, started, error="skipped: no new episodes")
         return Outcome(Status.SKIPPED, run=run, error=run.error)
-    window_key = window_key_for(subject=subject, start=start, end=data.window_end)
+    window_key = window_key_for(subject=subject, episode_ids=[e["id"] for e in data.episodes])
     if not dry:
         run = ConsolidationRun.objects.create(
             tenant=subject.tenant,

@@ -79,8 +79,14 @@ def secret_findings(text: str) -> list[Finding]:
         if 13 <= len(digits) <= 19 and len(set(digits)) > 1 and _luhn_ok(digits):
             found.append(Finding("card_number", match.start(), match.end()))
     for match in _IBAN.finditer(text):
-        if _iban_ok(match.group()):
-            found.append(Finding("iban", match.start(), match.end()))
+        # The pattern may run on into the next word ("… 0130 00 please"): the longest prefix that
+        # passes the checksum is the IBAN.
+        positions = [match.start() + i for i, ch in enumerate(match.group()) if ch != " "]
+        for length in range(len(positions), 14, -1):
+            end = positions[length - 1] + 1
+            if _iban_ok(text[match.start() : end]):
+                found.append(Finding("iban", match.start(), end))
+                break
     for pattern, kind in ((_SSN, "government_id"), (_NAMED_ID, "government_id"), (_API_KEYS, "api_key")):
         found += [Finding(kind, m.start(), m.end()) for m in pattern.finditer(text)]
     found += [Finding("private_key", m.start(), len(text)) for m in _PRIVATE_KEY.finditer(text)]
