@@ -87,7 +87,12 @@ class FakeLlm:
                 if reply.refuse_schema and "response_format" in body:
                     self._send(
                         400,
-                        {"error": {"message": "response_format json_schema is not supported", "type": "invalid_request_error"}},
+                        {
+                            "error": {
+                                "message": "response_format json_schema is not supported",
+                                "type": "invalid_request_error",
+                            }
+                        },
                     )
                     return
                 if reply.status != 200:

@@ -260,15 +260,9 @@ def per_subject_counts_body(*, query: dict[str, Any], max_subjects: int) -> dict
     return {"query": query, "size": 0, "aggs": {"subjects": {"terms": {"field": "user_id", "size": max_subjects}}}}
 
 
-def old_uncited_episodes_query(*, tenant_id: str, before: str, cited: list[str]) -> dict[str, Any]:
-    """A tenant's episodes older than ``before`` that no fact in ``cited`` names."""
-    must_not: list[dict[str, Any]] = [{"ids": {"values": cited}}] if cited else []
-    return {
-        "bool": {
-            "filter": [{"term": {"tenant_id": tenant_id}}, {"range": {"timestamp": {"lt": before}}}],
-            "must_not": must_not,
-        }
-    }
+def episodes_before_query(*, tenant_id: str, before: str) -> dict[str, Any]:
+    """A tenant's episodes older than the ISO time ``before``."""
+    return {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"range": {"timestamp": {"lt": before}}}]}}
 
 
 def facts_citing_query(*, tenant_id: str) -> dict[str, Any]:

@@ -1075,3 +1075,22 @@ def plan_diff(outcome: Outcome) -> list[str]:
             f"! dropped {item['kind']}: {item['reason']}" + (f"  {item['text']!r}" if item.get("text") else "")
         )
     return lines
+
+
+def consolidation_fan_out(*, min_new: int, budget: int) -> dict[str, int]:
+    """Queue a run for every active subject with at least ``min_new`` new episodes, most first, at
+    most ``budget`` in all; a subject already queued and not started yet is left alone. Returns the
+    number queued per tenant."""
+    from memory.tasks import consolidation_subject_task
+    from tenants.models import Tenant
+
+    queued: dict[str, int] = {}
+    for tenant in Tenant.objects.filter(is_active=True):
+        if budget <= 0:
+            break
+        for subject, _count in subjects_due(tenant=tenant, min_new=min_new)[:budget]:
+            if consolidation_mark_queued(subject=subject):
+                consolidation_subject_task.delay(subject.pk)
+                queued[tenant.slug] = queued.get(tenant.slug, 0) + 1
+                budget -= 1
+    return queued

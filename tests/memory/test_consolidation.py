@@ -35,13 +35,15 @@ def llm(settings):
 
 
 def say(subject, text: str, minutes: int, session: str = "s1") -> str:
-    return writes.episode_write(subject=subject, text=text, session_id=session, at=T0 + timedelta(minutes=minutes))["id"]
+    return writes.episode_write(subject=subject, text=text, session_id=session, at=T0 + timedelta(minutes=minutes))[
+        "id"
+    ]
 
 
 def stored(subject, memory_type: str = "semantic", include_superseded: bool = True) -> list[dict]:
-    return memory_list(subject=subject, memory_types=[memory_type], include_superseded=include_superseded, page_size=200)[
-        "memories"
-    ]
+    return memory_list(
+        subject=subject, memory_types=[memory_type], include_superseded=include_superseded, page_size=200
+    )["memories"]
 
 
 def texts(memories) -> list[str]:
@@ -133,7 +135,10 @@ def test_the_same_window_twice_writes_the_same_documents(maya, llm) -> None:
                     "name": "Plan a Sunday run",
                     "trigger_text": "weekend running",
                     "description": "",
-                    "steps": [{"instruction": "Check the weather", "tool": None}, {"instruction": "Run 10k", "tool": None}],
+                    "steps": [
+                        {"instruction": "Check the weather", "tool": None},
+                        {"instruction": "Run 10k", "tool": None},
+                    ],
                     "confidence": 0.8,
                     "source_episodes": [second],
                 }
@@ -229,7 +234,11 @@ def test_ids_the_run_was_not_shown_are_dropped_and_other_subjects_untouched(maya
                 fact("Maya likes nothing", []),
             ],
             supersessions=[
-                {"target_fact_ids": [toms["id"]], "contradiction": "harsh", "fact": fact("Tom lives in Rome", [mine], confidence=0.95)}
+                {
+                    "target_fact_ids": [toms["id"]],
+                    "contradiction": "harsh",
+                    "fact": fact("Tom lives in Rome", [mine], confidence=0.95),
+                }
             ],
             confirmations=[{"fact_id": toms["id"], "source_episodes": [mine]}],
             outcomes=[{"playbook_id": "f" * 32, "success": False, "source_episodes": [mine]}],
@@ -239,7 +248,10 @@ def test_ids_the_run_was_not_shown_are_dropped_and_other_subjects_untouched(maya
     assert outcome.status == "done"
     assert texts(stored(maya)) == ["Maya likes jazz"]
     assert [r["kind"] for r in outcome.rejected] == ["supersession", "fact", "fact", "fact", "confirmation", "outcome"]
-    assert all("not in this run" in r["reason"] or "not shown" in r["reason"] or "no episode" in r["reason"] for r in outcome.rejected)
+    assert all(
+        "not in this run" in r["reason"] or "not shown" in r["reason"] or "no episode" in r["reason"]
+        for r in outcome.rejected
+    )
     untouched = memory_get(subject=tom, memory_id=toms["id"])
     assert untouched.get("superseded_by") is None and untouched["confidence"] == 0.8
     assert texts(stored(tom)) == ["Tom lives in Oslo"]
@@ -289,7 +301,11 @@ def test_mass_supersession_stops_the_run_for_review(maya, llm, settings) -> None
     llm.script(
         empty_plan(
             supersessions=[
-                {"target_fact_ids": [f["id"]], "contradiction": "natural", "fact": fact(f"Maya dislikes colour {n}", [episode])}
+                {
+                    "target_fact_ids": [f["id"]],
+                    "contradiction": "natural",
+                    "fact": fact(f"Maya dislikes colour {n}", [episode]),
+                }
                 for n, f in enumerate(facts[:4])
             ]
         )
@@ -316,8 +332,16 @@ def test_harsh_supersession_needs_high_confidence_and_low_confidence_is_dropped(
     llm.script(
         empty_plan(
             supersessions=[
-                {"target_fact_ids": [peanuts["id"]], "contradiction": "harsh", "fact": fact("Maya is allergic to shellfish", [episode], confidence=0.8)},
-                {"target_fact_ids": [tea["id"]], "contradiction": "harsh", "fact": fact("Maya likes tea", [episode], confidence=0.95)},
+                {
+                    "target_fact_ids": [peanuts["id"]],
+                    "contradiction": "harsh",
+                    "fact": fact("Maya is allergic to shellfish", [episode], confidence=0.8),
+                },
+                {
+                    "target_fact_ids": [tea["id"]],
+                    "contradiction": "harsh",
+                    "fact": fact("Maya likes tea", [episode], confidence=0.95),
+                },
             ],
             facts=[fact("Maya might like hiking", [episode], confidence=0.4)],
         )
@@ -351,7 +375,11 @@ def test_a_fact_that_repeats_an_existing_one_confirms_it(maya, llm, settings) ->
     assert [c["fact_id"] for c in outcome.plan["confirmations"]] == [black["id"], oat["id"]]
     assert outcome.plan["confirmations"][0]["why"] == "same text"
     assert outcome.plan["confirmations"][1]["why"].startswith("similarity ")
-    assert texts(stored(maya)) == ["Maya puts oat milk in her tea", "Maya takes her coffee black", "Maya takes no sugar"]
+    assert texts(stored(maya)) == [
+        "Maya puts oat milk in her tea",
+        "Maya takes her coffee black",
+        "Maya takes no sugar",
+    ]
     confirmed = memory_get(subject=maya, memory_id=black["id"])
     assert confirmed["confidence"] == pytest.approx(0.85)
     assert confirmed["source_episodes"] == [episode]
@@ -406,7 +434,13 @@ def test_dry_run_prints_the_diff_and_writes_nothing(maya, llm) -> None:
     episode = say(maya, "Started at Globex on Monday!", 0)
     llm.script(
         empty_plan(
-            supersessions=[{"target_fact_ids": [old["id"]], "contradiction": "natural", "fact": fact("Maya works at Globex", [episode], fact_type="identity")}],
+            supersessions=[
+                {
+                    "target_fact_ids": [old["id"]],
+                    "contradiction": "natural",
+                    "fact": fact("Maya works at Globex", [episode], fact_type="identity"),
+                }
+            ],
             facts=[fact("Maya's card is 4111111111111111", [episode])],
         )
     )
@@ -415,7 +449,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(maya, llm) -> None:
     assert job.plan_diff(outcome) == [
         f"- fact {old['id']} 'Maya works at Acme'  (supersede)",
         f"+ fact [identity 0.90] 'Maya works at Globex'  (replaces {old['id']}, natural; episodes {episode})",
-        "! dropped fact: contains a secret (card_number)  \"Maya's card is [redacted card_number]\"",
+        '! dropped fact: contains a secret (card_number)  "Maya\'s card is [redacted card_number]"',
     ]
     assert not ConsolidationRun.objects.exists() and not ConsolidationState.objects.exists()
     assert texts(stored(maya)) == ["Maya works at Acme"]
