@@ -35,7 +35,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from atlas_site.errors import AtlasError, ValidationFailed
+from atlas_site.errors import AtlasError, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.llm import LlmError, chat_client, llm_configured, llm_model_name
@@ -660,90 +660,128 @@ def _events(window_key: str) -> dict[str, str]:
 
 def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = None) -> dict[str, list[str]]:
     """Write ``plan`` through the write services; safe to repeat: every document id is derived from its
-    item's key, and every update carries the run's event id (applied once)."""
+    item's key, and every update carries the run's event id (applied once). An item whose fact,
+    playbook or episodes were forgotten since the plan was made is skipped (listed under ``gone``)."""
     events = _events(plan["window_key"])
     at = plan["planned_at"]
     changes: dict[str, list[str]] = {
-        k: [] for k in ("facts", "supersessions", "superseded", "confirmations", "playbooks", "refinements", "outcomes")
+        k: []
+        for k in (
+            "facts",
+            "supersessions",
+            "superseded",
+            "confirmations",
+            "playbooks",
+            "refinements",
+            "outcomes",
+            "gone",
+        )
     }
 
-    def tick() -> None:
+    def step(gone_id: str, write: Any) -> Any:
+        try:
+            result = write()
+        except NotFound:
+            changes["gone"].append(gone_id)
+            return None
         if renew is not None:
             renew()
+        return result
 
     # One refresh per index, with its last write: the run's documents become searchable together.
     for n, fact in enumerate(plan["facts"]):
-        written = writes.fact_write(
-            subject=subject,
-            text=fact["text"],
-            fact_type=fact["fact_type"],
-            confidence=fact["confidence"],
-            source_episodes=fact["source_episodes"],
-            at=at,
-            refresh=n == len(plan["facts"]) - 1,
-            derived_key=fact["key"],
-            applied_event=events["confirm"],
+        written = step(
+            fact["key"],
+            lambda fact=fact, n=n: writes.fact_write(
+                subject=subject,
+                text=fact["text"],
+                fact_type=fact["fact_type"],
+                confidence=fact["confidence"],
+                source_episodes=fact["source_episodes"],
+                at=at,
+                refresh=n == len(plan["facts"]) - 1,
+                derived_key=fact["key"],
+                applied_event=events["confirm"],
+            ),
         )
-        changes["facts"].append(written["id"])
-        tick()
+        if written:
+            changes["facts"].append(written["id"])
     for item in plan["supersessions"]:
-        written = writes.fact_write(
-            subject=subject,
-            text=item["text"],
-            fact_type=item["fact_type"],
-            confidence=item["confidence"],
-            source_episodes=item["source_episodes"],
-            supersedes=item["targets"],
-            contradiction=item["contradiction"],
-            at=at,
-            derived_key=item["key"],
-            applied_event=events["confirm"],
+        written = step(
+            item["key"],
+            lambda item=item: writes.fact_write(
+                subject=subject,
+                text=item["text"],
+                fact_type=item["fact_type"],
+                confidence=item["confidence"],
+                source_episodes=item["source_episodes"],
+                supersedes=item["targets"],
+                contradiction=item["contradiction"],
+                at=at,
+                derived_key=item["key"],
+                applied_event=events["confirm"],
+            ),
         )
-        changes["supersessions"].append(written["id"])
-        changes["superseded"] += item["targets"]
-        tick()
+        if written:
+            changes["supersessions"].append(written["id"])
+            changes["superseded"] += item["targets"]
     for item in plan["confirmations"]:
-        writes.fact_confirm(
-            subject=subject,
-            fact_id=item["fact_id"],
-            source_episodes=item["source_episodes"],
-            boost=settings.ATLAS_CONSOLIDATION_CONFIRM_BOOST,
-            event_id=events["confirm"],
+        done = step(
+            item["fact_id"],
+            lambda item=item: (
+                writes.fact_confirm(
+                    subject=subject,
+                    fact_id=item["fact_id"],
+                    source_episodes=item["source_episodes"],
+                    boost=settings.ATLAS_CONSOLIDATION_CONFIRM_BOOST,
+                    event_id=events["confirm"],
+                )
+                or True
+            ),
         )
-        changes["confirmations"].append(item["fact_id"])
-        tick()
+        if done:
+            changes["confirmations"].append(item["fact_id"])
     for n, item in enumerate(plan["playbooks"]):
-        written = writes.playbook_write(
-            subject=subject,
-            name=item["name"],
-            trigger_text=item["trigger_text"],
-            description=item["description"] or None,
-            steps=item["steps"],
-            at=at,
-            refresh=n == len(plan["playbooks"]) - 1,
-            derived_key=item["key"],
+        written = step(
+            item["key"],
+            lambda item=item, n=n: writes.playbook_write(
+                subject=subject,
+                name=item["name"],
+                trigger_text=item["trigger_text"],
+                description=item["description"] or None,
+                steps=item["steps"],
+                at=at,
+                refresh=n == len(plan["playbooks"]) - 1,
+                derived_key=item["key"],
+            ),
         )
-        changes["playbooks"].append(written["id"])
-        tick()
+        if written:
+            changes["playbooks"].append(written["id"])
     for item in plan["refinements"]:
-        writes.playbook_outcome_record(
-            subject=subject,
-            playbook_id=item["playbook_id"],
-            success=None,
-            refined_steps=item["steps"],
-            event_id=events["refine"],
+        done = step(
+            item["playbook_id"],
+            lambda item=item: writes.playbook_outcome_record(
+                subject=subject,
+                playbook_id=item["playbook_id"],
+                success=None,
+                refined_steps=item["steps"],
+                event_id=events["refine"],
+            ),
         )
-        changes["refinements"].append(item["playbook_id"])
-        tick()
+        if done:
+            changes["refinements"].append(item["playbook_id"])
     for n, item in enumerate(plan["outcomes"]):
-        writes.playbook_outcome_record(
-            subject=subject,
-            playbook_id=item["playbook_id"],
-            success=item["success"],
-            event_id=f"{events['outcome']}:{n}",
+        done = step(
+            item["playbook_id"],
+            lambda item=item, n=n: writes.playbook_outcome_record(
+                subject=subject,
+                playbook_id=item["playbook_id"],
+                success=item["success"],
+                event_id=f"{events['outcome']}:{n}",
+            ),
         )
-        changes["outcomes"].append(item["playbook_id"])
-        tick()
+        if done:
+            changes["outcomes"].append(item["playbook_id"])
     return {k: v for k, v in changes.items() if v}
 
 

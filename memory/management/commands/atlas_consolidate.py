@@ -64,7 +64,7 @@ class Command(AtlasCommand):
         if dry_run:
             self.stdout.write(f"--- {who} (dry run: nothing written)")
             if outcome.error:
-                self.stdout.write(f"# {outcome.status}: {outcome.error}")
+                self.stdout.write(f"# {outcome.error}")
             lines = plan_diff(outcome)
             for line in lines:
                 self.stdout.write(line)
