@@ -15,9 +15,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
-# A local .env (never committed) may hold developer overrides; `make run`
-# writes generated development secrets to .data/dev.env.
-for candidate in (BASE_DIR / ".env", Path(env.str("ATLAS_ENV_FILE", default=str(BASE_DIR / ".data" / "dev.env")))):
+# A local .env (never committed) may hold developer overrides; `make run` writes generated development
+# secrets and the addresses of the stack it started to dev.env in its data directory, so the operator
+# CLI (manage.py atlas_*) finds that stack. Variables set in the environment win over both files.
+_DEV_ENV_FILE = Path(env.str("ATLAS_DATA_DIR", default=str(BASE_DIR / ".data"))) / "dev.env"
+for candidate in (BASE_DIR / ".env", Path(env.str("ATLAS_ENV_FILE", default=str(_DEV_ENV_FILE)))):
     if candidate.is_file():
         environ.Env.read_env(str(candidate), overwrite=False)
 
@@ -156,7 +158,8 @@ if REDIS_URL:
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 else:
-    CELERY_BROKER_URL = "filesystem://"
+    # The filesystem transport uses no host, but kombu warns "No hostname was supplied" without one.
+    CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
@@ -335,7 +338,14 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("ATLAS_LOG_LEVEL", default="INFO")},
     # The Elasticsearch client logs every request line at INFO, the MCP SDK every stateless request's
     # end; keep them quieter by default.
-    "loggers": {"elastic_transport": {"level": "WARNING"}, "mcp": {"level": "WARNING"}},
+    "loggers": {
+        "elastic_transport": {"level": "WARNING"},
+        "mcp": {"level": "WARNING"},
+        # Django's default configuration gives its "django" logger a console handler of its own (in
+        # DEBUG) and lets it propagate to the root handler above: every 404 and 500 was printed twice.
+        # Listed here, it keeps only the root's (Django's mail_admins handler is moot: no ADMINS).
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+    },
 }
 
 if not DEBUG:
