@@ -308,6 +308,8 @@ ATLAS_CROSSLINGUAL_EMBEDDING_MODEL = env.str(
 )
 # Where people and agents reach this deployment (printed in MCP client configurations and docs links).
 ATLAS_PUBLIC_URL = env.str("ATLAS_PUBLIC_URL", default="http://127.0.0.1:8000")
+# How e-mails and pages name this deployment (the django.contrib.sites row, synced on every migrate).
+ATLAS_SITE_NAME = env.str("ATLAS_SITE_NAME", default="Atlas Memory")
 
 
 def _loopback_origins(public_url: str) -> list[str]:
