@@ -409,7 +409,7 @@ def embedding_fields() -> list[VectorField]:
     """The vector fields a memory stores: ``embedding`` always, then ``embedding_multilingual`` and
     ``embedding_crosslingual`` when ATLAS_MULTILINGUAL_EMBEDDING_MODEL / ATLAS_CROSSLINGUAL_EMBEDDING_MODEL
     name a model. Those two embed every turn alone: the main vector carries the context, they the turn's
-    own words in any language (README "Hard set": e5 with context, measured offline, cost atlas_v1 0.08
+    own words in any language (docs/recall-quality.md "Hard set": e5 with context, measured offline, cost atlas_v1 0.08
     MRR@10 for nothing on the hard set)."""
     from memory.embeddings import (
         crosslingual_embedding_provider,
