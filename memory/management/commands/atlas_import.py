@@ -19,7 +19,7 @@ from tenants.services import tenant_create
 
 
 class Command(AtlasCommand):
-    help = "Import memories from a JSON-lines file (format in the README, \"Importing memories\")."
+    help = 'Import memories from a JSON-lines file (format in the README, "Importing memories").'
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", type=Path)
