@@ -13,6 +13,7 @@ import logging
 import re
 from datetime import datetime
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -346,3 +347,16 @@ def credentials_reconcile(*, actor: str = "reconciler") -> dict[str, list[str]]:
     if any(report.values()):
         audit_record(tenant=None, actor=actor, action="credential.reconcile", target="cluster", detail=report)
     return report
+
+
+def site_sync(*, using: str = "default", **_signal) -> None:
+    """The django.contrib.sites row from ATLAS_SITE_NAME and ATLAS_PUBLIC_URL: allauth's e-mails name the
+    site by it ("[Atlas Memory] Please Confirm Your Email Address"), not by Django's "example.com"."""
+    from urllib.parse import urlsplit
+
+    from django.contrib.sites.models import Site
+
+    domain = urlsplit(settings.ATLAS_PUBLIC_URL).netloc.rsplit("@", 1)[-1]
+    Site.objects.using(using).update_or_create(
+        pk=settings.SITE_ID, defaults={"domain": domain, "name": settings.ATLAS_SITE_NAME}
+    )
