@@ -128,7 +128,9 @@ def main() -> None:
             rows.append((name, d, h))
         server.terminate()
         server.wait(timeout=30)
-        print(f"\n{args.memories} facts, {args.rounds} rounds each (the two paths alternating), one run; load {os.getloadavg()[0]:.1f}")
+        print(
+            f"\n{args.memories} facts, {args.rounds} rounds each (the two paths alternating), one run; load {os.getloadavg()[0]:.1f}"
+        )
         print("| operation | in-process p50 ms | REST p50 ms | share p50 ms | in-process p95 ms | REST p95 ms |")
         print("|---|---:|---:|---:|---:|---:|")
         for name, d, h in rows:
