@@ -343,7 +343,10 @@ LOGGING = {
 # working (a link in an e-mail) while cross-site POSTs, frames and fetches carry no session.
 SESSION_COOKIE_SAMESITE = env.str("DJANGO_SESSION_COOKIE_SAMESITE", default="Lax")
 CSRF_COOKIE_SAMESITE = env.str("DJANGO_CSRF_COOKIE_SAMESITE", default="Lax")
-for _name, _value in (("SESSION_COOKIE_SAMESITE", SESSION_COOKIE_SAMESITE), ("CSRF_COOKIE_SAMESITE", CSRF_COOKIE_SAMESITE)):
+for _name, _value in (
+    ("SESSION_COOKIE_SAMESITE", SESSION_COOKIE_SAMESITE),
+    ("CSRF_COOKIE_SAMESITE", CSRF_COOKIE_SAMESITE),
+):
     if _value not in ("Lax", "Strict"):
         raise ImproperlyConfigured(f"DJANGO_{_name} must be Lax or Strict, not {_value!r}")
 # Behind HTTPS (ATLAS_PUBLIC_URL https://…) the cookies are sent over HTTPS only.

@@ -23,7 +23,7 @@ from memory import selectors
 from memory.services import forget, writes
 from tenants import tokens
 
-from .access import actor_of, dashboard_view, error_page, subject_choose
+from .access import actor_of, dashboard_view, error_page, subject_choose, subject_current
 from .forms import TYPE_LABELS, FactEditForm, ForgetAllForm, ListFilterForm, SearchForm, TokenCreateForm
 
 PAGE_SIZE = 25
@@ -177,9 +177,7 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
             context = _memory_context(request, memory_id)
             context["edit_error"] = error.message
             if context.get("editable"):
-                context["form"] = FactEditForm(
-                    initial={"text": form.cleaned_data["text"], "etag": context["etag"]}
-                )
+                context["form"] = FactEditForm(initial={"text": form.cleaned_data["text"], "etag": context["etag"]})
             return render(request, "dashboard/memory.html", context, status=error.status)
         except AtlasError as error:
             if error.status != 400:
@@ -326,8 +324,6 @@ def token_revoke(request: HttpRequest, prefix: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def subjects(request: HttpRequest) -> HttpResponse:
     """Pick which of the person's memory profiles (one per tenant) the dashboard shows."""
-    from .access import subject_current
-
     current, mine = subject_current(request)
     if request.method == "POST":
         try:

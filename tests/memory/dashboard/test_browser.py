@@ -13,8 +13,7 @@ import pytest
 
 from memory import selectors
 from memory.services import writes
-from tests.browser import axe_clean, browser, page, person_login, screenshot  # noqa: F401
-from tests.live_server import atlas_server  # noqa: F401
+from tests.browser import person_login
 
 from .conftest import PASSWORD
 
@@ -119,7 +118,9 @@ def test_connecting_an_agent_shows_the_token_once(page, axe_clean, screenshot, m
     assert page.get_by_text("Revoked “laptop”").is_visible()
 
 
-def test_tampered_ids_are_404_in_the_browser(page, axe_clean, screenshot, maya_person, tom, other_tenant_subject, settings) -> None:
+def test_tampered_ids_are_404_in_the_browser(
+    page, axe_clean, screenshot, maya_person, tom, other_tenant_subject, settings
+) -> None:
     settings.ATLAS_CODE_FILTER = False
     toms = writes.fact_write(subject=tom, text="Tom's private fact")
     others = writes.fact_write(subject=other_tenant_subject, text="Another tenant's fact")

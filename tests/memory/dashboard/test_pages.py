@@ -178,7 +178,9 @@ def test_forget_one_memory_after_a_confirmation(browser_client, maya, maya_memor
     assert AuditRecord.objects.filter(action="memory.forget", actor="person:maya@example.org").count() == 1
 
 
-def test_forget_everything_needs_the_typed_id_and_leaves_only_the_audit_line(browser_client, maya, maya_memories) -> None:
+def test_forget_everything_needs_the_typed_id_and_leaves_only_the_audit_line(
+    browser_client, maya, maya_memories
+) -> None:
     page = browser_client.get("/forget-everything/").content.decode()
     assert "7 in all" in page and "4 facts and 0 archived" in page and "2 things you said" in page
     counts = selectors.memory_counts(subject=maya)
@@ -212,9 +214,7 @@ def test_the_download_holds_every_index_the_archive_included(browser_client, may
     assert "archived" in page and 'rel="next"' in page and 'rel="prev"' in page
 
 
-def test_tokens_are_shown_once_with_client_configs_and_revoked_by_their_owner_only(
-    browser_client, maya, tom
-) -> None:
+def test_tokens_are_shown_once_with_client_configs_and_revoked_by_their_owner_only(browser_client, maya, tom) -> None:
     created = browser_client.post("/connect/", {"name": "laptop", "scopes": ["read", "write"]})
     page = created.content.decode()
     secret = re.search(r"atlas_[a-z0-9]{12}_[A-Za-z0-9_-]{43}", page).group(0)
