@@ -6,8 +6,8 @@ import logging
 
 from django.conf import settings
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.http import HttpRequest, JsonResponse
+from django.shortcuts import redirect
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
 
@@ -29,10 +29,6 @@ class SchemaView(SpectacularAPIView):
 
 def _asks_for_html(accept: str) -> bool:
     return any(part.split(";", 1)[0].strip().lower() == "text/html" for part in accept.split(","))
-
-
-def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html")
 
 
 def _database() -> dict:
