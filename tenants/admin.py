@@ -130,7 +130,7 @@ class TenantAdmin(admin.ModelAdmin):
 
 @admin.register(MemorySubject)
 class MemorySubjectAdmin(admin.ModelAdmin):
-    list_display = ["external_id", "tenant", "display_name", "person", "is_active", "key"]
+    list_display = ["external_id", "tenant", "display_name", "person", "is_active", "key", "memories"]
     list_filter = ["is_active", "tenant"]
     search_fields = ["external_id", "display_name", "tenant__slug"]
     autocomplete_fields = ["person"]

@@ -285,6 +285,30 @@ def subject_create(
     return subject
 
 
+def subject_person_link(*, subject: MemorySubject, email: str | None, actor: str) -> MemorySubject:
+    """Link the person who logs in as ``subject`` (their dashboard shows its memories), by email; an empty
+    email unlinks. The person must have signed up already; a subject has at most one person."""
+    email = (email or "").strip().lower()
+    person = None
+    if email:
+        person = Person.objects.filter(email=email, is_active=True).first()
+        if person is None:
+            raise NotFound(f"no person with the email '{email}'; they must sign up first", field="email")
+    with transaction.atomic():
+        subject = MemorySubject.objects.select_for_update().select_related("tenant").get(pk=subject.pk)
+        if subject.person_id != (person.pk if person else None):
+            subject.person = person
+            subject.save(update_fields=["person"])
+            audit_record(
+                tenant=subject.tenant,
+                actor=actor,
+                action="subject.link" if person else "subject.unlink",
+                target=str(subject),
+                detail={"email": email} if person else {},
+            )
+    return subject
+
+
 def _subject_deactivate_locked(*, subject: MemorySubject, actor: str) -> None:
     credential_revoke(actor=actor, subject=subject)
     ApiToken.objects.filter(subject=subject, revoked_at__isnull=True).update(revoked_at=timezone.now())
