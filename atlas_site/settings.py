@@ -51,6 +51,7 @@ INSTALLED_APPS = [
 # py-spy on the uvicorn process). Static files then pass the other middleware first: they are cheap.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "atlas_site.csp.content_security_policy",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -337,6 +338,32 @@ LOGGING = {
     # end; keep them quieter by default.
     "loggers": {"elastic_transport": {"level": "WARNING"}, "mcp": {"level": "WARNING"}},
 }
+
+# Cookies never ride along on another site's requests: Lax keeps top-level links into the app
+# working (a link in an e-mail) while cross-site POSTs, frames and fetches carry no session.
+SESSION_COOKIE_SAMESITE = env.str("DJANGO_SESSION_COOKIE_SAMESITE", default="Lax")
+CSRF_COOKIE_SAMESITE = env.str("DJANGO_CSRF_COOKIE_SAMESITE", default="Lax")
+for _name, _value in (("SESSION_COOKIE_SAMESITE", SESSION_COOKIE_SAMESITE), ("CSRF_COOKIE_SAMESITE", CSRF_COOKIE_SAMESITE)):
+    if _value not in ("Lax", "Strict"):
+        raise ImproperlyConfigured(f"DJANGO_{_name} must be Lax or Strict, not {_value!r}")
+# Behind HTTPS (ATLAS_PUBLIC_URL https://…) the cookies are sent over HTTPS only.
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=ATLAS_PUBLIC_URL.startswith("https://"))
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Content-Security-Policy (atlas_site/csp.py): scripts, styles, fonts and images from this origin only,
+# no inline script anywhere, no framing, forms post only here.
+ATLAS_CSP = env.str(
+    "ATLAS_CSP",
+    default="default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+# The API docs pages: Swagger UI and Redoc style their widgets inline and Redoc's search runs in a
+# blob: worker; still no inline script (Swagger UI's start-up script has its own URL).
+_DOCS_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+ATLAS_CSP_PATHS = [("/api/v1/docs/", _DOCS_CSP), ("/api/v1/redoc/", _DOCS_CSP)]
 
 if not DEBUG:
     SESSION_COOKIE_HTTPONLY = True

@@ -35,6 +35,17 @@ def subject_get(*, tenant: Tenant, external_id: str) -> MemorySubject:
         raise NotFound(f"no subject '{external_id}' in tenant {tenant.slug}", field="user_id") from None
 
 
+def person_subjects(*, person) -> list[MemorySubject]:
+    """The active subjects linked to ``person`` (one per tenant they are a user of), of active tenants."""
+    if not getattr(person, "is_authenticated", False):
+        return []
+    return list(
+        MemorySubject.objects.select_related("tenant")
+        .filter(person=person, is_active=True, tenant__is_active=True)
+        .order_by("tenant__name", "external_id")
+    )
+
+
 def credential_active(
     *, kind: str, tenant: Tenant | None = None, subject: MemorySubject | None = None
 ) -> ApiKeyCredential | None:

@@ -229,3 +229,8 @@ def created_between(*, since: datetime | None, until: datetime | None) -> list[d
 
 def field_equals(field: str, value: Any) -> dict[str, Any]:
     return {"term": {field: value}}
+
+
+def count_body(*, filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """A search that only counts the documents ``filters`` match, exactly (no 10,000 cap)."""
+    return {"query": {"bool": {"filter": list(filters)}}, "size": 0, "track_total_hits": True}
