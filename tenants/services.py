@@ -256,6 +256,21 @@ def membership_add(*, tenant: Tenant, email: str, role: str, actor: str) -> Memb
     return membership
 
 
+def membership_role_set(*, tenant: Tenant, email: str, role: str, by: Membership, actor: str) -> Membership:
+    """A tenant admin adds a member or changes a role. Admins manage members and admins; only an owner
+    may make an owner or change an owner's role, and the tenant always keeps one owner."""
+    if by.tenant_id != tenant.pk or by.role not in (Membership.Role.OWNER, Membership.Role.ADMIN):
+        raise NotFound(f"no tenant '{tenant.slug}'")
+    existing = Membership.objects.filter(tenant=tenant, person__email=(email or "").strip().lower()).first()
+    touches_owner = role == Membership.Role.OWNER or (existing is not None and existing.role == Membership.Role.OWNER)
+    if touches_owner and by.role != Membership.Role.OWNER:
+        raise ValidationFailed("only an owner may make an owner or change an owner's role", field="role")
+    if existing is not None and existing.role == Membership.Role.OWNER and role != Membership.Role.OWNER:
+        if not Membership.objects.filter(tenant=tenant, role=Membership.Role.OWNER).exclude(pk=existing.pk).exists():
+            raise ValidationFailed("a tenant keeps at least one owner: make someone else owner first", field="role")
+    return membership_add(tenant=tenant, email=email, role=role, actor=actor)
+
+
 # --------------------------------------------------------------------- subjects
 def subject_create(
     *, tenant: Tenant, external_id: str, actor: str, display_name: str = "", person: Person | None = None
