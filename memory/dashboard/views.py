@@ -72,7 +72,7 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
         next_query=_query_with(request, cursor=page["next_cursor"]) if page["next_cursor"] else None,
         first_query=_query_with(request, cursor=None),
         session=data["session"] if memory_type == "episodic" else "",
-        search=SearchForm(initial={"types": [memory_type]}),
+        search=SearchForm(),
     )
     if memory_type == "episodic":
         # Newest first; a page's turns grouped by conversation (a session spans pages when it is long).
