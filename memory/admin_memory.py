@@ -54,12 +54,8 @@ class MemoryAdminViews:
         return [
             path("<int:subject_pk>/memories/", wrap(self.browse), name=URL_NAMES["browse"]),
             path("<int:subject_pk>/memories/<str:memory_id>/", wrap(self.memory), name=URL_NAMES["memory"]),
-            path(
-                "<int:subject_pk>/memories/<str:memory_id>/chain/", wrap(self.chain), name=URL_NAMES["chain"]
-            ),
-            path(
-                "<int:subject_pk>/memories/<str:memory_id>/forget/", wrap(self.forget), name=URL_NAMES["forget"]
-            ),
+            path("<int:subject_pk>/memories/<str:memory_id>/chain/", wrap(self.chain), name=URL_NAMES["chain"]),
+            path("<int:subject_pk>/memories/<str:memory_id>/forget/", wrap(self.forget), name=URL_NAMES["forget"]),
         ]
 
     # ------------------------------------------------------------------ helpers
@@ -72,7 +68,13 @@ class MemoryAdminViews:
         return subject
 
     def _render(
-        self, request: HttpRequest, template: str, subject: MemorySubject | None, title: str, status: int = 200, **context
+        self,
+        request: HttpRequest,
+        template: str,
+        subject: MemorySubject | None,
+        title: str,
+        status: int = 200,
+        **context,
     ) -> TemplateResponse:
         opts = MemorySubject._meta
         return TemplateResponse(

@@ -11,43 +11,62 @@ from __future__ import annotations
 from typing import Any
 
 SESSIONS = {
-    "trip-planning": (40, [
-        "I'm planning a trip to Japan in the spring",
-        "I'd like to see the cherry blossoms in Kyoto",
-        "I prefer trains to flying when I can",
-        "Please keep hotels under 150 euros a night",
-        "I'm vegetarian, so restaurant tips need to fit that",
-        "Book window seats if there is a choice",
-        "My partner Sam is coming too",
-    ]),
-    "moving-house": (25, [
-        "We're moving from Berlin to Lisbon next month",
-        "The new flat is in Alfama, near the castle",
-        "I need to find a Portuguese course for beginners",
-        "Remind me to cancel the Berlin gym membership",
-        "The movers come on the 14th",
-        "I work remotely for a design studio",
-    ]),
-    "home-network": (12, [
-        "My internet keeps dropping in the evening",
-        "Restarting the router fixed it last time",
-        "The router is a FritzBox 7590",
-        "It happened again, the restart worked",
-        "Still dropping today even after the restart",
-    ]),
-    "new-job": (4, [
-        "Big news: I got a job offer in Porto",
-        "We decided to move again, to Porto this time",
-        "I start at the new studio on the first of the month",
-        "I'll commute by metro, no car",
-        "Can you find me a running club in Porto?",
-        "I run about 20 km a week",
-    ]),
+    "trip-planning": (
+        40,
+        [
+            "I'm planning a trip to Japan in the spring",
+            "I'd like to see the cherry blossoms in Kyoto",
+            "I prefer trains to flying when I can",
+            "Please keep hotels under 150 euros a night",
+            "I'm vegetarian, so restaurant tips need to fit that",
+            "Book window seats if there is a choice",
+            "My partner Sam is coming too",
+        ],
+    ),
+    "moving-house": (
+        25,
+        [
+            "We're moving from Berlin to Lisbon next month",
+            "The new flat is in Alfama, near the castle",
+            "I need to find a Portuguese course for beginners",
+            "Remind me to cancel the Berlin gym membership",
+            "The movers come on the 14th",
+            "I work remotely for a design studio",
+        ],
+    ),
+    "home-network": (
+        12,
+        [
+            "My internet keeps dropping in the evening",
+            "Restarting the router fixed it last time",
+            "The router is a FritzBox 7590",
+            "It happened again, the restart worked",
+            "Still dropping today even after the restart",
+        ],
+    ),
+    "new-job": (
+        4,
+        [
+            "Big news: I got a job offer in Porto",
+            "We decided to move again, to Porto this time",
+            "I start at the new studio on the first of the month",
+            "I'll commute by metro, no car",
+            "Can you find me a running club in Porto?",
+            "I run about 20 km a week",
+        ],
+    ),
 }
 
 FACTS = [
     ("f-home-1", "Alice lives in Berlin", "identity", 60, None, []),
-    ("f-home-2", "Alice lives in Lisbon, in the Alfama district", "identity", 25, "f-home-1", ["moving-house-1", "moving-house-2"]),
+    (
+        "f-home-2",
+        "Alice lives in Lisbon, in the Alfama district",
+        "identity",
+        25,
+        "f-home-1",
+        ["moving-house-1", "moving-house-2"],
+    ),
     ("f-home-3", "Alice lives in Porto", "identity", 4, "f-home-2", ["new-job-2"]),
     ("f-diet", "Alice is vegetarian", "constraint", 40, None, ["trip-planning-5"]),
     ("f-trains", "Alice prefers trains to flying", "preference", 40, None, ["trip-planning-3"]),
@@ -61,16 +80,28 @@ FACTS = [
 ]
 
 PLAYBOOKS = [
-    ("p-router", "internet drops", "Alice's internet drops in the evening", 12, [
-        ("Unplug the FritzBox for 30 seconds", None),
-        ("Plug it back in and wait for the DSL light", None),
-        ("Check the connection log in the FritzBox web interface", "browser"),
-    ]),
-    ("p-trip", "plan a trip", "Alice asks to plan a trip", 40, [
-        ("Prefer train connections to flights", None),
-        ("Filter hotels to under 150 euros a night", "hotel_search"),
-        ("Add vegetarian restaurants near the hotel", "maps"),
-    ]),
+    (
+        "p-router",
+        "internet drops",
+        "Alice's internet drops in the evening",
+        12,
+        [
+            ("Unplug the FritzBox for 30 seconds", None),
+            ("Plug it back in and wait for the DSL light", None),
+            ("Check the connection log in the FritzBox web interface", "browser"),
+        ],
+    ),
+    (
+        "p-trip",
+        "plan a trip",
+        "Alice asks to plan a trip",
+        40,
+        [
+            ("Prefer train connections to flights", None),
+            ("Filter hotels to under 150 euros a night", "hotel_search"),
+            ("Add vegetarian restaurants near the hotel", "maps"),
+        ],
+    ),
 ]
 # How the router playbook went, in order: (success, refined steps or None).
 ROUTER_OUTCOMES = [(True, None), (True, None), (False, None)]
@@ -84,10 +115,22 @@ BOB = {
 }
 
 CATALOG = [
-    ("c-returns", "Return policy", "Items can be returned within 30 days with the receipt.", "policy", ["policy", "returns"]),
+    (
+        "c-returns",
+        "Return policy",
+        "Items can be returned within 30 days with the receipt.",
+        "policy",
+        ["policy", "returns"],
+    ),
     ("c-hours", "Support hours", "Support answers on weekdays from 9:00 to 18:00 CET.", "support", ["support"]),
     ("c-pro", "Pro plan", "The Pro plan includes priority support and 100 GB of storage.", "plans", ["plans"]),
-    ("c-travel", "Travel partner discounts", "Rail partners give members 10% off international trains.", "travel", ["travel", "trains"]),
+    (
+        "c-travel",
+        "Travel partner discounts",
+        "Rail partners give members 10% off international trains.",
+        "travel",
+        ["travel", "trains"],
+    ),
 ]
 
 

@@ -52,7 +52,9 @@ def person_admin_tenants(*, person) -> list[Tenant]:
         return []
     return list(
         Tenant.objects.filter(
-            is_active=True, memberships__person=person, memberships__role__in=[Membership.Role.OWNER, Membership.Role.ADMIN]
+            is_active=True,
+            memberships__person=person,
+            memberships__role__in=[Membership.Role.OWNER, Membership.Role.ADMIN],
         ).order_by("name")
     )
 

@@ -11,11 +11,15 @@ from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
 class SubjectCreateForm(forms.Form):
     external_id = forms.CharField(
-        max_length=128, label="External id", help_text="How your application names this user (letters, digits, . _ @ : + -)."
+        max_length=128,
+        label="External id",
+        help_text="How your application names this user (letters, digits, . _ @ : + -).",
     )
     display_name = forms.CharField(max_length=200, required=False, label="Display name")
     email = forms.EmailField(
-        required=False, label="Person's email (optional)", help_text="Links someone who has signed up: they see these memories."
+        required=False,
+        label="Person's email (optional)",
+        help_text="Links someone who has signed up: they see these memories.",
     )
 
 

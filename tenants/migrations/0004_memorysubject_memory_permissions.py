@@ -4,14 +4,20 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0003_api_tokens'),
+        ("tenants", "0003_api_tokens"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='memorysubject',
-            options={'ordering': ['tenant__slug', 'external_id'], 'permissions': [('view_memory', "Can view a subject's memories"), ('change_memory', "Can edit a subject's facts"), ('forget_memory', "Can forget a subject's memories")]},
+            name="memorysubject",
+            options={
+                "ordering": ["tenant__slug", "external_id"],
+                "permissions": [
+                    ("view_memory", "Can view a subject's memories"),
+                    ("change_memory", "Can edit a subject's facts"),
+                    ("forget_memory", "Can forget a subject's memories"),
+                ],
+            },
         ),
     ]

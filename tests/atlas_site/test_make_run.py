@@ -100,9 +100,10 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         assert admin.status_code == 200
         assert "demo" in admin.text
         # The demo data: alice's memories in the operator's memory pages, the chain among them.
-        alice_pk = re.search(r'href="/admin/tenants/memorysubject/(\d+)/memories/">Memories of alice', session.get(
-            f"{base}/admin/tenants/memorysubject/?q=alice", timeout=10
-        ).text)
+        alice_pk = re.search(
+            r'href="/admin/tenants/memorysubject/(\d+)/memories/">Memories of alice',
+            session.get(f"{base}/admin/tenants/memorysubject/?q=alice", timeout=10).text,
+        )
         assert alice_pk is not None
         facts = session.get(f"{base}/admin/tenants/memorysubject/{alice_pk.group(1)}/memories/", timeout=30)
         assert facts.status_code == 200 and "Alice lives in Porto" in facts.text

@@ -33,7 +33,9 @@ def _url(name: str, *args) -> str:
 @pytest.fixture
 def maya_fact(maya) -> dict:
     writes.episode_write(subject=maya, text="I just moved to Lisbon", session_id="s1")
-    writes.playbook_write(subject=maya, name="book a table", trigger_text="dinner plans", steps=[{"instruction": "call"}])
+    writes.playbook_write(
+        subject=maya, name="book a table", trigger_text="dinner plans", steps=[{"instruction": "call"}]
+    )
     return writes.fact_write(subject=maya, text="Maya lives in Lisbon", fact_type="identity")
 
 

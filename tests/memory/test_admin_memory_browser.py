@@ -26,7 +26,9 @@ def maya(atlas_es):
     subject = services.subject_create(tenant=tenant, external_id="maya", actor="test")
     for n in range(3):
         writes.episode_write(subject=subject, text=f"turn {n} about my move", session_id="move")
-    writes.playbook_write(subject=subject, name="pack boxes", trigger_text="moving house", steps=[{"instruction": "tape"}])
+    writes.playbook_write(
+        subject=subject, name="pack boxes", trigger_text="moving house", steps=[{"instruction": "tape"}]
+    )
     writes.fact_write(subject=subject, text="Maya lives in Lisbon", fact_type="identity")
     return subject
 

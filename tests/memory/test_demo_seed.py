@@ -14,7 +14,6 @@ from memory.services.documents import memory_id_for
 from tenants import services
 from tenants.models import ApiKeyCredential, AuditRecord, Membership, MemorySubject, Person
 
-
 OWN = ["episodic", "semantic", "procedural", "archive"]
 
 
@@ -59,7 +58,12 @@ def test_the_demo_has_two_logins_and_memories_to_look_at(seeded):
     router = selectors.memory_get(subject=alice, memory_id=router_id)
     assert (router["success_count"], router["failure_count"]) == (2, 1)
     catalog = selectors.catalog_list(tenant=alice.tenant)["memories"]
-    assert sorted(m["title"] for m in catalog) == ["Pro plan", "Return policy", "Support hours", "Travel partner discounts"]
+    assert sorted(m["title"] for m in catalog) == [
+        "Pro plan",
+        "Return policy",
+        "Support hours",
+        "Travel partner discounts",
+    ]
     bob = MemorySubject.objects.get(tenant=alice.tenant, external_id="bob")
     assert len(_all(bob)) == 4
 
@@ -76,6 +80,6 @@ def test_a_second_run_changes_nothing(seeded):
     assert Person.objects.filter(email__in=["demo@atlas.local", "alice@atlas.local"]).count() == 2
     assert AuditRecord.objects.filter(action="memory.import").count() == 1
     # Only the memberships are re-stated (membership_add audits every call); nothing is written twice.
-    assert set(AuditRecord.objects.all()[: AuditRecord.objects.count() - audit_before].values_list("action", flat=True)) <= {
-        "membership.set"
-    }
+    assert set(
+        AuditRecord.objects.all()[: AuditRecord.objects.count() - audit_before].values_list("action", flat=True)
+    ) <= {"membership.set"}

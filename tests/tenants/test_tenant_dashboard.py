@@ -74,12 +74,16 @@ def test_an_owner_manages_subjects_and_opens_their_memories(client, estate, acme
 
 def test_an_owner_manages_the_catalog_tokens_and_members(client, estate, acme):
     client.force_login(estate["owner"])
-    assert client.post(_u("catalog", "acme"), {"title": "Hours", "text": "Open 9 to 5", "tags": "a, b"}).status_code == 302
+    assert (
+        client.post(_u("catalog", "acme"), {"title": "Hours", "text": "Open 9 to 5", "tags": "a, b"}).status_code == 302
+    )
     (entry,) = selectors.catalog_list(tenant=acme)["memories"]
     assert (entry["title"], entry["tags"]) == ("Hours", ["a", "b"])
     form = client.get(_u("catalog_entry", "acme", entry["id"]))
     etag = form.context["form"].initial["etag"]
-    saved = client.post(_u("catalog_entry", "acme", entry["id"]), {"title": "Hours", "text": "Open 8 to 4", "etag": etag})
+    saved = client.post(
+        _u("catalog_entry", "acme", entry["id"]), {"title": "Hours", "text": "Open 8 to 4", "etag": etag}
+    )
     assert saved.status_code == 302
     stale = client.post(_u("catalog_entry", "acme", entry["id"]), {"title": "Hours", "text": "Open 7", "etag": etag})
     assert stale.status_code == 412
@@ -114,7 +118,9 @@ def test_an_admin_may_not_make_owners(client, estate, acme):
     assert roles == {"owner@acme.test": "owner", "member@acme.test": "admin"}
 
 
-def test_members_and_other_tenants_admins_get_404_and_change_nothing(client, estate, acme, globex, alice, zed, settings):
+def test_members_and_other_tenants_admins_get_404_and_change_nothing(
+    client, estate, acme, globex, alice, zed, settings
+):
     settings.ATLAS_CODE_FILTER = False
     before_audit = AuditRecord.objects.count()
     pages_of_acme = [
@@ -153,7 +159,9 @@ def test_members_and_other_tenants_admins_get_404_and_change_nothing(client, est
     assert MemorySubject.objects.get(pk=alice.pk).is_active
     assert selectors.catalog_list(tenant=acme)["memories"] == []
     assert Membership.objects.filter(tenant=acme, person__email="admin@globex.test").count() == 0
-    new_actions = set(AuditRecord.objects.all()[: AuditRecord.objects.count() - before_audit].values_list("action", flat=True))
+    new_actions = set(
+        AuditRecord.objects.all()[: AuditRecord.objects.count() - before_audit].values_list("action", flat=True)
+    )
     assert new_actions <= {"token.create", "memory.view"}  # the test's own token and zed's own page
 
 
