@@ -168,3 +168,21 @@ def test_members_and_other_tenants_admins_get_404_and_change_nothing(
 def test_logged_out_is_sent_to_the_login(client, estate):
     response = client.get(_u("subjects", "acme"))
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_an_elasticsearch_outage_is_a_503_page_saying_what_failed(client, estate, settings):
+    from memory.elastic.client import clients_reset
+
+    client.force_login(estate["owner"])
+    original = settings.ATLAS_ES_URL
+    settings.ATLAS_ES_URL = "http://127.0.0.1:9"  # nothing listens there
+    settings.ATLAS_ES_REQUEST_TIMEOUT = 2
+    clients_reset()
+    try:
+        for url in (_u("subjects", "acme"), _u("catalog", "acme"), _u("subject_memories", "acme", "alice")):
+            response = client.get(url)
+            assert response.status_code == 503, url
+            assert "Elasticsearch is unreachable" in response.content.decode()
+    finally:
+        settings.ATLAS_ES_URL = original
+        clients_reset()
