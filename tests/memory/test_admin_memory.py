@@ -157,3 +157,18 @@ def test_an_elasticsearch_outage_is_a_503_page_saying_what_failed(client, operat
     finally:
         settings.ATLAS_ES_URL = original
         clients_reset()
+
+
+def test_browsing_pages_with_a_cursor(client, operator, maya):
+    from memory.pages import PAGE_SIZE
+
+    for n in range(PAGE_SIZE + 3):
+        writes.episode_write(subject=maya, text=f"turn number {n}", session_id="long", refresh=n == PAGE_SIZE + 2)
+    client.force_login(operator)
+    first = client.get(_url("memories", maya.pk), {"type": "episodic"})
+    assert len(first.context["memories"]) == PAGE_SIZE and first.context["next_cursor"]
+    assert "Next page" in first.content.decode() and "First page" not in first.content.decode()
+    second = client.get(_url("memories", maya.pk), {"type": "episodic", "cursor": first.context["next_cursor"]})
+    assert len(second.context["memories"]) == 3 and second.context["next_cursor"] is None
+    seen = [m["id"] for m in first.context["memories"] + second.context["memories"]]
+    assert len(set(seen)) == PAGE_SIZE + 3
