@@ -11,6 +11,7 @@ from django.urls import reverse
 from memory import selectors
 from memory.services import writes
 from tenants.models import AuditRecord, Person
+from tests.es_outage import elasticsearch_unreachable
 
 
 @pytest.fixture
@@ -142,21 +143,12 @@ def test_bad_input_gets_a_clear_page(client, operator, maya):
 
 
 def test_an_elasticsearch_outage_is_a_503_page_saying_what_failed(client, operator, maya, maya_fact, settings):
-    from memory.elastic.client import clients_reset
-
     client.force_login(operator)
-    original = settings.ATLAS_ES_URL
-    settings.ATLAS_ES_URL = "http://127.0.0.1:9"  # nothing listens there
-    settings.ATLAS_ES_REQUEST_TIMEOUT = 2
-    clients_reset()
-    try:
+    with elasticsearch_unreachable(settings):
         for url in (_url("memories", maya.pk), _url("memory", maya.pk, maya_fact["id"])):
             response = client.get(url)
             assert response.status_code == 503, url
             assert "Elasticsearch is unreachable" in response.content.decode()
-    finally:
-        settings.ATLAS_ES_URL = original
-        clients_reset()
 
 
 def test_browsing_pages_with_a_cursor(client, operator, maya):

@@ -13,6 +13,7 @@ from memory import selectors
 from memory.services import catalog, writes
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person
+from tests.es_outage import elasticsearch_unreachable
 
 
 def _person(email: str) -> Person:
@@ -171,18 +172,9 @@ def test_logged_out_is_sent_to_the_login(client, estate):
 
 
 def test_an_elasticsearch_outage_is_a_503_page_saying_what_failed(client, estate, settings):
-    from memory.elastic.client import clients_reset
-
     client.force_login(estate["owner"])
-    original = settings.ATLAS_ES_URL
-    settings.ATLAS_ES_URL = "http://127.0.0.1:9"  # nothing listens there
-    settings.ATLAS_ES_REQUEST_TIMEOUT = 2
-    clients_reset()
-    try:
+    with elasticsearch_unreachable(settings):
         for url in (_u("subjects", "acme"), _u("catalog", "acme"), _u("subject_memories", "acme", "alice")):
             response = client.get(url)
             assert response.status_code == 503, url
             assert "Elasticsearch is unreachable" in response.content.decode()
-    finally:
-        settings.ATLAS_ES_URL = original
-        clients_reset()
