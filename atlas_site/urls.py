@@ -14,6 +14,7 @@ admin.site.site_header = "Atlas Memory administration"
 
 urlpatterns = [
     path("", include("memory.dashboard.urls")),
+    path("tenant/", include("tenants.dashboard.urls")),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),

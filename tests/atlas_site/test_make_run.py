@@ -104,6 +104,26 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         admin = session.get(f"{base}/admin/tenants/tenant/", timeout=10)
         assert admin.status_code == 200
         assert "demo" in admin.text
+        # The demo data: alice's memories in the operator's memory pages, the chain among them.
+        alice_pk = re.search(
+            r'href="/admin/tenants/memorysubject/(\d+)/memories/">Memories of alice',
+            session.get(f"{base}/admin/tenants/memorysubject/?q=alice", timeout=10).text,
+        )
+        assert alice_pk is not None
+        facts = session.get(f"{base}/admin/tenants/memorysubject/{alice_pk.group(1)}/memories/", timeout=30)
+        assert facts.status_code == 200 and "Alice lives in Porto" in facts.text
+        # The end user logs in with the same password.
+        assert re.search(rf"demo user\s+alice@atlas\.local / {re.escape(password)}", banner)
+        user = requests.Session()
+        user.get(f"{base}/accounts/login/", timeout=10)
+        signed_in = user.post(
+            f"{base}/accounts/login/",
+            data={"login": "alice@atlas.local", "password": password, "csrfmiddlewaretoken": user.cookies["csrftoken"]},
+            headers={"Referer": f"{base}/accounts/login/"},
+            timeout=10,
+            allow_redirects=False,
+        )
+        assert signed_in.status_code == 302 and "/accounts/login/" not in signed_in.headers["Location"]
         css = session.get(f"{base}/static/admin/css/base.css", timeout=10)
         assert css.status_code == 200
         # The printed demo token works as alice's own token, straight away.
