@@ -1,7 +1,7 @@
 """A real browser for the page tests: Playwright driving Debian's Chromium against the live server.
 
-Import the fixtures in a test package's conftest (``from tests.browser import browser, page, axe_clean,
-screenshot  # noqa: F401``) together with ``tests.live_server.atlas_server``. Chromium is
+Its fixtures (and ``tests.live_server``'s ``atlas_server``) are registered for every test by the root
+``conftest.py`` (``pytest_plugins``). Chromium is
 ``/usr/bin/chromium`` (``.ci/run`` installs Debian's package; ``playwright install`` is never run) or
 ``ATLAS_CHROMIUM``. Without a Chromium the browser tests fail: the dashboard is not optional.
 

@@ -12,8 +12,7 @@ from memory import selectors
 from memory.services import writes
 from tenants import services
 from tenants.models import ApiKeyCredential, ApiToken, MemorySubject
-from tests.browser import axe_clean, browser, page, person_create, person_login, screenshot  # noqa: F401
-from tests.live_server import atlas_server  # noqa: F401
+from tests.browser import person_create, person_login
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PASSWORD = "a long enough password 1"

@@ -6,8 +6,7 @@ import pytest
 
 from memory.services import writes
 from tenants.models import MemorySubject
-from tests.browser import axe_clean, browser, page, person_create, screenshot  # noqa: F401
-from tests.live_server import atlas_server  # noqa: F401
+from tests.browser import person_create
 
 PASSWORD = "a long enough password 1"
 
