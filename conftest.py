@@ -15,6 +15,9 @@ from elasticsearch import Elasticsearch
 
 from embedded_es import EmbeddedElasticsearch
 
+# The live server and the browser harness, for every test package that asks for their fixtures.
+pytest_plugins = ["tests.live_server", "tests.browser"]
+
 REAL_CLUSTER_URL = os.environ.get("ATLAS_ES_URL")
 
 

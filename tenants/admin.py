@@ -8,8 +8,11 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 
 from atlas_site.errors import AtlasError
+from memory.admin_memory import memory_admin_urls  # the memory pages: Elasticsearch documents, not models
 
 from . import services, tokens
 from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant
@@ -30,6 +33,13 @@ def _run_per_object(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset
             modeladmin.message_user(request, f"{obj}: {err.message}", level=messages.ERROR)
     if done:
         modeladmin.message_user(request, f"{verb} {done} of {queryset.count()}.", level=messages.SUCCESS)
+
+
+def _memories_link(subject: MemorySubject) -> str:
+    if subject.pk is None:
+        return "—"
+    url = reverse("admin:tenants_memorysubject_memories", args=[subject.pk])
+    return format_html('<a href="{}">Memories of {}</a>', url, subject.external_id)
 
 
 def _key_status(credential: ApiKeyCredential | None) -> str:
@@ -61,13 +71,17 @@ class MembershipInline(admin.TabularInline):
 class SubjectInline(admin.TabularInline):
     model = MemorySubject
     extra = 0
-    fields = ["external_id", "display_name", "person", "is_active"]
-    readonly_fields = ["external_id", "is_active"]
+    fields = ["external_id", "display_name", "person", "is_active", "memories"]
+    readonly_fields = ["external_id", "is_active", "memories"]
     show_change_link = True
     can_delete = False
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False  # subjects are created through the subject page, which mints their key
+
+    @admin.display(description="memories")
+    def memories(self, obj: MemorySubject) -> str:
+        return _memories_link(obj)
 
 
 @admin.register(Tenant)
@@ -116,15 +130,22 @@ class TenantAdmin(admin.ModelAdmin):
 
 @admin.register(MemorySubject)
 class MemorySubjectAdmin(admin.ModelAdmin):
-    list_display = ["external_id", "tenant", "display_name", "person", "is_active", "key"]
+    list_display = ["external_id", "tenant", "display_name", "person", "is_active", "key", "memories"]
     list_filter = ["is_active", "tenant"]
     search_fields = ["external_id", "display_name", "tenant__slug"]
     autocomplete_fields = ["person"]
-    readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key", "non_english_memories"]
+    readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key", "non_english_memories", "memories"]
     actions = ["rotate_key", "deactivate"]
+
+    def get_urls(self):
+        return memory_admin_urls(self) + super().get_urls()
 
     def get_readonly_fields(self, request, obj=None):
         return [*self.readonly_fields, "tenant", "external_id"] if obj else self.readonly_fields
+
+    @admin.display(description="memories")
+    def memories(self, obj: MemorySubject) -> str:
+        return _memories_link(obj)
 
     @admin.display(description="API key")
     def key(self, obj: MemorySubject) -> str:

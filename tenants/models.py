@@ -118,6 +118,13 @@ class MemorySubject(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "external_id"], name="subject_tenant_external_id_unique")
         ]
+        # The operators' memory pages (memory/admin_memory.py): memories live in Elasticsearch, not in a
+        # model, so their permissions hang on the subject they belong to.
+        permissions = [
+            ("view_memory", "Can view a subject's memories"),
+            ("change_memory", "Can edit a subject's facts"),
+            ("forget_memory", "Can forget a subject's memories"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.tenant.slug}/{self.external_id}"

@@ -13,7 +13,7 @@ from atlas_site.errors import IsolationUnavailable, NotFound
 from memory.elastic.client import api_key_client
 from memory.elastic.licence import isolation_mode
 
-from .models import ApiKeyCredential, MemorySubject, Tenant
+from .models import ApiKeyCredential, Membership, MemorySubject, Tenant
 from .secrets import secret_decrypt
 
 if TYPE_CHECKING:
@@ -33,6 +33,49 @@ def subject_get(*, tenant: Tenant, external_id: str) -> MemorySubject:
         return MemorySubject.objects.select_related("tenant").get(tenant=tenant, external_id=external_id)
     except MemorySubject.DoesNotExist:
         raise NotFound(f"no subject '{external_id}' in tenant {tenant.slug}", field="user_id") from None
+
+
+def person_subjects(*, person) -> list[MemorySubject]:
+    """The active subjects linked to ``person`` (one per tenant they are a user of), of active tenants."""
+    if not getattr(person, "is_authenticated", False):
+        return []
+    return list(
+        MemorySubject.objects.select_related("tenant")
+        .filter(person=person, is_active=True, tenant__is_active=True)
+        .order_by("tenant__name", "external_id")
+    )
+
+
+def person_admin_tenants(*, person) -> list[Tenant]:
+    """The active tenants ``person`` administers (membership role owner or admin)."""
+    if not getattr(person, "is_authenticated", False):
+        return []
+    return list(
+        Tenant.objects.filter(
+            is_active=True,
+            memberships__person=person,
+            memberships__role__in=[Membership.Role.OWNER, Membership.Role.ADMIN],
+        ).order_by("name")
+    )
+
+
+def tenant_membership_admin(*, person, slug: str) -> Membership:
+    """The person's owner/admin membership of the active tenant ``slug``; anything else is "not found"."""
+    membership = (
+        Membership.objects.select_related("tenant")
+        .filter(
+            person=person,
+            tenant__slug=slug,
+            tenant__is_active=True,
+            role__in=[Membership.Role.OWNER, Membership.Role.ADMIN],
+        )
+        .first()
+        if getattr(person, "is_authenticated", False)
+        else None
+    )
+    if membership is None:
+        raise NotFound(f"no tenant '{slug}'", field="tenant")
+    return membership
 
 
 def credential_active(

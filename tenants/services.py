@@ -13,6 +13,7 @@ import logging
 import re
 from datetime import datetime
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -256,6 +257,21 @@ def membership_add(*, tenant: Tenant, email: str, role: str, actor: str) -> Memb
     return membership
 
 
+def membership_role_set(*, tenant: Tenant, email: str, role: str, by: Membership, actor: str) -> Membership:
+    """A tenant admin adds a member or changes a role. Admins manage members and admins; only an owner
+    may make an owner or change an owner's role, and the tenant always keeps one owner."""
+    if by.tenant_id != tenant.pk or by.role not in (Membership.Role.OWNER, Membership.Role.ADMIN):
+        raise NotFound(f"no tenant '{tenant.slug}'")
+    existing = Membership.objects.filter(tenant=tenant, person__email=(email or "").strip().lower()).first()
+    touches_owner = role == Membership.Role.OWNER or (existing is not None and existing.role == Membership.Role.OWNER)
+    if touches_owner and by.role != Membership.Role.OWNER:
+        raise ValidationFailed("only an owner may make an owner or change an owner's role", field="role")
+    if existing is not None and existing.role == Membership.Role.OWNER and role != Membership.Role.OWNER:
+        if not Membership.objects.filter(tenant=tenant, role=Membership.Role.OWNER).exclude(pk=existing.pk).exists():
+            raise ValidationFailed("a tenant keeps at least one owner: make someone else owner first", field="role")
+    return membership_add(tenant=tenant, email=email, role=role, actor=actor)
+
+
 # --------------------------------------------------------------------- subjects
 def subject_create(
     *, tenant: Tenant, external_id: str, actor: str, display_name: str = "", person: Person | None = None
@@ -282,6 +298,30 @@ def subject_create(
             audit_record(tenant=tenant, actor=actor, action="subject.create", target=str(subject))
     except IntegrityError:
         raise Conflict(f"tenant {tenant.slug} already has a subject '{external_id}'", field="external_id") from None
+    return subject
+
+
+def subject_person_link(*, subject: MemorySubject, email: str | None, actor: str) -> MemorySubject:
+    """Link the person who logs in as ``subject`` (their dashboard shows its memories), by email; an empty
+    email unlinks. The person must have signed up already; a subject has at most one person."""
+    email = (email or "").strip().lower()
+    person = None
+    if email:
+        person = Person.objects.filter(email=email, is_active=True).first()
+        if person is None:
+            raise NotFound(f"no person with the email '{email}'; they must sign up first", field="email")
+    with transaction.atomic():
+        subject = MemorySubject.objects.select_for_update().select_related("tenant").get(pk=subject.pk)
+        if subject.person_id != (person.pk if person else None):
+            subject.person = person
+            subject.save(update_fields=["person"])
+            audit_record(
+                tenant=subject.tenant,
+                actor=actor,
+                action="subject.link" if person else "subject.unlink",
+                target=str(subject),
+                detail={"email": email} if person else {},
+            )
     return subject
 
 
@@ -346,3 +386,16 @@ def credentials_reconcile(*, actor: str = "reconciler") -> dict[str, list[str]]:
     if any(report.values()):
         audit_record(tenant=None, actor=actor, action="credential.reconcile", target="cluster", detail=report)
     return report
+
+
+def site_sync(*, using: str = "default", **_signal) -> None:
+    """The django.contrib.sites row from ATLAS_SITE_NAME and ATLAS_PUBLIC_URL: allauth's e-mails name the
+    site by it ("[Atlas Memory] Please Confirm Your Email Address"), not by Django's "example.com"."""
+    from urllib.parse import urlsplit
+
+    from django.contrib.sites.models import Site
+
+    domain = urlsplit(settings.ATLAS_PUBLIC_URL).netloc.rsplit("@", 1)[-1]
+    Site.objects.using(using).update_or_create(
+        pk=settings.SITE_ID, defaults={"domain": domain, "name": settings.ATLAS_SITE_NAME}
+    )

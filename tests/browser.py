@@ -1,7 +1,7 @@
 """A real browser for the page tests: Playwright driving Debian's Chromium against the live server.
 
-Import the fixtures in a test package's conftest (``from tests.browser import browser, page, axe_clean,
-screenshot  # noqa: F401``) together with ``tests.live_server.atlas_server``. Chromium is
+Its fixtures (and ``tests.live_server``'s ``atlas_server``) are registered for every test by the root
+``conftest.py`` (``pytest_plugins``). Chromium is
 ``/usr/bin/chromium`` (``.ci/run`` installs Debian's package; ``playwright install`` is never run) or
 ``ATLAS_CHROMIUM``. Without a Chromium the browser tests fail: the dashboard is not optional.
 
@@ -23,7 +23,9 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = os.environ.get("ATLAS_CHROMIUM", "/usr/bin/chromium")
-SCREENSHOT_DIR = Path(os.environ.get("ATLAS_SCREENSHOT_DIR", Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"))
+SCREENSHOT_DIR = Path(
+    os.environ.get("ATLAS_SCREENSHOT_DIR", Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots")
+)
 BLOCKING_IMPACTS = frozenset({"serious", "critical"})
 
 
@@ -40,7 +42,9 @@ def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: install Debian's chromium (apt-get install chromium) or set ATLAS_CHROMIUM")
+        pytest.fail(
+            f"no Chromium at {CHROMIUM}: install Debian's chromium (apt-get install chromium) or set ATLAS_CHROMIUM"
+        )
     previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     try:

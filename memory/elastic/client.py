@@ -17,7 +17,7 @@ from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout
 from elasticsearch import ApiError, AuthenticationException, Elasticsearch
 
-from atlas_site.errors import DependencyUnavailable
+from atlas_site.errors import DependencyUnavailable, ElasticsearchUnreachable
 
 _lock = threading.Lock()
 _key_clients: dict[str, Elasticsearch] = {}
@@ -66,13 +66,21 @@ def clients_reset() -> None:
         _key_clients.clear()
 
 
+def es_url_shown() -> str:
+    """ATLAS_ES_URL without any user:password part, for messages to operators."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(settings.ATLAS_ES_URL)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]))
+
+
 @contextmanager
 def es_errors(what: str) -> Iterator[None]:
     """Turn transport failures into a clear 503 instead of a stack trace."""
     try:
         yield
     except (TransportConnectionError, ConnectionTimeout) as exc:
-        raise DependencyUnavailable(f"Elasticsearch is unreachable while trying to {what}") from exc
+        raise ElasticsearchUnreachable(f"Elasticsearch is unreachable while trying to {what}") from exc
     except AuthenticationException as exc:
         raise DependencyUnavailable(f"Elasticsearch refused Atlas's credential while trying to {what}") from exc
     except ApiError as exc:

@@ -277,3 +277,8 @@ def current_facts_query(*, filters: list[dict[str, Any]], user_id: str) -> dict[
             "must_not": [{"exists": {"field": "superseded_by"}}, {"term": {"retracted": True}}],
         }
     }
+
+
+def count_body(*, filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """A search that only counts the documents ``filters`` match, exactly (no 10,000 cap)."""
+    return {"query": {"bool": {"filter": list(filters)}}, "size": 0, "track_total_hits": True}

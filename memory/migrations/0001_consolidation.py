@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("tenants", "0004_tenant_episode_retention_days"),
+        ("tenants", "0005_tenant_episode_retention_days"),
     ]
 
     operations = [

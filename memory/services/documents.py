@@ -19,6 +19,7 @@ MAX_TEXT_CHARS = 8000
 MAX_SHORT_CHARS = 300
 MAX_ID_CHARS = 128
 MAX_STEPS = 50
+MAX_STEP_ORDER = 2**31 - 1  # the mapping's integer field
 MAX_TAGS = 30
 MAX_LINKS = 50
 FACT_TYPES = ("preference", "identity", "constraint", "world")
@@ -59,7 +60,9 @@ def memory_id_derived(*, tenant_id: str, memory_type: str, key: str) -> str:
 
 
 def require_text(value: Any, *, field_name: str, max_chars: int = MAX_TEXT_CHARS, required: bool = True) -> str:
-    if value is None and not required:
+    if value is None:
+        if required:
+            raise ValidationFailed(f"{field_name} is required", field=field_name)
         return ""
     if not isinstance(value, str):
         raise ValidationFailed(f"{field_name} must be a string", field=field_name)
@@ -103,6 +106,10 @@ def timestamp(value: Any, *, field_name: str, default: datetime | None = None) -
         raise ValidationFailed(f"{field_name} must be an ISO 8601 date-time", field=field_name)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
+    try:
+        parsed.astimezone(UTC)  # an offset that moves year 1 or 9999 out of range cannot be compared or stored
+    except OverflowError:
+        raise ValidationFailed(f"{field_name} is out of range", field=field_name) from None
     return parsed
 
 
@@ -250,6 +257,8 @@ def _memory_id(tenant_id: str, memory_type: str, external_id: str | None, derive
 
 
 def steps_validate(value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        raise ValidationFailed("steps is required", field="steps")
     if not isinstance(value, list) or not value:
         raise ValidationFailed("steps must be a non-empty list", field="steps")
     if len(value) > MAX_STEPS:
@@ -261,8 +270,8 @@ def steps_validate(value: Any) -> list[dict[str, Any]]:
         if not isinstance(step, dict):
             raise ValidationFailed("each step is an object with an instruction", field="steps")
         order = step.get("order", n)
-        if isinstance(order, bool) or not isinstance(order, int) or order < 1:
-            raise ValidationFailed("a step's order is a positive integer", field="steps")
+        if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= MAX_STEP_ORDER:
+            raise ValidationFailed(f"a step's order is an integer from 1 to {MAX_STEP_ORDER}", field="steps")
         instruction = require_text(step.get("instruction"), field_name="steps.instruction", max_chars=2000)
         tool = step.get("tool")
         if tool is not None:
@@ -275,9 +284,9 @@ def playbook_prepare(
     *,
     tenant_id: str,
     user_id: str,
-    name: Any,
-    trigger_text: Any,
-    steps: Any,
+    name: Any = None,
+    trigger_text: Any = None,
+    steps: Any = None,
     description: Any = None,
     text: Any = None,
     at: Any = None,
@@ -317,8 +326,8 @@ def playbook_prepare(
 def catalog_prepare(
     *,
     tenant_id: str,
-    title: Any,
-    text: Any,
+    title: Any = None,
+    text: Any = None,
     category: Any = None,
     tags: Any = None,
     at: Any = None,
@@ -414,7 +423,7 @@ def embedding_fields() -> list[VectorField]:
     """The vector fields a memory stores: ``embedding`` always, then ``embedding_multilingual`` and
     ``embedding_crosslingual`` when ATLAS_MULTILINGUAL_EMBEDDING_MODEL / ATLAS_CROSSLINGUAL_EMBEDDING_MODEL
     name a model. Those two embed every turn alone: the main vector carries the context, they the turn's
-    own words in any language (README "Hard set": e5 with context, measured offline, cost atlas_v1 0.08
+    own words in any language (docs/recall-quality.md "Hard set": e5 with context, measured offline, cost atlas_v1 0.08
     MRR@10 for nothing on the hard set)."""
     from memory.embeddings import (
         crosslingual_embedding_provider,

@@ -29,6 +29,7 @@ from .documents import (
     embed_into,
     episode_prepare,
     fact_prepare,
+    id_list,
     memory_id_for,
     now,
     playbook_prepare,
@@ -55,15 +56,59 @@ class ImportReport:
     supersessions: int = 0
 
 
+MAX_DAYS_AGO = 36500
+
+
 def _when(record: dict[str, Any]) -> Any:
     if "timestamp" in record and "days_ago" in record:
         raise ValidationFailed("give either timestamp or days_ago, not both")
     if "days_ago" in record:
         days = record["days_ago"]
-        if isinstance(days, bool) or not isinstance(days, int | float) or days < 0:
-            raise ValidationFailed("days_ago must be a number ≥ 0")
+        if isinstance(days, bool) or not isinstance(days, int | float) or not 0 <= days <= MAX_DAYS_AGO:
+            raise ValidationFailed(f"days_ago must be a number from 0 to {MAX_DAYS_AGO}")
         return now() - timedelta(days=days)
     return record.get("timestamp")
+
+
+def _record_parse(line: str) -> dict[str, Any]:
+    """One line as a JSON object; a null field counts as absent (as it does for every optional field)."""
+    if _has_lone_surrogate(line):
+        raise ValidationFailed("not UTF-8 text")
+    try:
+        record = json.loads(line, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise ValidationFailed(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError:  # an integer of more than sys.get_int_max_str_digits() digits
+        raise ValidationFailed("not JSON (a number with too many digits)") from None
+    except RecursionError:
+        raise ValidationFailed("not JSON (nested too deeply)") from None
+    if not isinstance(record, dict):
+        raise ValidationFailed("each line must be a JSON object")
+    if _has_lone_surrogate(record):  # a \ud800 escape: Elasticsearch cannot store it
+        raise ValidationFailed("a string holds an unpaired surrogate escape (\\ud800-\\udfff)")
+    return {k: v for k, v in record.items() if v is not None}
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValidationFailed(f"not JSON ({name} is not a JSON number)")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether any string in ``value`` cannot be encoded as UTF-8 (iterative: nesting depth is the input's)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
 
 
 def _prepare(
@@ -102,13 +147,43 @@ def _prepare(
             fields["supersedes"] = [
                 memory_id_for(tenant_id=tenant_id, memory_type="semantic", external_id=t) for t in targets
             ]
-        if "source_episodes" in fields and isinstance(fields["source_episodes"], list):
+        if "source_episodes" in fields:
             fields["source_episodes"] = [
                 memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=e)
-                for e in fields["source_episodes"]
+                for e in id_list(fields["source_episodes"], field_name="source_episodes")
             ]
         return fact_prepare(tenant_id=tenant_id, user_id=user_id, text=record.get("text"), **fields, **common)
     return playbook_prepare(tenant_id=tenant_id, user_id=user_id, text=record.get("text"), **fields, **common)
+
+
+def _line_prepare(
+    line: str,
+    *,
+    tenant: Tenant,
+    subjects: dict[str, MemorySubject],
+    create_subjects: bool,
+    actor: str,
+    report: ImportReport,
+    previous_turns: dict[tuple[str, str], PreviousTurn],
+) -> tuple[PreparedMemory, MemorySubject | None]:
+    """One line as a memory ready to store, and its subject; ValidationFailed says what is wrong with it."""
+    record = _record_parse(line)
+    subject = None
+    if record.get("memory_type") != "catalog":
+        user = record.get("user_id")
+        if not isinstance(user, str) or not user:
+            raise ValidationFailed("user_id is required (only catalog entries have none)")
+        subject = subjects.get(user)
+        if subject is None:
+            if not create_subjects:
+                raise ValidationFailed(f"no subject '{user}' in tenant {tenant.slug} (use --create)")
+            # Check the whole line against an unsaved subject first: a bad line creates no subject.
+            _prepare(tenant, MemorySubject(tenant=tenant, external_id=user), record, {})
+            subject = subjects[user] = subject_create(tenant=tenant, external_id=user, actor=actor)
+            report.subjects_created.append(user)
+    elif "user_id" in record:
+        raise ValidationFailed("catalog entries are shared: they have no user_id")
+    return _prepare(tenant, subject, record, previous_turns), subject
 
 
 def memories_import(
@@ -148,26 +223,15 @@ def memories_import(
             continue
         report.lines += 1
         try:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValidationFailed(f"not JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(record, dict):
-                raise ValidationFailed("each line must be a JSON object")
-            subject = None
-            if record.get("memory_type") != "catalog":
-                user = record.get("user_id")
-                if not isinstance(user, str) or not user:
-                    raise ValidationFailed("user_id is required (only catalog entries have none)")
-                subject = subjects.get(user)
-                if subject is None:
-                    if not create_subjects:
-                        raise ValidationFailed(f"no subject '{user}' in tenant {tenant.slug} (use --create)")
-                    subject = subjects[user] = subject_create(tenant=tenant, external_id=user, actor=actor)
-                    report.subjects_created.append(user)
-            elif "user_id" in record:
-                raise ValidationFailed("catalog entries are shared: they have no user_id")
-            prepared = _prepare(tenant, subject, record, previous_turns)
+            prepared, subject = _line_prepare(
+                line,
+                tenant=tenant,
+                subjects=subjects,
+                create_subjects=create_subjects,
+                actor=actor,
+                report=report,
+                previous_turns=previous_turns,
+            )
             if prepared.supersedes:
                 facts_with_links.append((line_no, prepared, subject))
             pending.append((line_no, prepared))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import axe_clean, browser, page, person_create, person_login, screenshot  # noqa: F401
-from tests.live_server import atlas_server  # noqa: F401
+from tests.browser import person_create, person_login
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

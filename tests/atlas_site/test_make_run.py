@@ -21,11 +21,16 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(bool(REAL_CLUSTER_URL), reason="make run starts the embedded Elasticsearch")
 
 
-def _start(data_dir: Path, es_port: int, web_port: int) -> tuple[subprocess.Popen, list[str]]:
+def _user_env(data_dir: Path) -> dict[str, str]:
+    """A newcomer's shell: no secrets or addresses of ours, only the data directory."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "ATLAS_ES_URL")}
-    env.update(ATLAS_DATA_DIR=str(data_dir), ATLAS_ES_PORT=str(es_port), ATLAS_WEB_PORT=str(web_port))
     for key in ("DJANGO_SECRET_KEY", "ATLAS_ENCRYPTION_KEYS", "ATLAS_ES_PASSWORD", "ATLAS_ENV_FILE"):
         env.pop(key, None)
+    return {**env, "ATLAS_DATA_DIR": str(data_dir)}
+
+
+def _start(data_dir: Path, es_port: int, web_port: int) -> tuple[subprocess.Popen, list[str]]:
+    env = {**_user_env(data_dir), "ATLAS_ES_PORT": str(es_port), "ATLAS_WEB_PORT": str(web_port)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "atlas_site.run"],
         cwd=ROOT,
@@ -99,6 +104,26 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         admin = session.get(f"{base}/admin/tenants/tenant/", timeout=10)
         assert admin.status_code == 200
         assert "demo" in admin.text
+        # The demo data: alice's memories in the operator's memory pages, the chain among them.
+        alice_pk = re.search(
+            r'href="/admin/tenants/memorysubject/(\d+)/memories/">Memories of alice',
+            session.get(f"{base}/admin/tenants/memorysubject/?q=alice", timeout=10).text,
+        )
+        assert alice_pk is not None
+        facts = session.get(f"{base}/admin/tenants/memorysubject/{alice_pk.group(1)}/memories/", timeout=30)
+        assert facts.status_code == 200 and "Alice lives in Porto" in facts.text
+        # The end user logs in with the same password.
+        assert re.search(rf"demo user\s+alice@atlas\.local / {re.escape(password)}", banner)
+        user = requests.Session()
+        user.get(f"{base}/accounts/login/", timeout=10)
+        signed_in = user.post(
+            f"{base}/accounts/login/",
+            data={"login": "alice@atlas.local", "password": password, "csrfmiddlewaretoken": user.cookies["csrftoken"]},
+            headers={"Referer": f"{base}/accounts/login/"},
+            timeout=10,
+            allow_redirects=False,
+        )
+        assert signed_in.status_code == 302 and "/accounts/login/" not in signed_in.headers["Location"]
         css = session.get(f"{base}/static/admin/css/base.css", timeout=10)
         assert css.status_code == 200
         # The printed demo token works as alice's own token, straight away.
@@ -106,6 +131,22 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         me = requests.get(f"{base}/api/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=10)
         assert me.status_code == 200, me.text
         assert (me.json()["subject"], me.json()["scopes"]) == ("alice", ["forget", "read", "write"])
+        # The operator CLI in another shell finds this run's Elasticsearch (not port 9200) through dev.env.
+        recorded = (tmp_path / "dev.env").read_text().splitlines()
+        assert [line for line in recorded if line.startswith(("ATLAS_ES_URL=", "ATLAS_PUBLIC_URL="))] == [
+            f"ATLAS_ES_URL=http://127.0.0.1:{es_port}",
+            f"ATLAS_PUBLIC_URL={base}",
+        ]
+        cli = subprocess.run(
+            [sys.executable, "manage.py", "atlas_es_bootstrap"],
+            cwd=ROOT,
+            env=_user_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert cli.returncode == 0, cli.stderr
+        assert cli.stdout.splitlines()[0] == "licence: trial (active); isolation mode: dls"
         wrote = requests.post(
             f"{base}/api/v1/subjects/alice/episodes",
             json={"text": "hello from the demo token"},

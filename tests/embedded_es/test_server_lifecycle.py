@@ -1,6 +1,6 @@
 """The ``python -m embedded_es serve`` entry point, clean shutdown, and what survives a restart.
 
-Persistence guarantees (measured; see README "Embedded Elasticsearch"):
+Persistence guarantees (measured; see docs/embedded-elasticsearch.md):
 - API keys and ILM policies are written by the gateway with fsync before the request is answered,
   so they survive any crash;
 - documents live in the noida engine, which keeps them in memory and snapshots them to

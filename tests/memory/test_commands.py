@@ -100,7 +100,7 @@ def imported(atlas_es, db, tmp_path: Path, settings) -> tuple[str, Path]:
     shared_credential_ensure(kind="writer", actor="test")
     path = tmp_path / "docs.jsonl"
     path.write_text("\n".join([json.dumps(d) for d in DOCS[:3]] + BAD + [json.dumps(d) for d in DOCS[3:]]) + "\n")
-    out, err = run("atlas_import", str(path), "--tenant", "cli-co", "--create", "--quiet")
+    out, err = run("atlas_import", str(path), "--tenant", "cli-co", "--create", "--quiet", "--allow-partial")
     return out + "\n" + err, path
 
 
@@ -125,12 +125,45 @@ def test_import_reports_per_line_errors_without_stopping(imported) -> None:
     ]
 
 
+def test_a_partial_import_says_so_once_and_fails_unless_allowed(atlas_es, db, tmp_path: Path, settings) -> None:
+    from tenants.services import shared_credential_ensure
+
+    settings.ATLAS_USAGE_RECORDING = "off"
+    shared_credential_ensure(kind="writer", actor="test")
+    path = tmp_path / "playbooks.jsonl"
+    good = {
+        "id": "p1",
+        "user_id": "maya",
+        "memory_type": "procedural",
+        "name": "n",
+        "trigger_text": "t",
+        "steps": ["s"],
+    }
+    no_trigger = {"id": "p2", "user_id": "maya", "memory_type": "procedural", "name": "n", "steps": ["s"]}
+    path.write_bytes(b"\n".join([json.dumps(good).encode(), json.dumps(no_trigger).encode(), b'{"text": "\xff"}']))
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError) as failed:
+        call_command("atlas_import", str(path), "--tenant", "partial-co", "--create", stdout=out, stderr=err)
+    assert out.getvalue() == (
+        "imported 1 of 3 line(s) into partial-co: 1 procedural; 0 supersession link(s); 2 error(s); "
+        "created subjects maya\n"
+    )
+    assert err.getvalue() == "line 2: trigger_text is required\nline 3: not UTF-8 text\n"
+    assert str(failed.value) == (
+        "the import is partial (the lines above were skipped): fix them and import the file again "
+        "(re-importing overwrites, it does not duplicate), or pass --allow-partial to accept it"
+    )
+    out, err = run("atlas_import", str(path), "--tenant", "partial-co", "--allow-partial")
+    assert out == "imported 1 of 3 line(s) into partial-co: 1 procedural; 0 supersession link(s); 2 error(s)\n"
+    assert err == "line 2: trigger_text is required\nline 3: not UTF-8 text\n"
+
+
 def test_reimport_overwrites_instead_of_duplicating(imported) -> None:
     _, path = imported
     before = bootstrap_client().count(
         index=alias_name("episodic"), query={"term": {"tenant_id": str(Tenant.objects.get(slug="cli-co").es_id)}}
     )["count"]
-    run("atlas_import", str(path), "--tenant", "cli-co", "--quiet")
+    run("atlas_import", str(path), "--tenant", "cli-co", "--quiet", "--allow-partial")
     after = bootstrap_client().count(
         index=alias_name("episodic"), query={"term": {"tenant_id": str(Tenant.objects.get(slug="cli-co").es_id)}}
     )["count"]

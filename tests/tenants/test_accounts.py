@@ -18,6 +18,9 @@ def test_signup_verification_and_login(client, db) -> None:
     assert response.status_code == 302
     assert Person.objects.filter(email="new@example.com").exists()
     assert len(mail.outbox) == 1
+    # The site is named from ATLAS_SITE_NAME / ATLAS_PUBLIC_URL on migrate, not Django's example.com.
+    assert mail.outbox[0].subject == "[Atlas Memory] Please Confirm Your Email Address"
+    assert "example.com" not in mail.outbox[0].body.replace("new@example.com", "")
     link = re.search(r"https?://[^\s]+/accounts/confirm-email/[^\s]+", mail.outbox[0].body).group(0)
     path = link.split("://", 1)[1].split("/", 1)[1]
     client.logout()
@@ -38,3 +41,14 @@ def test_login_page_renders(client, db) -> None:
     html = client.get(reverse("account_login")).content.decode()
     assert "Atlas Memory" in html
     assert 'name="login"' in html
+
+
+def test_the_site_follows_the_settings_on_every_migrate(db, settings) -> None:
+    from django.contrib.sites.models import Site
+    from django.core.management import call_command
+
+    settings.ATLAS_PUBLIC_URL = "https://memory.example.org"
+    settings.ATLAS_SITE_NAME = "Acme Memory"
+    call_command("migrate", verbosity=0)
+    site = Site.objects.get_current()
+    assert (site.domain, site.name) == ("memory.example.org", "Acme Memory")

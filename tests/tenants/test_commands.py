@@ -89,3 +89,38 @@ def test_cli_errors_exit_with_status_1(atlas_es, capsys) -> None:
     assert info.value.code == 1
     assert capsys.readouterr().err.strip() == "CommandError: no tenant 'nope'"
     assert (Tenant.objects.count(), MemorySubject.objects.count(), Person.objects.count()) == (0, 0, 0)
+
+
+def test_an_unreachable_elasticsearch_is_one_line_naming_the_url(tmp_path) -> None:
+    """Not the client's retry warnings and tracebacks (≈ 110 lines): the one line an operator can act on."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from embedded_es.engine import free_port
+
+    port = free_port()  # nothing listens there
+    env = {
+        **os.environ,
+        "ATLAS_DATA_DIR": str(tmp_path),
+        "ATLAS_ENV_FILE": os.devnull,
+        "ATLAS_ES_URL": f"http://elastic:secret@127.0.0.1:{port}",
+        "ATLAS_ES_PASSWORD": "secret",
+    }
+    env.pop("DATABASE_URL", None)
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=root, env=env, check=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "atlas_tenant", "create", "acme", "--name", "Acme"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "CommandError: Elasticsearch is unreachable while trying to read the licence: "
+        f"tried http://127.0.0.1:{port} (ATLAS_ES_URL; `make run` records the URL it started in its dev.env)\n"
+    )

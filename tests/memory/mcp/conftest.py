@@ -16,7 +16,6 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, MemorySubject, Tenant
-from tests.live_server import atlas_server  # noqa: F401  (the fixture)
 
 ALL_SCOPES = ["read", "write", "forget"]
 

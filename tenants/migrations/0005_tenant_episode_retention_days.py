@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tenants", "0003_api_tokens"),
+        ("tenants", "0004_memorysubject_memory_permissions"),
     ]
 
     operations = [

@@ -1,0 +1,1 @@
+"""The end users' dashboard: a person sees, searches, corrects and forgets what agents remember about them."""

@@ -1,0 +1,90 @@
+"""What the dashboard's forms accept, parsed into typed values; everything else is refused with a message."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+
+from django import forms
+
+from memory import recall_constants as rc
+from memory.services.documents import FACT_TYPES, MAX_TEXT_CHARS
+from tenants.tokens import MAX_NAME_CHARS, SCOPES
+
+TYPE_LABELS = {"semantic": "Facts", "procedural": "Playbooks", "episodic": "Conversations", "catalog": "Catalog"}
+
+
+class ListFilterForm(forms.Form):
+    """The list's filters (GET). Dates are days, in UTC: ``until`` includes its whole day."""
+
+    fact_type = forms.ChoiceField(
+        required=False, choices=[("", "any"), *((t, t) for t in FACT_TYPES)], label="Fact type"
+    )
+    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    superseded = forms.BooleanField(required=False, label="Show replaced versions")
+    session = forms.CharField(required=False, max_length=128, widget=forms.HiddenInput)
+    cursor = forms.CharField(required=False, max_length=400, widget=forms.HiddenInput)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("until") and data["since"] > data["until"]:
+            raise forms.ValidationError("The start date is after the end date.")
+        return data
+
+    def bounds(self) -> tuple[datetime | None, datetime | None]:
+        since, until = self.cleaned_data.get("since"), self.cleaned_data.get("until")
+        return (
+            datetime.combine(since, time.min, tzinfo=UTC) if since else None,
+            datetime.combine(until + timedelta(days=1), time.min, tzinfo=UTC) if until else None,
+        )
+
+
+class SearchForm(forms.Form):
+    """A recall (GET): the question, which kinds of memory, and whether replaced facts count."""
+
+    q = forms.CharField(max_length=rc.MAX_QUERY_CHARS, label="Search your memories", strip=True)
+    types = forms.MultipleChoiceField(
+        required=False,
+        choices=list(TYPE_LABELS.items()),
+        widget=forms.CheckboxSelectMultiple,
+        label="Kinds",
+    )
+    superseded = forms.BooleanField(required=False, label="Include replaced versions")
+
+
+class FactEditForm(forms.Form):
+    """A correction: the new text, and the version (ETag) the editor read, so no edit overwrites another."""
+
+    text = forms.CharField(max_length=MAX_TEXT_CHARS, widget=forms.Textarea(attrs={"rows": 3}), label="Corrected text")
+    etag = forms.CharField(max_length=80, widget=forms.HiddenInput)
+
+
+class ForgetAllForm(forms.Form):
+    confirm = forms.CharField(max_length=128, label="Type your id to confirm", strip=True)
+
+    def __init__(self, *args, expected: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.expected = expected
+
+    def clean_confirm(self) -> str:
+        value = self.cleaned_data["confirm"]
+        if value != self.expected:
+            raise forms.ValidationError(f"Type {self.expected} exactly: forgetting everything cannot be undone.")
+        return value
+
+
+class TokenCreateForm(forms.Form):
+    name = forms.CharField(max_length=MAX_NAME_CHARS, label="Name", help_text="Where you will use it, e.g. “laptop”.")
+    scopes = forms.MultipleChoiceField(
+        choices=[
+            ("read", "read — recall and list my memories"),
+            ("write", "write — store new memories"),
+            ("forget", "forget — delete my memories"),
+        ],
+        widget=forms.CheckboxSelectMultiple,
+        initial=["read", "write"],
+        label="What it may do",
+    )
+
+    def clean_scopes(self) -> list[str]:
+        return [s for s in SCOPES if s in self.cleaned_data["scopes"]]

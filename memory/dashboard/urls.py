@@ -1,0 +1,18 @@
+from django.urls import path
+
+from . import views
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("memories/", views.memories, {"tab": "facts"}, name="memories"),
+    path("memories/<slug:tab>/", views.memories, name="tab"),
+    path("memory/<str:memory_id>/", views.memory_detail, name="memory"),
+    path("memory/<str:memory_id>/forget/", views.memory_forget, name="forget"),
+    path("forget-everything/", views.forget_all, name="forget_all"),
+    path("export.json", views.export, name="export"),
+    path("connect/", views.connect, name="connect"),
+    path("connect/<str:prefix>/revoke/", views.token_revoke, name="token_revoke"),
+    path("profiles/", views.subjects, name="subjects"),
+]

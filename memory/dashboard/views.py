@@ -1,0 +1,336 @@
+"""The dashboard's pages: validate the form → one selector or service, as the logged-in person's
+subject (``access.dashboard_view``) → a template. Reads run with the subject's own Elasticsearch key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from itertools import groupby
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from atlas_site.errors import AtlasError, Conflict, NotFound, PreconditionFailed
+from memory import selectors
+from memory.services import forget, writes
+from tenants import tokens
+
+from .access import actor_of, dashboard_view, error_page, subject_choose, subject_current
+from .forms import TYPE_LABELS, FactEditForm, ForgetAllForm, ListFilterForm, SearchForm, TokenCreateForm
+
+PAGE_SIZE = 25
+EXPORT_PAGE_SIZE = 200
+TABS = {"facts": "semantic", "playbooks": "procedural", "episodes": "episodic", "catalog": "catalog"}
+EXPORT_TYPES = ("episodic", "semantic", "procedural", "archive")
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """``/``: the landing page for visitors, the person's facts once logged in."""
+    if not request.user.is_authenticated:
+        return render(request, "home.html")
+    return memories(request, tab="facts")
+
+
+@dashboard_view
+def memories(request: HttpRequest, tab: str) -> HttpResponse:
+    if tab not in TABS:
+        raise Http404("no such tab")
+    context: dict[str, Any] = {"tab": tab, "tabs": TABS, "type_labels": TYPE_LABELS}
+    if "q" in request.GET:
+        return _search(request, context)
+    form = ListFilterForm(request.GET)
+    context["filters"] = form
+    if not form.is_valid():
+        return render(request, "dashboard/memories.html", context, status=400)
+    data = form.cleaned_data
+    since, until = form.bounds()
+    memory_type = TABS[tab]
+    include_superseded = memory_type == "semantic" and data["superseded"]
+    page = selectors.memory_list(
+        subject=request.subject,
+        memory_types=[memory_type, *(["archive"] if include_superseded else [])],
+        include_superseded=include_superseded,
+        fact_type=(data["fact_type"] or None) if memory_type == "semantic" else None,
+        session_id=(data["session"] or None) if memory_type == "episodic" else None,
+        since=since,
+        until=until,
+        page_size=PAGE_SIZE,
+        cursor=data["cursor"] or None,
+    )
+    context.update(
+        page=page,
+        memories=page["memories"],
+        first_page=not data["cursor"],
+        next_query=_query_with(request, cursor=page["next_cursor"]) if page["next_cursor"] else None,
+        first_query=_query_with(request, cursor=None),
+        session=data["session"] if memory_type == "episodic" else "",
+        search=SearchForm(),
+    )
+    if memory_type == "episodic":
+        # Newest first; a page's turns grouped by conversation (a session spans pages when it is long).
+        context["sessions"] = [
+            (session_id, list(turns))
+            for session_id, turns in groupby(page["memories"], key=lambda m: m.get("session_id") or "")
+        ]
+    return render(request, "dashboard/memories.html", context)
+
+
+def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+    form = SearchForm(request.GET)
+    context["search"] = form
+    context["filters"] = ListFilterForm()
+    if not form.is_valid():
+        return render(request, "dashboard/memories.html", context, status=400)
+    data = form.cleaned_data
+    result = selectors.memory_recall(
+        subject=request.subject,
+        query=data["q"],
+        k=20,
+        memory_types=data["types"] or None,
+        include_superseded=data["superseded"],
+    )
+    context.update(results=result.hits, legs=result.legs, took_ms=round(result.timings_ms.get("total", 0.0)))
+    return render(request, "dashboard/memories.html", context)
+
+
+def _query_with(request: HttpRequest, **changes: str | None) -> str:
+    query = request.GET.copy()
+    for name, value in changes.items():
+        query.pop(name, None)
+        if value:
+            query[name] = value
+    return query.urlencode()
+
+
+def _chain_steps(chain: list[dict[str, Any]], memory_id: str) -> list[dict[str, Any]]:
+    """The chain oldest first, each step with how it was replaced (natural or harsh) and whether it is this one."""
+    by_id = {m["id"]: m for m in chain}
+    steps = []
+    for memory in chain:
+        newer = [by_id[i] for i in _as_list(memory.get("superseded_by")) if i in by_id]
+        steps.append(
+            {
+                "memory": memory,
+                "current": memory["id"] == memory_id,
+                "replaced": "harsh" if memory.get("retracted") else ("natural" if memory.get("superseded_by") else ""),
+                "replaced_by": newer,
+            }
+        )
+    return steps
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _memory_context(request: HttpRequest, memory_id: str) -> dict[str, Any]:
+    hit = selectors.memory_hit(subject=request.subject, memory_id=memory_id)
+    memory = selectors.memory_shape(hit)
+    context: dict[str, Any] = {"memory": memory, "etag": writes.memory_etag(hit["_source"]), "type_labels": TYPE_LABELS}
+    if memory["type"] in ("semantic", "archive"):
+        chain = selectors.memory_chain_get(subject=request.subject, memory_id=memory["id"])
+        steps = _chain_steps(chain, memory["id"])
+        position = next(i for i, step in enumerate(steps) if step["current"])
+        context.update(
+            steps=steps,
+            older=steps[position - 1]["memory"] if position > 0 else None,
+            newer=steps[position + 1]["memory"] if position + 1 < len(steps) else None,
+            editable=memory["type"] == "semantic" and not memory.get("superseded_by"),
+        )
+        sources = memory.get("source_episodes") or []
+        found = selectors.memories_get(subject=request.subject, memory_ids=sources) if sources else {}
+        context["sources"] = [(episode_id, found.get(episode_id)) for episode_id in sources]
+    return context
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@dashboard_view
+def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
+    if request.method == "GET":
+        context = _memory_context(request, memory_id)
+        if context.get("editable"):
+            context["form"] = FactEditForm(initial={"text": context["memory"]["text"], "etag": context["etag"]})
+        return render(request, "dashboard/memory.html", context)
+    form = FactEditForm(request.POST)
+    if form.is_valid():
+        try:
+            edited = writes.fact_edit(
+                subject=request.subject,
+                memory_id=memory_id,
+                text=form.cleaned_data["text"],
+                if_match=form.cleaned_data["etag"],
+                contradiction="natural",
+            )
+        except (PreconditionFailed, Conflict) as error:
+            # Someone (or another tab) changed it: show the current version and say so; nothing was written.
+            context = _memory_context(request, memory_id)
+            context["edit_error"] = error.message
+            if context.get("editable"):
+                context["form"] = FactEditForm(initial={"text": form.cleaned_data["text"], "etag": context["etag"]})
+            return render(request, "dashboard/memory.html", context, status=error.status)
+        except AtlasError as error:
+            if error.status != 400:
+                raise
+            form.add_error("text", error.message)
+        else:
+            messages.success(request, "Saved. The earlier version stays in this fact's history.")
+            return redirect("dashboard:memory", memory_id=edited["id"])
+    context = _memory_context(request, memory_id)
+    context["form"] = form
+    return render(request, "dashboard/memory.html", context, status=400)
+
+
+@require_http_methods(["GET", "POST"])
+@dashboard_view
+def memory_forget(request: HttpRequest, memory_id: str) -> HttpResponse:
+    hit = selectors.memory_hit(subject=request.subject, memory_id=memory_id)
+    memory = selectors.memory_shape(hit)
+    if memory["shared"]:
+        raise NotFound("catalog entries belong to the whole tenant: they are not yours to forget")
+    if request.method == "POST":
+        forget.memory_forget(subject=request.subject, memory_id=memory["id"], actor=actor_of(request))
+        messages.success(request, "Forgotten: that memory is deleted.")
+        tab = {v: k for k, v in TABS.items()}.get(memory["type"], "facts")
+        return redirect("dashboard:tab", tab=tab)
+    chain = []
+    if memory["type"] in ("semantic", "archive"):
+        chain = selectors.memory_chain_get(subject=request.subject, memory_id=memory["id"])
+    return render(
+        request, "dashboard/forget.html", {"memory": memory, "chain_length": len(chain), "type_labels": TYPE_LABELS}
+    )
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@dashboard_view
+def forget_all(request: HttpRequest) -> HttpResponse:
+    subject = request.subject
+    form = ForgetAllForm(request.POST or None, expected=subject.external_id)
+    if request.method == "POST" and form.is_valid():
+        counts = forget.subject_memories_forget(subject=subject, actor=actor_of(request))
+        return render(request, "dashboard/forgotten_all.html", {"counts": counts, "total": sum(counts.values())})
+    counts = selectors.memory_counts(subject=subject)
+    return render(
+        request,
+        "dashboard/forget_all.html",
+        {"form": form, "counts": counts, "total": sum(counts.values()), "type_labels": TYPE_LABELS},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@dashboard_view
+def export(request: HttpRequest) -> HttpResponse:
+    """All the subject's memories as one JSON document, streamed a page (≤ 200) at a time per index.
+
+    The first page of each index is read before the response starts, so an Elasticsearch outage
+    is a 503 page, not a truncated download.
+    """
+    subject = request.subject
+    first_pages = {t: _export_page(subject, t, None) for t in EXPORT_TYPES}
+
+    def body() -> Iterator[str]:
+        head = {
+            "subject": subject.external_id,
+            "tenant": subject.tenant.slug,
+            "exported_at": timezone.now().isoformat(),
+        }
+        yield json.dumps(head)[:-1] + ', "memories": {'
+        for n, memory_type in enumerate(EXPORT_TYPES):
+            yield ("" if n == 0 else ", ") + json.dumps(memory_type) + ": ["
+            page, first = first_pages[memory_type], True
+            while True:
+                for memory in page["memories"]:
+                    yield ("" if first else ", ") + json.dumps(memory, default=str)
+                    first = False
+                if not page["next_cursor"]:
+                    break
+                page = _export_page(subject, memory_type, page["next_cursor"])
+            yield "]"
+        yield "}}\n"
+
+    response = StreamingHttpResponse(body(), content_type="application/json")
+    stamp = timezone.now().strftime("%Y%m%d")
+    response["Content-Disposition"] = f'attachment; filename="atlas-memories-{subject.external_id}-{stamp}.json"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _export_page(subject, memory_type: str, cursor: str | None) -> dict[str, Any]:
+    return selectors.memory_list(
+        subject=subject,
+        memory_types=[memory_type],
+        include_superseded=True,
+        page_size=EXPORT_PAGE_SIZE,
+        cursor=cursor,
+    )
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@dashboard_view
+def connect(request: HttpRequest) -> HttpResponse:
+    subject = request.subject
+    form = TokenCreateForm(request.POST or None)
+    context: dict[str, Any] = {"form": form}
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            issued = tokens.token_create(
+                tenant=subject.tenant,
+                subject=subject,
+                name=form.cleaned_data["name"],
+                scopes=form.cleaned_data["scopes"],
+                actor=actor_of(request),
+            )
+            configs = tokens.mcp_client_configs(secret=issued.secret, server_url=settings.ATLAS_PUBLIC_URL)
+            context.update(
+                issued=issued,
+                configs=[(name, json.dumps(config, indent=2)) for name, config in configs.items()],
+                form=TokenCreateForm(),
+            )
+        else:
+            status = 400
+    context["tokens"] = tokens.tokens_list(tenant=subject.tenant, subject=subject)
+    context["mcp_url"] = settings.ATLAS_PUBLIC_URL.rstrip("/") + "/mcp/"
+    return render(request, "dashboard/connect.html", context, status=status)
+
+
+@require_POST
+@dashboard_view
+def token_revoke(request: HttpRequest, prefix: str) -> HttpResponse:
+    subject = request.subject
+    token = tokens.token_get(tenant=subject.tenant, prefix=prefix)
+    if token.subject_id != subject.pk:
+        raise NotFound(f"no token '{prefix}'", field="token")
+    if tokens.token_revoke(token=token, actor=actor_of(request)):
+        messages.success(request, f"Revoked “{token.name}”: agents using it are refused from now on.")
+    else:
+        messages.info(request, f"“{token.name}” was revoked already.")
+    return redirect("dashboard:connect")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def subjects(request: HttpRequest) -> HttpResponse:
+    """Pick which of the person's memory profiles (one per tenant) the dashboard shows."""
+    current, mine = subject_current(request)
+    if request.method == "POST":
+        try:
+            subject_choose(request, subject_id=request.POST.get("subject", ""))
+        except AtlasError as error:
+            return error_page(request, error)
+        return redirect(reverse("dashboard:memories"))
+    if not mine:
+        return render(request, "dashboard/no_subject.html")
+    return render(request, "dashboard/subjects.html", {"subjects": mine, "current": current})

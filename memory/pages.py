@@ -1,0 +1,131 @@
+"""One subject's memories as web pages show them to someone looking on the subject's behalf (an operator in
+the admin, a tenant admin answering a support request): browse, search, a memory, its chain, edit, forget.
+
+Each function parses what the page was given, calls one selector or service (every read with the subject's
+own Elasticsearch key) and audits who looked at or changed what — the audit names memories by id, never by
+their text. Views around it are thin: they resolve the subject the viewer may act for, check the viewer's
+permission, and render; ``link(view, memory_id)`` is how they tell the shared templates where things are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from atlas_site.errors import ValidationFailed
+from memory import selectors
+from memory.services import forget, writes
+from tenants.models import MemorySubject
+from tenants.services import audit_record
+
+PAGE_SIZE = 25
+SEARCH_K = 20
+# (type, tab label): the subject's own memories first, then the tenant catalog they also recall.
+TABS = (
+    ("semantic", "Facts"),
+    ("procedural", "Playbooks"),
+    ("episodic", "Episodes"),
+    ("catalog", "Catalog"),
+    ("archive", "Archive"),
+)
+BROWSE_PARAMS = frozenset({"type", "cursor", "superseded", "q"})
+Link = Callable[..., str]  # link("memory" | "chain" | "forget" | "browse", memory_id=None) -> URL
+
+
+def _params(query: Mapping[str, str], allowed: frozenset[str]) -> dict[str, str]:
+    unknown = sorted(set(query) - allowed)
+    if unknown:
+        raise ValidationFailed(f"this page takes no parameter '{unknown[0]}'", field=unknown[0])
+    return {name: query.get(name, "") for name in allowed}
+
+
+def _linked(memory: dict[str, Any], link: Link) -> dict[str, Any]:
+    memory["url"] = link("memory", memory_id=memory["id"])
+    return memory
+
+
+def _view_audited(subject: MemorySubject, actor: str, action: str, target: str, **detail: Any) -> None:
+    audit_record(tenant=subject.tenant, actor=actor, action=action, target=target, detail=detail)
+
+
+def browse(*, subject: MemorySubject, query: Mapping[str, str], actor: str, link: Link) -> dict[str, Any]:
+    """One page of a type's memories (newest first, a cursor to the next page), or a recall's hits when
+    the page was given a search (``q``) — the real hybrid recall, its use counts left alone."""
+    params = _params(query, BROWSE_PARAMS)
+    tab = params["type"] or "semantic"
+    if tab not in dict(TABS):
+        raise ValidationFailed(f"no memory type '{tab}': choose one of {', '.join(t for t, _ in TABS)}", field="type")
+    superseded = params["superseded"] in ("1", "true", "on")
+    text = params["q"].strip()
+    context: dict[str, Any] = {"tabs": TABS, "tab": tab, "superseded": superseded, "q": text, "search": bool(text)}
+    if text:
+        result = selectors.memory_recall(
+            subject=subject, query=text, k=SEARCH_K, include_superseded=superseded, record_use=False
+        )
+        context.update(memories=[_linked(hit, link) for hit in result.hits], legs=result.legs, next_cursor=None)
+        _view_audited(subject, actor, "memory.search", str(subject), hits=len(result.hits))
+        return context
+    page = selectors.memory_list(
+        subject=subject,
+        memory_types=[tab],
+        include_superseded=superseded or tab == "archive",
+        page_size=PAGE_SIZE,
+        cursor=params["cursor"] or None,
+    )
+    context.update(memories=[_linked(m, link) for m in page["memories"]], next_cursor=page["next_cursor"])
+    context["first_page"] = not params["cursor"]
+    _view_audited(subject, actor, "memory.browse", str(subject), type=tab, shown=len(page["memories"]))
+    return context
+
+
+def detail(*, subject: MemorySubject, memory_id: str, actor: str, link: Link) -> dict[str, Any]:
+    """A memory with its fields, its version (the ETag an edit must match) and where its chain and its
+    source episodes are."""
+    hit = selectors.memory_hit(subject=subject, memory_id=memory_id)
+    memory = _linked(selectors.memory_shape(hit), link)
+    fields = {k: v for k, v in memory.items() if k not in ("id", "type", "text", "url", "user_id", "shared")}
+    is_fact = memory["type"] in ("semantic", "archive")
+    context = {
+        "memory": memory,
+        "fields": fields,
+        "etag": writes.memory_etag(hit["_source"]),
+        "is_fact": is_fact,
+        "editable": is_fact and not memory.get("superseded_by") and memory["type"] == "semantic",
+        "forgettable": not memory["shared"],
+        "sources": [{"id": e, "url": link("memory", memory_id=e)} for e in memory.get("source_episodes") or []],
+    }
+    _view_audited(subject, actor, "memory.view", f"{subject}:{memory['id']}", memory_type=memory["type"])
+    return context
+
+
+def chain(*, subject: MemorySubject, memory_id: str, actor: str, link: Link) -> dict[str, Any]:
+    """A fact's supersession chain, oldest first, with the fact the page was opened on marked."""
+    steps = [_linked(step, link) for step in selectors.memory_chain_get(subject=subject, memory_id=memory_id)]
+    current = next((i for i, s in enumerate(steps) if memory_id in (s["id"], s.get("external_id"))), 0)
+    for i, step in enumerate(steps):
+        step["position"] = "older" if i < current else ("this" if i == current else "newer")
+    _view_audited(subject, actor, "memory.chain", f"{subject}:{steps[current]['id']}", steps=len(steps))
+    return {"chain": steps, "current": steps[current]}
+
+
+def edit(*, subject: MemorySubject, memory_id: str, form: Mapping[str, str], actor: str) -> dict[str, Any]:
+    """Correct a fact as a natural supersession, over the version the editor read (``etag``)."""
+    text, etag = (form.get("text") or "").strip(), (form.get("etag") or "").strip()
+    if not text:
+        raise ValidationFailed("the corrected fact needs a text", field="text")
+    if not etag:
+        raise ValidationFailed("the form lost the version it was read at; open the fact again", field="etag")
+    edited = writes.fact_edit(subject=subject, memory_id=memory_id, text=text, if_match=etag)
+    audit_record(
+        tenant=subject.tenant,
+        actor=actor,
+        action="memory.edit",
+        target=f"{subject}:{memory_id}",
+        detail={"new_id": edited["id"], "contradiction": "natural"},
+    )
+    return edited
+
+
+def forget_one(*, subject: MemorySubject, memory_id: str, actor: str) -> dict[str, Any]:
+    """Delete one of the subject's own memories for good (audited by the service)."""
+    return forget.memory_forget(subject=subject, memory_id=memory_id, actor=actor)

@@ -1,0 +1,66 @@
+"""What the tenant section's forms accept; the services behind them check the rest (and say why)."""
+
+from __future__ import annotations
+
+from django import forms
+
+from memory.services.documents import MAX_SHORT_CHARS, MAX_TEXT_CHARS
+from tenants.models import Membership
+from tenants.tokens import MAX_NAME_CHARS, SCOPES
+
+
+class SubjectCreateForm(forms.Form):
+    external_id = forms.CharField(
+        max_length=128,
+        label="External id",
+        help_text="How your application names this user (letters, digits, . _ @ : + -).",
+    )
+    display_name = forms.CharField(max_length=200, required=False, label="Display name")
+    email = forms.EmailField(
+        required=False,
+        label="Person's email (optional)",
+        help_text="Links someone who has signed up: they see these memories.",
+    )
+
+
+class SubjectLinkForm(forms.Form):
+    email = forms.EmailField(required=False, label="Person's email", help_text="Leave empty to unlink.")
+
+
+class CatalogEntryForm(forms.Form):
+    title = forms.CharField(max_length=MAX_SHORT_CHARS, label="Title")
+    text = forms.CharField(max_length=MAX_TEXT_CHARS, widget=forms.Textarea(attrs={"rows": 4}), label="Text")
+    category = forms.CharField(max_length=MAX_SHORT_CHARS, required=False, label="Category")
+    tags = forms.CharField(max_length=1000, required=False, label="Tags", help_text="Comma-separated.")
+    etag = forms.CharField(max_length=80, required=False, widget=forms.HiddenInput)
+
+    def entry_fields(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "title": data["title"],
+            "text": data["text"],
+            "category": data["category"] or None,
+            "tags": [t.strip() for t in data["tags"].split(",") if t.strip()],
+        }
+
+
+class TenantTokenForm(forms.Form):
+    name = forms.CharField(max_length=MAX_NAME_CHARS, label="Name", help_text="Which agent or service will use it.")
+    scopes = forms.MultipleChoiceField(
+        choices=[
+            ("read", "read — recall and list any subject's memories"),
+            ("write", "write — store memories and catalog entries"),
+            ("forget", "forget — delete memories"),
+        ],
+        widget=forms.CheckboxSelectMultiple,
+        initial=["read", "write"],
+        label="What it may do",
+    )
+
+    def clean_scopes(self) -> list[str]:
+        return [s for s in SCOPES if s in self.cleaned_data["scopes"]]
+
+
+class MemberForm(forms.Form):
+    email = forms.EmailField(label="Email", help_text="They must have signed up already.")
+    role = forms.ChoiceField(choices=Membership.Role.choices, label="Role")

@@ -1,0 +1,291 @@
+"""The dashboard through Django's test client: who may see and do what, and what each answer says.
+
+The browser tests (test_browser.py) walk the pages as a person does; these pin the edge cases a
+browser adds nothing to — tampered ids with the code-level filter off, stale edits, CSRF, a
+dependency outage, the download and the token pages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.test import Client
+
+from memory import selectors
+from memory.elastic.client import clients_reset
+from memory.services import writes
+from tenants import tokens
+from tenants.models import ApiToken, AuditRecord
+
+from .conftest import linked_person
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def dls_only(settings):
+    """Only Elasticsearch's document level security keeps subjects apart (tests/memory/test_isolation.py)."""
+    settings.ATLAS_CODE_FILTER = False
+
+
+@pytest.fixture
+def browser_client(client, maya_person):
+    client.force_login(maya_person)
+    return client
+
+
+def test_a_visitor_gets_the_landing_page_and_the_dashboard_asks_to_log_in(client) -> None:
+    landing = client.get("/")
+    assert landing.status_code == 200 and b"Sign in" in landing.content
+    for path in ("/memories/", "/memory/x/", "/connect/", "/export.json", "/forget-everything/"):
+        response = client.get(path)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), path
+
+
+def test_every_page_carries_the_policy_and_no_inline_script(browser_client, maya_memories) -> None:
+    pages = ["/", "/memories/playbooks/", "/memories/episodes/", "/memories/catalog/", "/connect/",
+             f"/memory/{maya_memories['second']['id']}/", f"/memory/{maya_memories['third']['id']}/forget/",
+             "/forget-everything/", "/memories/?q=where+do+I+live"]  # fmt: skip
+    for path in pages:
+        response = browser_client.get(path)
+        assert response.status_code == 200, path
+        policy = response["Content-Security-Policy"]
+        assert "script-src 'self';" in policy and "unsafe-inline" not in policy, path
+        assert not re.search(rb"<script(?![^>]*\bsrc=)", response.content), path
+        html = response.content.decode()
+        assert html.count('method="post"') == html.count('name="csrfmiddlewaretoken"'), path
+
+
+def test_the_facts_tab_lists_current_facts_and_the_filter_shows_replaced_ones(browser_client, maya_memories) -> None:
+    page = browser_client.get("/").content.decode()
+    assert "Lives in Lisbon, in Alfama" in page and "Prefers window seats" in page
+    assert "Lives in Porto" not in page
+    page = browser_client.get("/memories/?superseded=on").content.decode()
+    assert "Lives in Porto" in page and "Lives in Lisbon</a>" in page
+    page = browser_client.get("/memories/?fact_type=preference").content.decode()
+    assert "Prefers window seats" in page and "Alfama" not in page
+    assert browser_client.get("/memories/?since=2030-01-02&until=2030-01-01").status_code == 400
+    assert browser_client.get("/memories/?cursor=not-a-cursor").status_code == 400
+    assert browser_client.get("/memories/nonsense/").status_code == 404
+
+
+def test_cursor_pages_hold_every_fact_once(browser_client, maya) -> None:
+    texts = {f"fact number {n}" for n in range(30)}
+    for text in sorted(texts):
+        writes.fact_write(subject=maya, text=text, refresh=False)
+    writes.fact_write(subject=maya, text="fact number 30")  # refreshes the index for all
+    texts.add("fact number 30")
+    seen, query = [], ""
+    while True:
+        page = browser_client.get("/memories/?" + query).content.decode()
+        seen += re.findall(r"fact number \d+", page)
+        found = re.search(r'href="\?([^"]*)" rel="next"', page)
+        if not found:
+            break
+        query = found.group(1).replace("&amp;", "&")
+    assert sorted(seen) == sorted(texts)
+
+
+def test_search_runs_recall_and_shows_rank_and_legs(browser_client, maya_memories) -> None:
+    page = browser_client.get("/memories/?q=where+does+she+live").content.decode()
+    assert "#1" in page and "bm25" in page and "dense" in page
+    assert "Alfama" in page
+    assert browser_client.get("/memories/?q=").status_code == 400
+
+
+def test_a_memory_page_shows_provenance_use_and_the_chain_both_ways(browser_client, maya_memories) -> None:
+    page = browser_client.get(f"/memory/{maya_memories['second']['id']}/").content.decode()
+    assert "I moved to Lisbon last spring" in page  # its source episode, linked
+    assert f"/memory/{maya_memories['said']['id']}/" in page
+    assert f'href="/memory/{maya_memories["first"]["id"]}/" rel="prev"' in page
+    assert f'href="/memory/{maya_memories["third"]["id"]}/" rel="next"' in page
+    assert "Used by agents" in page and "never yet" in page
+    assert "Correct this fact" not in page  # only the newest version can be edited
+
+
+def test_an_edit_is_a_natural_supersession_and_a_stale_one_is_refused(browser_client, maya, maya_memories) -> None:
+    current = maya_memories["third"]["id"]
+    etag = writes.memory_etag(selectors.memory_hit(subject=maya, memory_id=current)["_source"])
+    response = browser_client.post(f"/memory/{current}/", {"text": "Lives in Lisbon, in Graça", "etag": etag})
+    assert response.status_code == 302
+    new_id = response["Location"].strip("/").split("/")[-1]
+    chain = selectors.memory_chain_get(subject=maya, memory_id=new_id)
+    assert [m["text"] for m in chain][-2:] == ["Lives in Lisbon, in Alfama", "Lives in Lisbon, in Graça"]
+    assert chain[-2]["superseded_by"] == [new_id] and not chain[-2].get("retracted")
+    # The same form sent again (a second tab): the version it read is gone, nothing is written.
+    again = browser_client.post(f"/memory/{current}/", {"text": "Lives somewhere else", "etag": etag})
+    assert again.status_code == 409 and "Nothing was saved" in again.content.decode()
+    stale = browser_client.post(f"/memory/{new_id}/", {"text": "Lives somewhere else", "etag": etag})
+    assert stale.status_code == 412
+    assert len(selectors.memory_chain_get(subject=maya, memory_id=new_id)) == 4
+
+
+def test_another_subjects_or_tenants_memory_is_404_and_untouched(
+    dls_only, browser_client, maya_memories, tom, other_tenant_subject
+) -> None:
+    foreign = [
+        writes.fact_write(subject=tom, text="Tom's secret fact"),
+        writes.fact_write(subject=other_tenant_subject, text="Other tenant's maya fact"),
+        writes.episode_write(subject=tom, text="Tom said something"),
+    ]
+    for memory in foreign:
+        mid = memory["id"]
+        for response in (
+            browser_client.get(f"/memory/{mid}/"),
+            browser_client.get(f"/memory/{mid}/forget/"),
+            browser_client.post(f"/memory/{mid}/forget/"),
+            browser_client.post(f"/memory/{mid}/", {"text": "hijacked", "etag": '"*"'}),
+        ):
+            assert response.status_code == 404
+            assert b"secret" not in response.content and b"Other tenant" not in response.content
+    assert selectors.memory_get(subject=tom, memory_id=foreign[0]["id"])["text"] == "Tom's secret fact"
+    assert selectors.memory_chain_get(subject=tom, memory_id=foreign[0]["id"])[0].get("superseded_by") is None
+    assert "superseded_by" not in selectors.memory_get(subject=other_tenant_subject, memory_id=foreign[1]["id"])
+    assert not AuditRecord.objects.filter(action="memory.forget").exists()
+    page = browser_client.get("/memories/?q=secret+fact").content.decode()
+    assert "Tom" not in page and "Other tenant" not in page
+
+
+def test_a_catalog_entry_is_read_only(browser_client, tenant, maya_memories) -> None:
+    from memory.services import catalog
+
+    entry = catalog.catalog_entry_write(tenant=tenant, title="Vet hours", text="The vet opens at nine", actor="test")
+    page = browser_client.get("/memories/catalog/").content.decode()
+    assert "The vet opens at nine" in page
+    assert "Forget this memory" not in browser_client.get(f"/memory/{entry['id']}/").content.decode()
+    assert browser_client.post(f"/memory/{entry['id']}/forget/").status_code == 404
+
+
+def test_forms_need_the_csrf_token(maya_person, maya, maya_memories) -> None:
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(maya_person)
+    mid = maya_memories["likes"]["id"]
+    assert strict.post(f"/memory/{mid}/forget/").status_code == 403
+    assert strict.post("/forget-everything/", {"confirm": "maya"}).status_code == 403
+    assert strict.post("/connect/", {"name": "x", "scopes": ["read"]}).status_code == 403
+    assert selectors.memory_get(subject=maya, memory_id=mid)["text"] == "Prefers window seats on trains"
+    assert not ApiToken.objects.exists()
+
+
+def test_forget_one_memory_after_a_confirmation(browser_client, maya, maya_memories) -> None:
+    mid = maya_memories["likes"]["id"]
+    confirm = browser_client.get(f"/memory/{mid}/forget/").content.decode()
+    assert "What will be lost" in confirm and "Prefers window seats" in confirm
+    assert browser_client.post(f"/memory/{mid}/forget/").status_code == 302
+    assert browser_client.get(f"/memory/{mid}/").status_code == 404
+    assert AuditRecord.objects.filter(action="memory.forget", actor="person:maya@example.org").count() == 1
+
+
+def test_forget_everything_needs_the_typed_id_and_leaves_only_the_audit_line(
+    browser_client, maya, maya_memories
+) -> None:
+    page = browser_client.get("/forget-everything/").content.decode()
+    assert "7 in all" in page and "4 facts and 0 archived" in page and "2 things you said" in page
+    counts = selectors.memory_counts(subject=maya)
+    assert counts == {"episodic": 2, "semantic": 4, "procedural": 1, "archive": 0}
+    wrong = browser_client.post("/forget-everything/", {"confirm": "yes"})
+    assert wrong.status_code == 400 and selectors.memory_counts(subject=maya) == counts
+    done = browser_client.post("/forget-everything/", {"confirm": "maya"})
+    assert done.status_code == 200 and "7 memories deleted" in done.content.decode()
+    assert selectors.memory_counts(subject=maya) == {"episodic": 0, "semantic": 0, "procedural": 0, "archive": 0}
+    record = AuditRecord.objects.get(action="memory.forget_subject")
+    assert record.actor == "person:maya@example.org" and "Lisbon" not in json.dumps(record.detail)
+
+
+def test_the_download_holds_every_index_the_archive_included(browser_client, maya, tom, maya_memories) -> None:
+    from memory.services.archive import superseded_facts_archive
+
+    writes.fact_write(subject=tom, text="Tom's own fact")
+    assert superseded_facts_archive(tenant=maya.tenant) == 2
+    response = browser_client.get("/export.json")
+    assert response.status_code == 200 and response["Content-Disposition"].startswith("attachment;")
+    document = json.loads(b"".join(response.streaming_content))
+    texts = {t: sorted(m["text"] for m in ms) for t, ms in document["memories"].items()}
+    assert texts == {
+        "episodic": ["I moved to Lisbon last spring", "My cat Miso hates the vet"],
+        "semantic": ["Lives in Lisbon, in Alfama", "Prefers window seats on trains"],
+        "procedural": ["vet visit"],
+        "archive": ["Lives in Lisbon", "Lives in Porto"],
+    }
+    # The chain still reads both ways across the hot index and the archive.
+    page = browser_client.get(f"/memory/{maya_memories['second']['id']}/").content.decode()
+    assert "archived" in page and 'rel="next"' in page and 'rel="prev"' in page
+
+
+def test_tokens_are_shown_once_with_client_configs_and_revoked_by_their_owner_only(browser_client, maya, tom) -> None:
+    created = browser_client.post("/connect/", {"name": "laptop", "scopes": ["read", "write"]})
+    page = created.content.decode()
+    secret = re.search(r"atlas_[a-z0-9]{12}_[A-Za-z0-9_-]{43}", page).group(0)
+    assert page.count(secret) == 4  # the token, and in each of the three client configurations
+    assert "mcp-remote" in page and created["Cache-Control"].startswith("max-age=0")
+    assert tokens.token_authenticate(presented=secret).subject == maya
+    assert secret not in browser_client.get("/connect/").content.decode()
+    assert browser_client.post("/connect/", {"name": "", "scopes": []}).status_code == 400
+    toms = tokens.token_create(tenant=tom.tenant, subject=tom, name="tom's", scopes="read", actor="test")
+    assert browser_client.post(f"/connect/{toms.token.prefix}/revoke/").status_code == 404
+    assert ApiToken.objects.get(pk=toms.token.pk).revoked_at is None
+    prefix = secret.split("_")[1]
+    assert browser_client.post(f"/connect/{prefix}/revoke/").status_code == 302
+    assert ApiToken.objects.get(prefix=prefix).revoked_at is not None
+
+
+def test_a_person_with_two_profiles_picks_one_and_cannot_pick_someone_elses(
+    client, maya, other_tenant_subject, tom
+) -> None:
+    person = linked_person("multi@example.org", maya, other_tenant_subject)
+    client.force_login(person)
+    assert client.get("/")["Location"] == "/profiles/"
+    assert client.post("/profiles/", {"subject": tom.pk}).status_code == 404
+    assert client.post("/profiles/", {"subject": other_tenant_subject.pk}).status_code == 302
+    writes.fact_write(subject=other_tenant_subject, text="Fact in the other tenant")
+    page = client.get("/").content.decode()
+    assert "Fact in the other tenant" in page and "switch" in page
+    # Unlinked meanwhile: the session's choice is dropped on the next request.
+    type(other_tenant_subject).objects.filter(pk=other_tenant_subject.pk).update(person=None)
+    assert "Fact in the other tenant" not in client.get("/").content.decode()
+
+
+def test_a_person_without_a_profile_is_told_so(client) -> None:
+    client.force_login(linked_person("nobody@example.org"))
+    page = client.get("/")
+    assert page.status_code == 200 and "No memory profile is linked" in page.content.decode()
+
+
+def test_an_elasticsearch_outage_is_a_503_page_saying_what_failed(browser_client, maya, settings) -> None:
+    original = settings.ATLAS_ES_URL
+    settings.ATLAS_ES_URL = "http://127.0.0.1:9"  # nothing listens there
+    settings.ATLAS_ES_REQUEST_TIMEOUT = 2
+    clients_reset()
+    try:
+        for path in ("/", "/memories/?q=anything", "/export.json", "/forget-everything/"):
+            response = browser_client.get(path)
+            assert response.status_code == 503, path
+            assert "Elasticsearch is unreachable" in response.content.decode()
+            assert "Traceback" not in response.content.decode()
+    finally:
+        settings.ATLAS_ES_URL = original
+        clients_reset()
+
+
+def test_the_api_docs_and_admin_work_under_the_policy(client, admin_user_person) -> None:
+    docs = client.get("/api/v1/docs/")
+    assert docs.status_code == 200 and "'unsafe-inline'" in docs["Content-Security-Policy"]
+    assert not re.search(rb"<script(?![^>]*\bsrc=)", docs.content)
+    script = client.get("/api/v1/docs/?script=")
+    assert script.status_code == 200 and b"SwaggerUIBundle" in script.content
+    redoc = client.get("/api/v1/redoc/")
+    assert redoc.status_code == 200 and b"googleapis" not in redoc.content and b"<redoc" in redoc.content
+    assert not re.search(rb"<script(?![^>]*\bsrc=)", redoc.content)
+    client.force_login(admin_user_person)
+    admin = client.get("/admin/")
+    assert admin.status_code == 200 and "frame-ancestors 'none'" in admin["Content-Security-Policy"]
+    assert not re.search(rb"<script(?![^>]*\bsrc=)(?![^>]*application/json)", admin.content)
+
+
+@pytest.fixture
+def admin_user_person(db):
+    from tenants.models import Person
+
+    return Person.objects.create_superuser("ops@example.org", "a long enough password 1")

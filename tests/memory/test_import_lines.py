@@ -1,0 +1,261 @@
+"""Every import line of every memory type: a bad one is an error with its line number, never a traceback.
+
+Generated lines (Hypothesis) set each field of a memory type to absent, null (the same as absent), a
+valid value or a wrong one; the test knows which lines are valid and checks that exactly those import.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from atlas_site.errors import ValidationFailed
+from memory.services.documents import CONTRADICTIONS, FACT_TYPES
+from memory.services.importing import ImportReport, _line_prepare, memories_import
+from tenants.models import MemorySubject, Tenant
+
+ABSENT, NULL, VALID, WRONG = "absent", "null", "valid", "wrong"
+
+
+def _short(max_size: int = 40) -> st.SearchStrategy[str]:
+    # Hypothesis' text() never draws a lone surrogate; strip() is the rule require_text applies.
+    return st.text(min_size=1, max_size=max_size).filter(lambda s: bool(s.strip()))
+
+
+IDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)
+MOMENTS = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
+STAMPS = MOMENTS.map(lambda d: d.isoformat())
+NOT_A_STRING = st.one_of(st.integers(), st.booleans(), st.lists(st.integers(), max_size=2), st.just({"a": 1}))
+NOT_A_NUMBER = st.one_of(st.text(max_size=5), st.booleans(), st.lists(st.integers(), max_size=2))
+BLANK = st.sampled_from(["", "   ", "\n\t"])
+STEP = st.one_of(
+    _short(),
+    st.fixed_dictionaries(
+        {"instruction": _short()},
+        optional={"order": st.integers(1, 1000), "tool": st.one_of(st.none(), _short(20))},
+    ),
+)
+
+# field -> (a valid value, a wrong value)
+COMMON = {
+    "id": (IDS, st.one_of(NOT_A_STRING, BLANK, st.just("x" * 129))),
+    "timestamp": (STAMPS, st.one_of(NOT_A_STRING, st.sampled_from(["yesterday", "2026-13-01", "1/2/2026"]))),
+    "days_ago": (
+        st.one_of(st.integers(0, 36500), st.floats(0, 36500)),
+        st.one_of(NOT_A_NUMBER, st.integers(max_value=-1), st.integers(min_value=36501), st.just(1e308)),
+    ),
+    "note": (st.one_of(st.text(max_size=10), st.integers()), st.nothing()),
+}
+TYPES = {
+    "episodic": {
+        "text": (_short(), st.one_of(NOT_A_STRING, BLANK, st.just("x" * 8001))),
+        "role": (st.just("user"), st.one_of(NOT_A_STRING, st.sampled_from(["assistant", "system", ""]))),
+        "event_type": (_short(64), st.one_of(NOT_A_STRING, BLANK, st.just("x" * 65))),
+        "session_id": (IDS, st.one_of(NOT_A_STRING, BLANK)),
+        "agent_id": (IDS, st.one_of(NOT_A_STRING, BLANK)),
+    },
+    "semantic": {
+        "text": (_short(), st.one_of(NOT_A_STRING, BLANK)),
+        "fact_type": (st.sampled_from(FACT_TYPES), st.one_of(NOT_A_STRING, st.sampled_from(["opinion", "World"]))),
+        "confidence": (
+            st.floats(0, 1),
+            st.one_of(NOT_A_NUMBER, st.floats(min_value=1.0001, max_value=1e300), st.floats(max_value=-0.0001)),
+        ),
+        "supersedes": (st.just([]), st.one_of(_short(), st.lists(st.integers(), min_size=1, max_size=3))),
+        "contradiction": (st.sampled_from(CONTRADICTIONS), st.one_of(NOT_A_STRING, st.just("mild"))),
+        "source_episodes": (
+            st.lists(IDS, max_size=5),
+            st.one_of(_short(), st.lists(st.integers(), min_size=1, max_size=3), st.just([""])),
+        ),
+        "valid_from": (STAMPS, st.one_of(NOT_A_STRING, st.just("soon"))),
+        "valid_to": (STAMPS, st.one_of(NOT_A_STRING, st.just("later"))),
+    },
+    "procedural": {
+        "name": (_short(), st.one_of(NOT_A_STRING, BLANK, st.just("x" * 301))),
+        "trigger_text": (_short(), st.one_of(NOT_A_STRING, BLANK)),
+        "steps": (
+            st.lists(STEP, min_size=1, max_size=4),
+            st.one_of(
+                st.just([]),
+                _short(),
+                st.lists(st.integers(), min_size=1, max_size=2),
+                st.just([{"instruction": ""}]),
+                st.just([{"instruction": "a", "order": 0}]),
+                st.just([{"instruction": "a", "order": 2**31}]),
+                st.just([{"tool": "grep"}]),
+            ),
+        ),
+        "description": (_short(), NOT_A_STRING),
+        "text": (_short(), NOT_A_STRING),
+    },
+    "catalog": {
+        "title": (_short(), st.one_of(NOT_A_STRING, BLANK)),
+        "text": (_short(), st.one_of(NOT_A_STRING, BLANK)),
+        "category": (_short(), NOT_A_STRING),
+        "tags": (st.lists(_short(20), max_size=5), st.one_of(_short(), st.lists(st.integers(), min_size=1))),
+    },
+}
+REQUIRED = {
+    "episodic": {"text"},
+    "semantic": {"text"},
+    "procedural": {"name", "trigger_text", "steps"},
+    "catalog": {"title", "text"},
+}
+
+
+@st.composite
+def lines(draw) -> tuple[str, bool]:
+    """A JSON line and whether it is valid; about half are drawn to be valid (no wrong value, nothing missing)."""
+    memory_type = draw(st.sampled_from(sorted(TYPES)))
+    record: dict = {"memory_type": memory_type}
+    valid = True
+    aim_valid = draw(st.booleans())
+    owner = draw(st.sampled_from([ABSENT, NULL] if memory_type == "catalog" else [VALID])) if aim_valid else None
+    owner = owner or draw(st.sampled_from([ABSENT, NULL, VALID, VALID, VALID, WRONG]))
+    if memory_type == "catalog":
+        # A catalog entry belongs to the tenant: any user_id is wrong, null is absent.
+        if owner in (VALID, WRONG):
+            record["user_id"] = draw(st.sampled_from(["maya", "tom"]))
+            valid = False
+        elif owner == NULL:
+            record["user_id"] = None
+    elif owner == VALID:
+        record["user_id"] = draw(st.sampled_from(["maya", "tom"]))
+    else:
+        record["user_id"] = draw(st.one_of(NOT_A_STRING, st.just(""), st.just("nobody"))) if owner == WRONG else None
+        valid = False
+    present = {}
+    for name, (good, bad) in {**COMMON, **TYPES[memory_type]}.items():
+        states = [ABSENT, NULL, VALID, WRONG] if not bad.is_empty else [ABSENT, VALID]
+        if name in REQUIRED[memory_type]:
+            states = [ABSENT, NULL, VALID, VALID, VALID, VALID, WRONG]
+        if aim_valid:
+            states = [VALID] if name in REQUIRED[memory_type] else [s for s in states if s != WRONG]
+            if name == "days_ago" and "timestamp" in present:
+                states = [ABSENT, NULL]
+        state = draw(st.sampled_from(states))
+        if state == NULL:
+            record[name] = None
+        elif state == VALID:
+            record[name] = present[name] = draw(good)
+        elif state == WRONG:
+            record[name] = present[name] = draw(bad)
+            valid = False
+        if name in REQUIRED[memory_type] and state in (ABSENT, NULL):
+            valid = False
+    if "timestamp" in present and "days_ago" in present:
+        valid = False
+    if valid and "valid_from" in present and "valid_to" in present:
+        valid = datetime.fromisoformat(present["valid_to"]) > datetime.fromisoformat(present["valid_from"])
+    if not aim_valid and draw(st.integers(0, 20)) == 0:
+        record["colour"] = "blue"  # an unknown field
+        valid = False
+    keys = draw(st.permutations(sorted(record)))
+    return json.dumps({k: record[k] for k in keys}, ensure_ascii=draw(st.booleans())), valid
+
+
+JUNK = st.one_of(
+    st.text(max_size=60),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=8,
+    ).map(json.dumps),
+    st.sampled_from(
+        [
+            '{"memory_type": "episodic", "user_id": "maya", "text": "\\ud800"}',
+            '{"memory_type": "semantic", "user_id": "maya", "text": "x", "confidence": NaN}',
+            '{"memory_type": "episodic", "user_id": "maya", "text": "x", "days_ago": Infinity}',
+            '{"memory_type": "catalog", "title": "t", "text": "x", "id": ' + "9" * 5000 + "}",
+            "[" * 5000 + "]" * 5000,
+            '{"memory_type": "episodic", "user_id": "maya", "text": "x", "timestamp": "0001-01-01T00:00:00+05:00"}',
+            '{"memory_type": "episodic", "user_id": "maya", "text": "x", "timestamp": "9999-12-31T23:59:59-05:00"}',
+            '{"memory_type": "semantic", "user_id": "maya", "text": "bad bytes \udcff"}',
+        ]
+    ),
+)
+
+
+@pytest.fixture
+def subjects(db) -> dict[str, MemorySubject]:
+    """Saved rows without Elasticsearch keys: the line checks below never reach the search engine."""
+    tenant = Tenant.objects.create(slug="lines", name="Lines")
+    return {name: MemorySubject.objects.create(tenant=tenant, external_id=name) for name in ("maya", "tom")}
+
+
+def _check(line: str, subjects: dict[str, MemorySubject]) -> bool:
+    """Whether the line prepares; anything but a ValidationFailed fails the test with its traceback."""
+    tenant = next(iter(subjects.values())).tenant
+    try:
+        _line_prepare(
+            line,
+            tenant=tenant,
+            subjects=dict(subjects),
+            create_subjects=False,
+            actor="test",
+            report=ImportReport(),
+            previous_turns={},
+        )
+    except ValidationFailed as err:
+        assert err.message
+        return False
+    return True
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line=lines())
+def test_a_generated_line_prepares_exactly_when_it_is_valid(subjects, line) -> None:
+    text, valid = line
+    assert _check(text, subjects) is valid, text
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line=JUNK)
+def test_any_line_at_all_is_a_memory_or_a_validation_error(subjects, line) -> None:
+    _check(line, subjects)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ({"memory_type": "procedural", "name": "n", "steps": ["s"]}, "trigger_text is required"),
+        ({"memory_type": "procedural", "trigger_text": "t", "steps": ["s"]}, "name is required"),
+        ({"memory_type": "procedural", "name": "n", "trigger_text": "t"}, "steps is required"),
+        ({"memory_type": "procedural", "name": "n", "trigger_text": "t", "steps": None}, "steps is required"),
+        ({"memory_type": "catalog", "text": "x", "user_id": None}, "title is required"),
+        ({"memory_type": "semantic", "text": "x", "source_episodes": [5]}, "source_episodes must be a list of ids"),
+        ({"memory_type": "episodic", "text": "x", "days_ago": 1e308}, "days_ago must be a number from 0 to 36500"),
+        (
+            {"memory_type": "episodic", "text": "x", "timestamp": "0001-01-01T00:00:00+05:00"},
+            "timestamp is out of range",
+        ),
+    ],
+)
+def test_the_message_names_the_field(subjects, line, message) -> None:
+    if line["memory_type"] != "catalog":
+        line = {**line, "user_id": "maya"}
+    with pytest.raises(ValidationFailed) as caught:
+        _line_prepare(
+            json.dumps(line),
+            tenant=subjects["maya"].tenant,
+            subjects=subjects,
+            create_subjects=False,
+            actor="test",
+            report=ImportReport(),
+            previous_turns={},
+        )
+    assert caught.value.message == message
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=st.lists(lines(), min_size=1, max_size=6))
+def test_an_import_stores_the_valid_lines_and_reports_the_others_by_number(tenant, maya, tom, batch) -> None:
+    """End to end on the embedded Elasticsearch: the report's numbers are exactly the invalid lines."""
+    report = memories_import(tenant=tenant, lines=[text for text, _ in batch], create_subjects=False, actor="test")
+    invalid = [n for n, (_, valid) in enumerate(batch, start=1) if not valid]
+    assert [n for n, _ in report.errors] == invalid
+    assert sum(report.written.values()) == len(batch) - len(invalid)
