@@ -892,6 +892,18 @@ def _plan_fresh(
         _finish(run, Status.SKIPPED, started, error="skipped: no new episodes")
         return Outcome(Status.SKIPPED, run=run, error=run.error)
     window_key = window_key_for(subject=subject, episode_ids=[e["id"] for e in data.episodes])
+    waiting = ConsolidationRun.objects.filter(
+        subject=subject, window_key=window_key, status=Status.NEEDS_REVIEW
+    ).first()
+    if waiting is not None and not dry:
+        # The same episodes were planned already and the plan waits for an operator: asking the LLM
+        # again would cost as much and most likely propose the same.
+        run = ConsolidationRun.objects.create(
+            tenant=subject.tenant, subject=subject, worker=owner, window_key=window_key
+        )
+        _set_window(run, start, data.window_end)
+        _finish(run, Status.SKIPPED, started, error=f"skipped: run {waiting.pk} over these episodes waits for review")
+        return Outcome(Status.SKIPPED, run=run, error=run.error)
     if not dry:
         run = ConsolidationRun.objects.create(
             tenant=subject.tenant,

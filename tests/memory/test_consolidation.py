@@ -317,6 +317,12 @@ def test_mass_supersession_stops_the_run_for_review(maya, llm, settings) -> None
     assert run.status == "needs_review" and len(run.plan["supersessions"]) == 4 and run.changes == {}
     assert all(memory_get(subject=maya, memory_id=f["id"]).get("superseded_by") is None for f in facts)
     assert len(stored(maya)) == 10 and watermark(maya) is None
+    # The next run over the same episodes does not ask again while the plan waits for review.
+    waiting = consolidation_run(subject=maya)
+    assert (
+        waiting.status == "skipped" and waiting.error == f"skipped: run {run.pk} over these episodes waits for review"
+    )
+    assert len(llm.requests) == 1
     # An operator who looked at it approves the plan as it was.
     approved = job.consolidation_run_approve(run=run, actor="test")
     assert approved.status == "done" and len(stored(maya, include_superseded=False)) == 10
