@@ -119,6 +119,9 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=20, help="new episodes per subject (throughput part)")
     parser.add_argument("--facts", type=int, default=30, help="existing facts per subject")
     parser.add_argument("--big", type=int, default=100, help="new episodes of the one-run cost part")
+    parser.add_argument(
+        "--recall-queries", type=int, default=None, help="ATLAS_CONSOLIDATION_RECALL_QUERIES (default: the setting's)"
+    )
     args = parser.parse_args()
     rng = random.Random(18)
 
@@ -135,6 +138,9 @@ def main() -> None:
         settings.ATLAS_LLM_BASE_URL = fake.base_url
         settings.ATLAS_LLM_MODEL = "fake-instant"
         settings.ATLAS_CONSOLIDATION_MAX_EPISODES = max(args.big, args.episodes)
+        if args.recall_queries is not None:
+            settings.ATLAS_CONSOLIDATION_RECALL_QUERIES = args.recall_queries
+        recall_queries = settings.ATLAS_CONSOLIDATION_RECALL_QUERIES
         phases = Phases()
         phases.wrap(job, "consolidation_input_gather", "gather")
         phases.wrap(job._Validator, "plan", "validate")
@@ -187,7 +193,7 @@ def main() -> None:
         assert big.status == "done", big.error
         big_timing = phases.take()
         big_timing["total"] = time.perf_counter() - big_t0
-        recalls = min(settings.ATLAS_CONSOLIDATION_RECALL_QUERIES, args.big)
+        recalls = min(recall_queries, args.big)
         fake.stop()
 
     print(
