@@ -202,11 +202,12 @@ def main() -> None:
     )
     print(
         f"# command: python benchmarks/consolidation.py --subjects {args.subjects} --episodes {args.episodes} "
-        f"--facts {args.facts} --big {args.big}"
+        f"--facts {args.facts} --big {args.big} --recall-queries {recall_queries}"
     )
     print()
     print(
-        f"## throughput: {args.subjects} subjects × {args.episodes} new episodes, {args.facts} facts each, one process"
+        f"## throughput: {args.subjects} subjects × {args.episodes} new episodes, {args.facts} facts each, "
+        f"one process, at most {recall_queries} recalls a run"
     )
     print()
     print("| measure | value |")
