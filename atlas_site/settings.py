@@ -179,7 +179,17 @@ CELERY_BEAT_SCHEDULE = {
     "credentials-reconcile": {"task": "tenants.credentials_reconcile", "schedule": 3600.0},
     "supersessions-reconcile": {"task": "memory.supersessions_reconcile", "schedule": 3600.0},
     "archive-superseded-nightly": {"task": "memory.archive_superseded", "schedule": crontab(hour=3, minute=30)},
+    "consolidation-nightly": {
+        "task": "memory.consolidation_nightly",
+        "schedule": crontab(hour=env.int("ATLAS_CONSOLIDATION_NIGHTLY_HOUR", default=2), minute=0),
+    },
+    "episode-retention-nightly": {"task": "memory.episode_retention", "schedule": crontab(hour=4, minute=15)},
 }
+if env.float("ATLAS_CONSOLIDATION_EARLY_CHECK_SECONDS", default=300.0) > 0:
+    CELERY_BEAT_SCHEDULE["consolidation-early"] = {
+        "task": "memory.consolidation_early",
+        "schedule": env.float("ATLAS_CONSOLIDATION_EARLY_CHECK_SECONDS", default=300.0),
+    }
 CELERY_TIMEZONE = TIME_ZONE
 
 REST_FRAMEWORK = {
@@ -330,6 +340,60 @@ ATLAS_MCP_ALLOWED_ORIGINS = env.list("ATLAS_MCP_ALLOWED_ORIGINS", default=_loopb
 # JSON answer, so any worker can serve any request; false keeps SDK sessions (Mcp-Session-Id, SSE) in
 # the worker's memory, which then needs sticky routing.
 ATLAS_MCP_STATELESS = env.bool("ATLAS_MCP_STATELESS", default=True)
+# --- Consolidation (memory/services/consolidation.py, docs/consolidation.md) -------------------
+# Any OpenAI-compatible chat-completions endpoint; unset → every run is recorded "skipped: no LLM
+# configured" and nothing else changes.
+ATLAS_LLM_BASE_URL = env.str("ATLAS_LLM_BASE_URL", default="")  # e.g. https://api.openai.com/v1
+ATLAS_LLM_MODEL = env.str("ATLAS_LLM_MODEL", default="")
+ATLAS_LLM_API_KEY = env.str("ATLAS_LLM_API_KEY", default="")
+ATLAS_LLM_TIMEOUT = env.float("ATLAS_LLM_TIMEOUT", default=120.0)  # seconds per request
+ATLAS_LLM_RETRIES = env.int("ATLAS_LLM_RETRIES", default=3)  # on timeouts, 429 and 5xx, with backoff
+ATLAS_LLM_BACKOFF = env.float("ATLAS_LLM_BACKOFF", default=2.0)  # first retry delay; doubles each time
+# auto: response_format=json_schema, falling back to the schema in the prompt for a server that refuses
+# it; json_schema: never fall back; prompt: never send response_format. Answers are validated either way.
+ATLAS_LLM_STRUCTURED = env.str("ATLAS_LLM_STRUCTURED", default="auto")
+ATLAS_LLM_API_VERSION = env.str("ATLAS_LLM_API_VERSION", default="")  # Azure OpenAI's api-version
+ATLAS_LLM_AUTH_HEADER = env.str("ATLAS_LLM_AUTH_HEADER", default="bearer")  # bearer | api-key (Azure)
+ATLAS_LLM_TEMPERATURE = env.float("ATLAS_LLM_TEMPERATURE", default=0.0)
+ATLAS_LLM_MAX_TOKENS = env.int("ATLAS_LLM_MAX_TOKENS", default=4096)
+# Price per million prompt / completion tokens, for the cost each run record shows (0 = not priced).
+ATLAS_LLM_PRICE_PROMPT = env.float("ATLAS_LLM_PRICE_PROMPT", default=0.0)
+ATLAS_LLM_PRICE_COMPLETION = env.float("ATLAS_LLM_PRICE_COMPLETION", default=0.0)
+# Input: at most this many new episodes per run (the rest wait for the next run), and the subject's
+# facts and playbooks that hybrid recall finds for them (k per query, at most MAX_RELATED in all).
+ATLAS_CONSOLIDATION_MAX_EPISODES = env.int("ATLAS_CONSOLIDATION_MAX_EPISODES", default=200)
+ATLAS_CONSOLIDATION_RECALL_QUERIES = env.int("ATLAS_CONSOLIDATION_RECALL_QUERIES", default=20)
+ATLAS_CONSOLIDATION_RELATED_K = env.int("ATLAS_CONSOLIDATION_RELATED_K", default=8)
+ATLAS_CONSOLIDATION_MAX_RELATED = env.int("ATLAS_CONSOLIDATION_MAX_RELATED", default=60)
+# Validation: a proposed fact, supersession or playbook below this confidence is dropped.
+ATLAS_CONSOLIDATION_CONFIDENCE_FLOOR = env.float("ATLAS_CONSOLIDATION_CONFIDENCE_FLOOR", default=0.6)
+# A new fact whose embedding is at least this cosine-similar to an existing one (or whose normalised
+# text is the same) confirms that fact instead of duplicating it. Keep it high: contradictions look
+# alike too ("lives in Porto" / "lives in Lisbon": 0.89 with all-mpnet-base-v2).
+ATLAS_CONSOLIDATION_DUPLICATE_SIMILARITY = env.float("ATLAS_CONSOLIDATION_DUPLICATE_SIMILARITY", default=0.95)
+# A confirmation raises the fact's confidence by this much (capped at 1).
+ATLAS_CONSOLIDATION_CONFIRM_BOOST = env.float("ATLAS_CONSOLIDATION_CONFIRM_BOOST", default=0.05)
+# A harsh supersession (the old fact was wrong: it is retracted) needs at least this confidence.
+ATLAS_CONSOLIDATION_HARSH_MIN_CONFIDENCE = env.float("ATLAS_CONSOLIDATION_HARSH_MIN_CONFIDENCE", default=0.85)
+# Mass-change guard: a run that would supersede or retract more than this share of the subject's
+# current facts (beyond the first MAX_CHANGE_FREE, always allowed) writes nothing: needs_review.
+ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE = env.float("ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE", default=0.3)
+ATLAS_CONSOLIDATION_MAX_CHANGE_FREE = env.int("ATLAS_CONSOLIDATION_MAX_CHANGE_FREE", default=2)
+# Scheduling: nightly for every subject with new episodes (at most NIGHTLY_MAX_SUBJECTS per night, most
+# new episodes first), and early once a subject has EARLY_EPISODES new ones (checked every
+# EARLY_CHECK_SECONDS by a cheap beat task; 0 = no early runs). At most MAX_PARALLEL runs at a time.
+ATLAS_CONSOLIDATION_NIGHTLY_HOUR = env.int("ATLAS_CONSOLIDATION_NIGHTLY_HOUR", default=2)
+ATLAS_CONSOLIDATION_NIGHTLY_MAX_SUBJECTS = env.int("ATLAS_CONSOLIDATION_NIGHTLY_MAX_SUBJECTS", default=2000)
+ATLAS_CONSOLIDATION_EARLY_EPISODES = env.int("ATLAS_CONSOLIDATION_EARLY_EPISODES", default=50)
+ATLAS_CONSOLIDATION_EARLY_CHECK_SECONDS = env.float("ATLAS_CONSOLIDATION_EARLY_CHECK_SECONDS", default=300.0)
+ATLAS_CONSOLIDATION_MAX_PARALLEL = env.int("ATLAS_CONSOLIDATION_MAX_PARALLEL", default=4)
+# One run per subject at a time: a lease in the database, renewed while the run works; a crashed
+# worker's lease lapses after this long. A refused run is retried after RETRY_SECONDS.
+ATLAS_CONSOLIDATION_LEASE_SECONDS = env.float("ATLAS_CONSOLIDATION_LEASE_SECONDS", default=900.0)
+ATLAS_CONSOLIDATION_RETRY_SECONDS = env.float("ATLAS_CONSOLIDATION_RETRY_SECONDS", default=120.0)
+# A run whose writes failed is resumed (same plan, same ids) at most this many times, then needs review.
+ATLAS_CONSOLIDATION_MAX_ATTEMPTS = env.int("ATLAS_CONSOLIDATION_MAX_ATTEMPTS", default=3)
+
 # Fernet keys (comma-separated, newest first) encrypting API-key secrets at rest.
 ATLAS_ENCRYPTION_KEYS = env.list("ATLAS_ENCRYPTION_KEYS")
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
-from tenants.models import Tenant
+from tenants.models import MemorySubject, Tenant
 
 from .services.archive import superseded_facts_archive
+from .services.consolidation import consolidation_fan_out, consolidation_run
+from .services.retention import episodes_retention_apply
 from .services.supersession import supersessions_reconcile
 from .services.usage import memories_usage_record
 
@@ -24,3 +27,43 @@ def supersessions_reconcile_task() -> dict[str, int]:
 @shared_task(name="memory.archive_superseded", acks_late=True)
 def superseded_facts_archive_task() -> dict[str, int]:
     return {t.slug: superseded_facts_archive(tenant=t) for t in Tenant.objects.filter(is_active=True)}
+
+
+@shared_task(name="memory.consolidate_subject", bind=True, acks_late=True, max_retries=10)
+def consolidation_subject_task(self, subject_id: int) -> dict[str, object]:
+    """One subject's run. The task id owns the subject's lease, so a redelivered message (same id)
+    takes its own lease back and resumes; a run refused because another holds it retries later."""
+    subject = MemorySubject.objects.select_related("tenant").filter(pk=subject_id, is_active=True).first()
+    if subject is None or not subject.tenant.is_active:
+        return {"status": "gone"}
+    outcome = consolidation_run(subject=subject, owner=self.request.id)
+    if outcome.status == "busy":
+        if self.request.retries >= self.max_retries:  # the next nightly or early check queues it again
+            return {"status": "busy", "run": None, "error": outcome.error}
+        raise self.retry(countdown=settings.ATLAS_CONSOLIDATION_RETRY_SECONDS)
+    return {"status": str(outcome.status), "run": outcome.run.pk if outcome.run else None, "error": outcome.error}
+
+
+@shared_task(name="memory.consolidation_nightly", acks_late=True)
+def consolidation_nightly_task() -> dict[str, int]:
+    return consolidation_fan_out(min_new=1, budget=settings.ATLAS_CONSOLIDATION_NIGHTLY_MAX_SUBJECTS)
+
+
+@shared_task(name="memory.consolidation_early", acks_late=True)
+def consolidation_early_task() -> dict[str, int]:
+    """Frequent and cheap: one aggregation per tenant; queues the subjects past the early threshold."""
+    from memory.llm import llm_configured
+
+    if settings.ATLAS_CONSOLIDATION_EARLY_EPISODES <= 0 or not llm_configured():
+        return {}
+    return consolidation_fan_out(
+        min_new=settings.ATLAS_CONSOLIDATION_EARLY_EPISODES, budget=settings.ATLAS_CONSOLIDATION_NIGHTLY_MAX_SUBJECTS
+    )
+
+
+@shared_task(name="memory.episode_retention", acks_late=True)
+def episodes_retention_task() -> dict[str, int]:
+    return {
+        t.slug: episodes_retention_apply(tenant=t, actor="beat:episode_retention")
+        for t in Tenant.objects.filter(is_active=True, episode_retention_days__isnull=False)
+    }

@@ -63,6 +63,12 @@ class Tenant(models.Model):
         "this was kept: atlas_language_census fills it). While no memory recall sees does, recall skips "
         "the cross-lingual leg for English questions: it would judge nothing.",
     )
+    episode_retention_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Delete episodes older than this many days, nightly (empty: keep them). An episode a current "
+        "fact cites is kept until that fact is forgotten.",
+    )
 
     class Meta:
         ordering = ["slug"]

@@ -47,6 +47,10 @@ APP_ENV = {
     "ATLAS_ES_INDEX_PREFIX": "${ATLAS_ES_INDEX_PREFIX:-atlas}",
     "ATLAS_EMBEDDING_MODEL": "${ATLAS_EMBEDDING_MODEL:-}",
     "ATLAS_EMBEDDING_DIMS": "${ATLAS_EMBEDDING_DIMS:-768}",
+    # Consolidation's LLM: optional (unset, every run is recorded as skipped).
+    "ATLAS_LLM_BASE_URL": "${ATLAS_LLM_BASE_URL:-}",
+    "ATLAS_LLM_MODEL": "${ATLAS_LLM_MODEL:-}",
+    "ATLAS_LLM_API_KEY": "${ATLAS_LLM_API_KEY:-}",
 }
 
 UVICORN = "uvicorn atlas_site.asgi:application --host 0.0.0.0 --port 8000 --workers 2"

@@ -13,7 +13,19 @@ import math
 from collections.abc import Sequence
 
 from django.conf import settings
-from elasticsearch.dsl import Boolean, Date, DenseVector, Document, Float, InnerDoc, Integer, Keyword, Nested, Text
+from elasticsearch.dsl import (
+    Boolean,
+    Date,
+    DenseVector,
+    Document,
+    Float,
+    InnerDoc,
+    Integer,
+    Keyword,
+    MetaField,
+    Nested,
+    Text,
+)
 
 # The configured model's dimensions (768 for the all-mpnet-base-v2 default, 384 for MiniLM): a change
 # of model is a new index version (atlas_reindex TYPE), which takes the mapping of the day.
@@ -108,6 +120,10 @@ class SemanticMemory(MemoryDocument):
     valid_from = Date()
     valid_to = Date()
     pending_outcome = Boolean()
+    # Consolidation: when a later conversation last confirmed the fact, and the ids of the runs'
+    # changes already applied to it (a redelivered run applies none twice).
+    last_confirmed_at = Date()
+    applied_events = Keyword()
 
 
 class Step(InnerDoc):
@@ -129,6 +145,7 @@ class ProceduralMemory(MemoryDocument):
     outcome_score = Float()
     use_count = Integer()
     last_used_at = Date()
+    applied_events = Keyword()
 
 
 class CatalogEntry(MemoryDocument):
@@ -139,9 +156,18 @@ class CatalogEntry(MemoryDocument):
 
 
 class ArchivedMemory(SemanticMemory):
-    """Superseded facts moved out of the hot index: the semantic mapping, in its own index."""
+    """Superseded facts moved out of the hot index: the semantic mapping, in its own index.
+
+    Explicit and strict: the archive's vectors stay dense vectors (searched by recall with
+    ``include_superseded``), a field the mapping does not name is refused instead of mapped by guess
+    (a hex vector would become text), and the archive's index template carries the same mapping to
+    every generation ILM's rollover creates.
+    """
 
     memory_type_name = "archive"
+
+    class Meta:
+        dynamic = MetaField("strict")
 
 
 DOCUMENT_CLASSES: tuple[type[MemoryDocument], ...] = (

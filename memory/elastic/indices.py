@@ -17,6 +17,18 @@ def versioned_name(memory_type: str, version: int) -> str:
     return f"{alias_name(memory_type)}-v{version}"
 
 
+def first_index_name(memory_type: str, version: int) -> str:
+    """The concrete index a new version starts with: ``<alias>-v<N>``, and for the archive the first
+    generation ``<alias>-v<N>-000001`` — ILM rolls it over to ``-000002`` … (a name ending in a number)."""
+    name = versioned_name(memory_type, version)
+    return f"{name}-000001" if memory_type == "archive" else name
+
+
+def archive_generation_pattern() -> str:
+    """The archive's concrete indices, every version and generation (its index template's pattern)."""
+    return f"{alias_name('archive')}-v*"
+
+
 def all_indices_pattern() -> str:
     """The pattern roles grant on: every alias and versioned index of this deployment."""
     return f"{settings.ATLAS_ES_INDEX_PREFIX}-*"
@@ -24,3 +36,11 @@ def all_indices_pattern() -> str:
 
 def archive_policy_name() -> str:
     return f"{settings.ATLAS_ES_INDEX_PREFIX}-archive-policy"
+
+
+def archive_keep_policy_name() -> str:
+    return f"{settings.ATLAS_ES_INDEX_PREFIX}-archive-keep-policy"
+
+
+def archive_template_name() -> str:
+    return f"{settings.ATLAS_ES_INDEX_PREFIX}-archive-template"

@@ -231,6 +231,54 @@ def field_equals(field: str, value: Any) -> dict[str, Any]:
     return {"term": {field: value}}
 
 
+def episodes_after_body(
+    *, filters: list[dict[str, Any]], user_id: str, after: list[Any] | None, size: int
+) -> dict[str, Any]:
+    """The subject's episodes in conversation order (timestamp, then id), after the sort values ``after``."""
+    body: dict[str, Any] = {
+        "query": {"bool": {"filter": [*filters, {"term": {"user_id": user_id}}]}},
+        "sort": [{"timestamp": "asc"}, {"memory_id": "asc"}],
+        "size": size,
+        "_source": {"excludes": VECTOR_FIELDS},
+    }
+    if after is not None:
+        body["search_after"] = after
+    return body
+
+
+def episodes_newer_query(*, tenant_id: str, user_id: str | None = None, after: str | None = None) -> dict[str, Any]:
+    """A tenant's (or one subject's) episodes after the ISO time ``after`` (all of them without it)."""
+    clauses: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}, {"exists": {"field": "user_id"}}]
+    if user_id is not None:
+        clauses.append({"term": {"user_id": user_id}})
+    if after is not None:
+        clauses.append({"range": {"timestamp": {"gt": after}}})
+    return {"bool": {"filter": clauses}}
+
+
+def per_subject_counts_body(*, query: dict[str, Any], max_subjects: int) -> dict[str, Any]:
+    return {"query": query, "size": 0, "aggs": {"subjects": {"terms": {"field": "user_id", "size": max_subjects}}}}
+
+
+def episodes_before_query(*, tenant_id: str, before: str) -> dict[str, Any]:
+    """A tenant's episodes older than the ISO time ``before``."""
+    return {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"range": {"timestamp": {"lt": before}}}]}}
+
+
+def facts_citing_query(*, tenant_id: str) -> dict[str, Any]:
+    """A tenant's facts (hot and archived) that cite episodes."""
+    return {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"exists": {"field": "source_episodes"}}]}}
+
+
+def current_facts_query(*, filters: list[dict[str, Any]], user_id: str) -> dict[str, Any]:
+    return {
+        "bool": {
+            "filter": [*filters, {"term": {"user_id": user_id}}],
+            "must_not": [{"exists": {"field": "superseded_by"}}, {"term": {"retracted": True}}],
+        }
+    }
+
+
 def count_body(*, filters: list[dict[str, Any]]) -> dict[str, Any]:
     """A search that only counts the documents ``filters`` match, exactly (no 10,000 cap)."""
     return {"query": {"bool": {"filter": list(filters)}}, "size": 0, "track_total_hits": True}

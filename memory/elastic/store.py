@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from elasticsearch import Elasticsearch, NotFoundError, helpers
+from elasticsearch import ConflictError, Elasticsearch, NotFoundError, helpers
 
 from atlas_site.errors import ValidationFailed
 
@@ -38,8 +38,35 @@ USAGE_SCRIPT = """
 ctx._source.use_count = (ctx._source.use_count == null ? 0 : ctx._source.use_count) + params.n;
 ctx._source.last_used_at = params.at;
 """
-OUTCOME_SCRIPT = """
-if (params.success) {
+# A change some consolidation run makes (an outcome, a refinement, a confirmation) carries the run's
+# event id: applied once, a redelivered run's second attempt is a noop. The last 50 ids are kept.
+EVENT_GUARD = """
+if (params.event != null) {
+  if (ctx._source.applied_events == null) { ctx._source.applied_events = new ArrayList(); }
+  if (ctx._source.applied_events.contains(params.event)) { ctx.op = 'none'; return; }
+  ctx._source.applied_events.add(params.event);
+  if (ctx._source.applied_events.size() > 50) { ctx._source.applied_events.remove(0); }
+}
+"""
+CONFIRM_SCRIPT = (
+    EVENT_GUARD
+    + """
+double c = ctx._source.confidence == null ? 0.0 : ctx._source.confidence;
+ctx._source.confidence = Math.min(1.0, Math.round((c + params.boost) * 1000000.0) / 1000000.0);
+ctx._source.last_confirmed_at = params.at;
+if (ctx._source.source_episodes == null) { ctx._source.source_episodes = new ArrayList(); }
+for (def e : params.episodes) {
+  if (!ctx._source.source_episodes.contains(e) && ctx._source.source_episodes.size() < 50) {
+    ctx._source.source_episodes.add(e);
+  }
+}
+"""
+)
+OUTCOME_SCRIPT = (
+    EVENT_GUARD
+    + """
+if (params.success == null) {
+} else if (params.success) {
   ctx._source.success_count = (ctx._source.success_count == null ? 0 : ctx._source.success_count) + 1;
   ctx._source.last_success_at = params.at;
 } else {
@@ -53,6 +80,7 @@ if (params.steps != null) {
   ctx._source.version = (ctx._source.version == null ? 1 : ctx._source.version) + 1;
 }
 """
+)
 
 
 def indices_of(memory_types: tuple[str, ...] | list[str]) -> str:
@@ -67,9 +95,23 @@ def memory_index(
     source: dict[str, Any],
     refresh: bool,
     if_version: tuple[int, int] | None = None,
-) -> None:
+    create_only: bool = False,
+) -> bool:
     """Store a memory; with ``if_version`` (seq_no, primary_term) only over that exact version
-    (Elasticsearch answers 409 otherwise, raised as ConflictError)."""
+    (Elasticsearch answers 409 otherwise, raised as ConflictError). ``create_only``: never overwrite —
+    False when a memory with that id is already stored (a derived id written before)."""
+    if create_only:
+        try:
+            with es_errors("store a memory"):
+                writer.create(
+                    index=alias_name(memory_type),
+                    id=memory_id,
+                    document=source,
+                    refresh="wait_for" if refresh else False,
+                )
+        except ConflictError:
+            return False
+        return True
     version = {"if_seq_no": if_version[0], "if_primary_term": if_version[1]} if if_version else {}
     with es_errors("store a memory"):
         writer.index(
@@ -79,6 +121,7 @@ def memory_index(
             refresh="wait_for" if refresh else False,
             **version,
         )
+    return True
 
 
 def memories_bulk_index(writer: Elasticsearch, items: list[tuple[str, str, dict[str, Any]]]) -> list[tuple[str, str]]:
@@ -178,14 +221,16 @@ def playbook_outcome_update(
     *,
     index: str,
     memory_id: str,
-    success: bool,
+    success: bool | None,
     at: str,
     steps: list | None,
     prior_s: int,
     prior_n: int,
-) -> None:
+    event: str | None = None,
+) -> bool:
+    """Count a run (``success`` None: none, only refined ``steps``); False when ``event`` was applied before."""
     with es_errors("record a playbook outcome"):
-        writer.update(
+        response = writer.update(
             index=index,
             id=memory_id,
             script={
@@ -196,11 +241,45 @@ def playbook_outcome_update(
                     "steps": steps,
                     "prior_s": float(prior_s),
                     "prior_n": float(prior_n),
+                    "event": event,
                 },
             },
             retry_on_conflict=RETRY_ON_CONFLICT,
             refresh="wait_for",
         )
+    return response.get("result") != "noop"
+
+
+def fact_confirm_update(
+    writer: Elasticsearch, *, index: str, memory_id: str, boost: float, at: str, episodes: list[str], event: str
+) -> bool:
+    """Raise a fact's confidence by ``boost`` (capped at 1), stamp ``last_confirmed_at`` and add the
+    supporting episodes; once per ``event`` (False when it was applied before)."""
+    with es_errors("confirm a fact"):
+        response = writer.update(
+            index=index,
+            id=memory_id,
+            script={
+                "source": CONFIRM_SCRIPT,
+                "params": {"boost": float(boost), "at": at, "episodes": episodes, "event": event},
+            },
+            retry_on_conflict=RETRY_ON_CONFLICT,
+            refresh="wait_for",
+        )
+    return response.get("result") != "noop"
+
+
+def memories_vectors(
+    reader: Elasticsearch, *, ids: list[str], memory_types: tuple[str, ...], field: str = "embedding"
+) -> dict[str, str]:
+    """{id: stored vector (hex bytes)} of the memories ``ids`` the reader may see."""
+    if not ids:
+        return {}
+    with es_errors("read memory vectors"):
+        response = reader.search(
+            index=indices_of(memory_types), query={"ids": {"values": ids}}, size=len(ids), source_includes=[field]
+        )
+    return {hit["_id"]: hit["_source"][field] for hit in response["hits"]["hits"] if field in hit["_source"]}
 
 
 def memories_delete(writer: Elasticsearch, targets: list[tuple[str, str]]) -> int:
@@ -269,3 +348,15 @@ def memories_msearch(
         if "error" in response:
             raise RuntimeError(f"a recall leg failed: {response['error']}")
     return responses
+
+
+def memories_count(reader: Elasticsearch, *, memory_types: tuple[str, ...], query: dict[str, Any]) -> int:
+    with es_errors("count memories"):
+        return int(reader.count(index=indices_of(memory_types), query=query)["count"])
+
+
+def per_subject_counts(reader: Elasticsearch, *, body: dict[str, Any]) -> dict[str, int]:
+    """{user_id: document count} from a per_subject_counts_body search of the episodes."""
+    with es_errors("count episodes per subject"):
+        response = reader.search(index=indices_of(("episodic",)), **body)
+    return {bucket["key"]: int(bucket["doc_count"]) for bucket in response["aggregations"]["subjects"]["buckets"]}

@@ -53,6 +53,12 @@ def memory_id_for(*, tenant_id: str, memory_type: str, external_id: str | None) 
     return uuid.uuid5(_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:{external_id}").hex
 
 
+def memory_id_derived(*, tenant_id: str, memory_type: str, key: str) -> str:
+    """Deterministic for a key a service derives (a consolidation run's item), in its own id space: the
+    same run redelivered writes the same documents, and no caller's external id can collide with it."""
+    return uuid.uuid5(_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:derived:{key}").hex
+
+
 def require_text(value: Any, *, field_name: str, max_chars: int = MAX_TEXT_CHARS, required: bool = True) -> str:
     if value is None:
         if required:
@@ -197,6 +203,7 @@ def fact_prepare(
     contradiction: Any = "natural",
     at: Any = None,
     external_id: Any = None,
+    derived_key: str | None = None,
 ) -> PreparedMemory:
     text = require_text(text, field_name="text")
     if fact_type not in FACT_TYPES:
@@ -239,8 +246,14 @@ def fact_prepare(
         source["valid_from"] = _iso(valid_from_at)
     if valid_to_at:
         source["valid_to"] = _iso(valid_to_at)
-    memory_id = memory_id_for(tenant_id=tenant_id, memory_type="semantic", external_id=external_id)
+    memory_id = _memory_id(tenant_id, "semantic", external_id, derived_key)
     return PreparedMemory("semantic", memory_id, source, supersedes=supersedes, contradiction=contradiction)
+
+
+def _memory_id(tenant_id: str, memory_type: str, external_id: str | None, derived_key: str | None) -> str:
+    if derived_key is not None:
+        return memory_id_derived(tenant_id=tenant_id, memory_type=memory_type, key=derived_key)
+    return memory_id_for(tenant_id=tenant_id, memory_type=memory_type, external_id=external_id)
 
 
 def steps_validate(value: Any) -> list[dict[str, Any]]:
@@ -278,6 +291,7 @@ def playbook_prepare(
     text: Any = None,
     at: Any = None,
     external_id: Any = None,
+    derived_key: str | None = None,
 ) -> PreparedMemory:
     name = require_text(name, field_name="name", max_chars=MAX_SHORT_CHARS)
     trigger_text = require_text(trigger_text, field_name="trigger_text", max_chars=2000)
@@ -305,7 +319,7 @@ def playbook_prepare(
         outcome_score=rc.outcome_score(0, 0),
         use_count=0,
     )
-    memory_id = memory_id_for(tenant_id=tenant_id, memory_type="procedural", external_id=external_id)
+    memory_id = _memory_id(tenant_id, "procedural", external_id, derived_key)
     return PreparedMemory("procedural", memory_id, source)
 
 

@@ -21,7 +21,7 @@ from atlas_site.errors import ValidationFailed
 from memory.elastic.bootstrap import index_settings
 from memory.elastic.client import bootstrap_client, es_errors
 from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE, VECTOR_FIELDS, stored_vector
-from memory.elastic.indices import MEMORY_TYPES, alias_name, versioned_name
+from memory.elastic.indices import MEMORY_TYPES, alias_name, first_index_name
 
 from .documents import embedding_fields, memory_vectors
 
@@ -36,14 +36,19 @@ class ReindexReport:
     reembedded: dict[str, int]
 
 
-def _current_index(es, alias: str) -> tuple[str, int]:
-    indices = list(es.indices.get_alias(name=alias))
-    if len(indices) != 1:
+def _current_indices(es, alias: str, memory_type: str) -> tuple[list[str], int]:
+    """The concrete indices behind ``alias`` and their version: exactly one ``<alias>-v<N>``, or for the
+    archive every generation ``<alias>-v<N>-<gen>`` ILM's rollover made (and an older ``<alias>-v<N>``)."""
+    indices = sorted(es.indices.get_alias(name=alias))
+    if len(indices) != 1 and not (memory_type == "archive" and indices):
         raise ValidationFailed(f"alias {alias} points at {len(indices)} indices; expected exactly one")
-    match = re.fullmatch(rf"{re.escape(alias)}-v(\d+)", indices[0])
-    if not match:
-        raise ValidationFailed(f"{indices[0]} is not a versioned index of {alias}")
-    return indices[0], int(match.group(1))
+    versions = set()
+    for index in indices:
+        match = re.fullmatch(rf"{re.escape(alias)}-v(\d+)(?:-\d+)?", index)
+        if not match:
+            raise ValidationFailed(f"{index} is not a versioned index of {alias}")
+        versions.add(int(match.group(1)))
+    return indices, max(versions)
 
 
 def index_reindex(
@@ -57,8 +62,9 @@ def index_reindex(
     # Vector fields no configured model writes (the multilingual one, switched off): nothing would search them.
     unused = [name for name in VECTOR_FIELDS if name not in {vector_field.name for vector_field in fields}]
     with es_errors("reindex"):
-        source_index, version = _current_index(es, alias)
-        target_index = versioned_name(memory_type, version + 1)
+        sources, version = _current_indices(es, alias, memory_type)
+        source_index = ",".join(sources)
+        target_index = first_index_name(memory_type, version + 1)
         if es.indices.exists(index=target_index):
             raise ValidationFailed(f"{target_index} already exists (a failed earlier run?); delete it first")
         mapping = DOCUMENT_CLASS_BY_TYPE[memory_type]._doc_type.mapping.to_dict()
@@ -108,7 +114,7 @@ def index_reindex(
                 raise RuntimeError(f"copied {landed} of {total} documents; the alias was not swapped")
             es.indices.update_aliases(
                 actions=[
-                    {"remove": {"index": source_index, "alias": alias}},
+                    *({"remove": {"index": index, "alias": alias}} for index in sources),
                     {"add": {"index": target_index, "alias": alias, "is_write_index": True}},
                 ]
             )

@@ -39,15 +39,17 @@ def stored_view(prepared: PreparedMemory) -> dict[str, Any]:
     return {"id": prepared.memory_id, "type": prepared.memory_type, **out}
 
 
-def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> None:
+def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool, create_only: bool = False) -> bool:
+    """Embed and store ``prepared``; with ``create_only`` never over a stored one (False then)."""
     embed_into([prepared])
     with non_english_marked([prepared]):
-        store.memory_index(
+        return store.memory_index(
             scope.writer(),
             memory_type=prepared.memory_type,
             memory_id=prepared.memory_id,
             source=prepared.source,
             refresh=refresh,
+            create_only=create_only,
         )
 
 
@@ -100,10 +102,27 @@ def supersession_apply(
         store.memory_supersede_link(writer, index=hit["_index"], old_id=hit["_id"], new_id=new_id, at=at, harsh=harsh)
 
 
-def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fields: Any) -> dict[str, Any]:
-    """Store a fact; with ``supersedes`` it replaces older facts of the same subject (natural or harsh)."""
+def fact_write(
+    *,
+    subject: MemorySubject,
+    text: Any,
+    refresh: bool = True,
+    derived_key: str | None = None,
+    applied_event: str | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """Store a fact; with ``supersedes`` it replaces older facts of the same subject (natural or harsh).
+
+    ``derived_key`` (services only, e.g. consolidation): the fact's id is derived from it and a fact
+    already stored under that id is kept as it is — writing it again only finishes its supersession
+    links — so a redelivered job writes nothing twice. ``applied_event`` marks the fact as already
+    holding that event's change (see store.EVENT_GUARD)."""
     scope = SubjectScope.of(subject)
-    prepared = fact_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, **fields)
+    prepared = fact_prepare(
+        tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, derived_key=derived_key, **fields
+    )
+    if applied_event is not None:
+        prepared.source["applied_events"] = [applied_event]
     targets = _superseded_targets(scope, prepared.supersedes) if prepared.supersedes else {}
     if prepared.memory_id in {hit["_id"] for hit in targets.values()}:
         raise ValidationFailed("a fact cannot supersede itself", field="supersedes")
@@ -119,7 +138,7 @@ def fact_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fie
         if missing:
             raise NotFound(f"no episode {', '.join(missing)} for this user", field="source_episodes")
         prepared.source["source_episodes"] = list(dict.fromkeys(seen[e]["_id"] for e in episodes))
-    _index(scope, prepared, refresh=refresh or bool(targets))
+    _index(scope, prepared, refresh=refresh or bool(targets), create_only=derived_key is not None)
     if targets:
         supersession_apply(
             scope=scope,
@@ -203,21 +222,32 @@ def fact_edit(
     return stored_view(prepared)
 
 
-def playbook_write(*, subject: MemorySubject, refresh: bool = True, **fields: Any) -> dict[str, Any]:
+def playbook_write(
+    *, subject: MemorySubject, refresh: bool = True, derived_key: str | None = None, **fields: Any
+) -> dict[str, Any]:
+    """Store a playbook (``derived_key``: as fact_write's — a derived id, never over a stored one)."""
     scope = SubjectScope.of(subject)
-    prepared = playbook_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, **fields)
-    _index(scope, prepared, refresh=refresh)
+    prepared = playbook_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, derived_key=derived_key, **fields)
+    _index(scope, prepared, refresh=refresh, create_only=derived_key is not None)
     return stored_view(prepared)
 
 
 def playbook_outcome_record(
-    *, subject: MemorySubject, playbook_id: Any, success: Any, refined_steps: Any = None
+    *,
+    subject: MemorySubject,
+    playbook_id: Any,
+    success: Any,
+    refined_steps: Any = None,
+    event_id: str | None = None,
 ) -> dict[str, Any]:
-    """Count a run of a playbook; refined steps replace the old ones and bump its version."""
+    """Count a run of a playbook; refined steps replace the old ones and bump its version.
+
+    ``success`` None (services only) records no run, only the refined steps. ``event_id`` (services
+    only): the change is applied once per id — a redelivered job counts nothing twice."""
     scope = SubjectScope.of(subject)
     if not isinstance(playbook_id, str) or not playbook_id:
         raise ValidationFailed("playbook_id is required", field="playbook_id")
-    if not isinstance(success, bool):
+    if not isinstance(success, bool) and not (success is None and event_id is not None and refined_steps is not None):
         raise ValidationFailed("success must be true or false", field="success")
     steps = steps_validate(refined_steps) if refined_steps is not None else None
     found = store.memories_fetch(
@@ -236,8 +266,28 @@ def playbook_outcome_record(
         steps=steps,
         prior_s=rc.OUTCOME_PRIOR_SUCCESSES,
         prior_n=rc.OUTCOME_PRIOR_RUNS,
+        event=event_id,
     )
     updated = store.memories_fetch(
         scope.reader(), ids=[playbook_id], memory_types=("procedural",), filters=scope.read_filters()
     )
     return {"id": playbook_id, "type": "procedural", **updated[playbook_id]["_source"]}
+
+
+def fact_confirm(
+    *, subject: MemorySubject, fact_id: str, source_episodes: list[str], boost: float, event_id: str
+) -> bool:
+    """A later conversation confirms one of the subject's current facts: confidence + ``boost`` (capped
+    at 1), ``last_confirmed_at`` now, the episodes added to its sources. Once per ``event_id``; False
+    when that event was applied before."""
+    scope = SubjectScope.of(subject)
+    hit = _superseded_targets(scope, [fact_id])[fact_id]
+    return store.fact_confirm_update(
+        scope.writer(),
+        index=hit["_index"],
+        memory_id=hit["_id"],
+        boost=boost,
+        at=now().isoformat(),
+        episodes=list(source_episodes),
+        event=event_id,
+    )

@@ -89,6 +89,8 @@ def legacy_prefix(atlas_es, settings):
     # Named, not a wildcard: Elasticsearch 8 refuses destructive wildcards (action.destructive_requires_name).
     es.indices.delete(index=",".join(es.indices.get(index="atlas-legacy-*")))
     es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-legacy-archive-policy")
+    es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-legacy-archive-keep-policy")
+    es.options(ignore_status=404).indices.delete_index_template(name="atlas-legacy-archive-template")
 
 
 def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors(legacy_prefix, settings) -> None:
@@ -151,6 +153,8 @@ def minilm_prefix(atlas_es, settings):
     yield es
     es.indices.delete(index=",".join(es.indices.get(index="atlas-minilm-*")))
     es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-minilm-archive-policy")
+    es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-minilm-archive-keep-policy")
+    es.options(ignore_status=404).indices.delete_index_template(name="atlas-minilm-archive-template")
 
 
 def test_an_index_of_another_models_size_is_reported_outdated_and_reembedded(minilm_prefix) -> None:
