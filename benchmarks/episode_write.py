@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import time
 from collections import defaultdict
@@ -29,6 +30,27 @@ TURNS = [
 ]
 
 
+def stack_cpu_seconds(root_pid: int) -> float:
+    """CPU seconds of the embedded stack's processes (the gateway and its engine), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry) == root_pid or int(fields[1]) == root_pid:  # fields[1]: the parent pid
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return total
+
+
+def app_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def percentile(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -40,7 +62,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     args = parser.parse_args()
 
-    with atlas_stack():
+    with atlas_stack() as es:
         from django.conf import settings
 
         from memory.elastic import store
@@ -75,13 +97,17 @@ def main() -> None:
             episode_write(subject=subject, text=TURNS[n % len(TURNS)], session_id="warm-up")
         parts.clear()
         totals: dict[int, list[float]] = defaultdict(list)
+        cpu: dict[tuple[int, str], float] = defaultdict(float)
         load_before = os.getloadavg()[0]
         for n in range(args.rounds):
             for workers in args.workers:
                 settings.ATLAS_EMBEDDING_WORKERS = current["workers"] = workers
+                app_before, stack_before = app_cpu_seconds(), stack_cpu_seconds(es._proc.pid)
                 started = time.perf_counter()
                 episode_write(subject=subject, text=TURNS[n % len(TURNS)], session_id=f"s{n // 6}-w{workers}")
                 totals[workers].append((time.perf_counter() - started) * 1000)
+                cpu[(workers, "app")] += app_cpu_seconds() - app_before
+                cpu[(workers, "stack")] += stack_cpu_seconds(es._proc.pid) - stack_before
             if (n + 1) % 10 == 0:
                 progress(f"  {n + 1}/{args.rounds} rounds")
         load_after = os.getloadavg()[0]
@@ -89,13 +115,17 @@ def main() -> None:
     print(
         f"\nepisode_write, refresh=wait_for, {args.rounds} writes per row, load avg {load_before:.2f} → {load_after:.2f}"
     )
-    print("| ATLAS_EMBEDDING_WORKERS | p50 ms | p95 ms | mean ms |")
-    print("|---:|---:|---:|---:|")
+    print(
+        "| ATLAS_EMBEDDING_WORKERS | p50 ms | p95 ms | mean ms | CPU ms/write, this process "
+        "| CPU ms/write, gateway + engine |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
     for workers in args.workers:
         samples = totals[workers]
         print(
             f"| {workers} | {statistics.median(samples):.1f} | {percentile(samples, 0.95):.1f} "
-            f"| {statistics.fmean(samples):.1f} |"
+            f"| {statistics.fmean(samples):.1f} | {cpu[(workers, 'app')] / len(samples) * 1000:.1f} "
+            f"| {cpu[(workers, 'stack')] / len(samples) * 1000:.1f} |"
         )
     print("\nparts, p50 ms")
     labels = sorted({label for _w, label in parts})
