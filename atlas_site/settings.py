@@ -178,6 +178,11 @@ CELERY_BEAT_SCHEDULE = {
     "archive-superseded-nightly": {"task": "memory.archive_superseded", "schedule": crontab(hour=3, minute=30)},
 }
 CELERY_TIMEZONE = TIME_ZONE
+# Load the embedding models in a worker's main process before it forks its pool: the children then share
+# the model pages (two children: 496 MB PSS in all instead of 818, docs/performance.md "Memory"). Off by
+# default: no task of today embeds, and a worker should not hold models it never uses. Turn it on for
+# workers that run embedding tasks (consolidation writes facts).
+ATLAS_WORKER_PRELOAD_MODELS = env.bool("ATLAS_WORKER_PRELOAD_MODELS", default=False)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

