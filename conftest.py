@@ -16,6 +16,18 @@ from elasticsearch import Elasticsearch
 from embedded_es import EmbeddedElasticsearch
 
 REAL_CLUSTER_URL = os.environ.get("ATLAS_ES_URL")
+#: The longest test files, started first when pytest-xdist spreads files over workers (``-n 2 --dist
+#: loadfile``, .ci/run): the quality gates import both evaluation sets (minutes), and a file that starts
+#: last would finish alone. Under xdist only; a plain run keeps the collection order.
+LONGEST_FIRST = ("tests/memory/test_eval_gate.py",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    first = [item for item in items if item.nodeid.split("::")[0] in LONGEST_FIRST]
+    if first:
+        items[:] = first + [item for item in items if item not in first]
 
 
 class Cluster:
