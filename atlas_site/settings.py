@@ -7,6 +7,7 @@ REDIS_URL and the Elasticsearch variables (docker-compose.yml).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import environ
@@ -191,6 +192,11 @@ if env.float("ATLAS_CONSOLIDATION_EARLY_CHECK_SECONDS", default=300.0) > 0:
         "schedule": env.float("ATLAS_CONSOLIDATION_EARLY_CHECK_SECONDS", default=300.0),
     }
 CELERY_TIMEZONE = TIME_ZONE
+# Load the embedding models in a worker's main process before it forks its pool: the children then share
+# the model pages (two children: 496 MB PSS in all instead of 818, docs/performance.md "Memory"). Off by
+# default: no task of today embeds, and a worker should not hold models it never uses. Turn it on for
+# workers that run embedding tasks (consolidation writes facts).
+ATLAS_WORKER_PRELOAD_MODELS = env.bool("ATLAS_WORKER_PRELOAD_MODELS", default=False)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -305,6 +311,9 @@ ATLAS_EMBEDDING_API_URL = env.str("ATLAS_EMBEDDING_API_URL", default="")
 ATLAS_EMBEDDING_API_KEY = env.str("ATLAS_EMBEDDING_API_KEY", default="")
 ATLAS_EMBEDDING_DIMS = env.int("ATLAS_EMBEDDING_DIMS", default=768)
 ATLAS_EMBEDDING_THREADS = env.int("ATLAS_EMBEDDING_THREADS", default=1)
+# How many inferences of a write or an import run at once, each on ATLAS_EMBEDDING_THREADS threads:
+# the models' (and a batch's) inferences spread over the cores (docs/performance.md "Import").
+ATLAS_EMBEDDING_WORKERS = env.int("ATLAS_EMBEDDING_WORKERS", default=min(2, os.cpu_count() or 1))
 ATLAS_EMBEDDING_API_TIMEOUT = env.float("ATLAS_EMBEDDING_API_TIMEOUT", default=10.0)
 # A second, multilingual local model: every memory also stores its vector, and recall searches it as
 # a third leg ("" = off). Measured on both evaluation sets (docs/recall-quality.md "Recall quality").
