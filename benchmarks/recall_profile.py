@@ -148,8 +148,11 @@ def main() -> int:
         from tenants.models import MemorySubject, Tenant
         from tenants.services import tenant_create
 
-        providers = [p for p in (embedding_provider(), multilingual_embedding_provider(),
-                                 crosslingual_embedding_provider()) if p is not None]
+        providers = [
+            p
+            for p in (embedding_provider(), multilingual_embedding_provider(), crosslingual_embedding_provider())
+            if p is not None
+        ]
         tenant = Tenant.objects.filter(slug="profile").first()
         if tenant is None:
             tenant = tenant_create(slug="profile", name="recall profile", actor="benchmark")
@@ -203,7 +206,9 @@ def main() -> int:
                         jobs.append((search_label(indices, body), indices, body))
                         if _find(body, "multi_match"):
                             for field_name in _find(body, "multi_match")["fields"]:
-                                jobs.append((f"  BM25 leg, field {field_name} only", indices, one_field(body, field_name)))
+                                jobs.append(
+                                    (f"  BM25 leg, field {field_name} only", indices, one_field(body, field_name))
+                                )
                 jobs.append((PLAIN, RECALL_TYPES, plain_bm25_body(text)))
                 rng.shuffle(jobs)
                 plain_first = timed(reader, RECALL_TYPES, plain_bm25_body(text))
