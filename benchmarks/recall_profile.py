@@ -1,5 +1,5 @@
-"""Recall on the embedded stack, search by search: what each search a recall sends costs the engine
-(its ``took``) and the round trip (wall), per leg, per index, per BM25 field, next to one plain BM25
+"""Recall on the embedded stack, search by search: what each search a recall sends costs straight to
+the noida engine and through our gateway, per leg, per index, per BM25 field, next to one plain BM25
 search over the same indices — all interleaved query by query, so a shared machine's load hits every
 row alike. Also where a whole recall's time goes: embedding the question, the searches, fusion.
 
@@ -67,13 +67,40 @@ def one_field(body: dict[str, Any], field_name: str) -> dict[str, Any]:
     return clone
 
 
-def timed(reader: Any, indices: tuple[str, ...], body: dict[str, Any]) -> tuple[float, float]:
-    """(wall ms, engine took ms) of one search sent alone in an _msearch, as recall sends them."""
+def timed(reader: Any, indices: tuple[str, ...], body: dict[str, Any]) -> float:
+    """Wall ms of one search sent alone in an _msearch through the gateway, as recall sends them."""
     from memory.elastic import store
 
     t0 = time.perf_counter()
-    response = store.memories_msearch(reader, searches=[(indices, body)])[0]
-    return (time.perf_counter() - t0) * 1000, float(response.get("took", 0))
+    store.memories_msearch(reader, searches=[(indices, body)])
+    return (time.perf_counter() - t0) * 1000
+
+
+class Engine:
+    """The same searches sent straight to the noida engine, the subject's DLS query added by hand as the
+    gateway adds it (embedded_es.dls), from a thread inside the server's network namespace (root)."""
+
+    def __init__(self, es: Any) -> None:
+        from elasticsearch import Elasticsearch
+
+        self.pool = es.engine_thread()
+        self.client = Elasticsearch(es.engine_url, request_timeout=600)
+
+    def timed(self, indices: tuple[str, ...], body: dict[str, Any], dls_query: dict[str, Any]) -> float:
+        from embedded_es.dls import search_body
+        from memory.elastic import store
+
+        header: dict[str, Any] = {"index": store.indices_of(indices)}
+        if len(indices) > 1 and not _find(body, "knn"):
+            header["search_type"] = "dfs_query_then_fetch"
+        lines = [header, search_body(body, dls_query)]
+
+        def run() -> float:
+            t0 = time.perf_counter()
+            self.client.msearch(searches=lines)
+            return (time.perf_counter() - t0) * 1000
+
+        return self.pool.submit(run).result()
 
 
 class Recorder:
@@ -136,7 +163,8 @@ def main() -> int:
     args = parser.parse_args()
     rng = random.Random(11)
     tables = []
-    with atlas_stack(args.keep):
+    with atlas_stack(args.keep) as es:
+        engine = Engine(es)
         from memory.embeddings import (
             crosslingual_embedding_provider,
             embedding_provider,
@@ -212,16 +240,18 @@ def main() -> int:
                 jobs.append((PLAIN, RECALL_TYPES, plain_bm25_body(text)))
                 rng.shuffle(jobs)
                 plain_first = timed(reader, RECALL_TYPES, plain_bm25_body(text))
+                dls_query = SubjectScope.of(subject).read_filters()[0]  # what the subject key's role holds
                 if n < 2:
                     continue  # warm-up
                 walls[f"recall ({group})"].append(recall_wall)
-                walls[f"plain BM25 just before the recall ({group})"].append(plain_first[0])
-                for key in ("embed", "search", "fusion"):
+                walls[f"plain BM25 just before the recall ({group})"].append(plain_first)
+                for key in ("embed", "search", "fusion", "total"):
                     parts[f"{key} ({group})"].append(result.timings_ms[key])
+                rest = result.timings_ms["total"] - sum(result.timings_ms[key] for key in ("embed", "search", "fusion"))
+                parts[f"the rest of the app: validation, scope, filters, shaping ({group})"].append(rest)
                 for label, indices, body in jobs:
-                    wall, took = timed(reader, indices, body)
-                    walls[label].append(wall)
-                    tooks[label].append(took)
+                    walls[label].append(timed(reader, indices, body))
+                    tooks[label].append(engine.timed(indices, body, dls_query))
                 if n % 5 == 0:
                     progress(f"  level {level}: query {n}/{args.queries}, recall {recall_wall:.0f} ms")
             tables.append((level, walls, tooks, parts))
@@ -230,7 +260,7 @@ def main() -> int:
     for level, walls, tooks, parts in tables:
         plain = statistics.median(walls[PLAIN])
         print(f"\n### {level} memories per subject ({SUBJECTS} subjects), each search alone\n")
-        print("| search | n | engine took p50 | wall p50 | wall p95 | wall p50 ÷ plain BM25 |")
+        print("| search | n | straight to the engine p50 | through the gateway p50 | p95 | gateway p50 ÷ plain BM25 |")
         print("|---|---:|---:|---:|---:|---:|")
         for label in sorted(walls, key=lambda x: (x.startswith("recall") or x.startswith("plain BM25 just"), x)):
             w = walls[label]
