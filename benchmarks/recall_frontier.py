@@ -21,7 +21,7 @@ from typing import Any
 
 from _stack import ROOT, atlas_stack, progress
 from recall_latency import pct
-from recall_profile import plain_bm25_body
+from recall_profile import plain_bm25_body, query_embeddings_forget
 
 NO_ML = {"multilingual": False}
 NO_BM25 = {"bm25": False}
@@ -81,11 +81,6 @@ def main() -> int:
 
         from memory import recall_constants as rc
         from memory.elastic import store
-        from memory.embeddings import (
-            crosslingual_embedding_provider,
-            embedding_provider,
-            multilingual_embedding_provider,
-        )
         from memory.evaluation import EvalReport, eval_queries_parse, eval_row, gold_types
         from memory.scope import SubjectScope
         from memory.selectors import RECALL_TYPES, RecallOptions, memory_recall
@@ -94,11 +89,6 @@ def main() -> int:
         from tenants.selectors import subject_get
         from tenants.services import tenant_create
 
-        providers = [
-            p
-            for p in (embedding_provider(), multilingual_embedding_provider(), crosslingual_embedding_provider())
-            if p is not None
-        ]
         setting_defaults = {name: getattr(settings, name) for _, _, changes, _ in CONFIGS for name in changes}
         constant_defaults = {name: getattr(rc, name) for _, _, _, changes in CONFIGS for name in changes}
         for name in args.sets:
@@ -139,8 +129,7 @@ def main() -> int:
                     for constant, value in {**constant_defaults, **constants}.items():
                         setattr(rc, constant, value)
                     if timed:
-                        for provider in providers:
-                            provider.query_cache.clear()
+                        query_embeddings_forget()
                         t0 = time.perf_counter()
                         store.memories_search(reader, memory_types=RECALL_TYPES, body=plain_bm25_body(q.query))
                         plains[i].append((time.perf_counter() - t0) * 1000)

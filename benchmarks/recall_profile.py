@@ -35,6 +35,15 @@ def plain_bm25_body(text: str) -> dict[str, Any]:
     return {"query": {"match": {"text": text}}, "size": 10, "_source": {"excludes": VECTOR_FIELDS}}
 
 
+def query_embeddings_forget() -> None:
+    """Empty every query-embedding cache, so the next recall embeds its question as a new one would."""
+    from memory.embeddings import crosslingual_embedding_provider, embedding_provider, multilingual_embedding_provider
+
+    for provider in (embedding_provider(), multilingual_embedding_provider(), crosslingual_embedding_provider()):
+        if provider is not None:
+            provider.query_cache.clear()
+
+
 def search_label(indices: tuple[str, ...], body: dict[str, Any]) -> str:
     """What one search of a recall is: its leg (BM25, or the kNN field) and its indices."""
     found = _find(body, "knn")
@@ -165,22 +174,12 @@ def main() -> int:
     tables = []
     with atlas_stack(args.keep) as es:
         engine = Engine(es)
-        from memory.embeddings import (
-            crosslingual_embedding_provider,
-            embedding_provider,
-            multilingual_embedding_provider,
-        )
         from memory.selectors import RECALL_TYPES, memory_recall
         from memory.services.importing import memories_import
         from memory.services.writes import episode_write
         from tenants.models import MemorySubject, Tenant
         from tenants.services import tenant_create
 
-        providers = [
-            p
-            for p in (embedding_provider(), multilingual_embedding_provider(), crosslingual_embedding_provider())
-            if p is not None
-        ]
         tenant = Tenant.objects.filter(slug="profile").first()
         if tenant is None:
             tenant = tenant_create(slug="profile", name="recall profile", actor="benchmark")
@@ -218,8 +217,7 @@ def main() -> int:
             for n in range(args.queries + 2):
                 subject = subjects[n % SUBJECTS]
                 text = " ".join(rng.sample(words, 3)) + f" {n}"
-                for provider in providers:
-                    provider.query_cache.clear()
+                query_embeddings_forget()
                 jobs: list[tuple[str, tuple[str, ...], dict[str, Any]]] = []
                 with Recorder() as recorder:
                     t0 = time.perf_counter()

@@ -345,9 +345,9 @@ def memory_recall(
     window = rc.window_size(k)
     # The BM25 leg is one search over all the indices with collection statistics taken across them
     # (dfs_query_then_fetch), so a term is as rare in the catalog as in the user's own memories and
-    # scores compare across types. The kNN leg needs no statistics: one search per index, merged by
-    # score as Elasticsearch merges shards, gives the same hits, and on the embedded engine four
-    # single-index searches cost less than one over four indices.
+    # scores compare across types. The kNN legs need no statistics: one search per leg over all the
+    # indices, or one per index merged by score as Elasticsearch merges shards, gives the same hits
+    # (ATLAS_KNN_SEARCH_PER_INDEX; which is cheaper is measured in docs/recall-latency.md).
     searches: list[tuple[tuple[str, ...], dict[str, Any]]] = []
     method = settings.ATLAS_FUSION
     legs: list[tuple[str, int, dict[str, Any]]] = []  # (name, number of searches making the leg, the Leg's fields)
