@@ -279,6 +279,18 @@ ATLAS_LANGUAGE_AWARE_FUSION = env.bool("ATLAS_LANGUAGE_AWARE_FUSION", default=Tr
 # On by default with all-mpnet-base-v2 (hard set R@10 +0.03, first set MRR@10 +0.04 over the factors;
 # a wash with MiniLM).
 ATLAS_DENSE_PLAIN_SIMILARITY = env.bool("ATLAS_DENSE_PLAIN_SIMILARITY", default=True)
+# How recall sends its kNN legs (docs/recall-latency.md): one search per index and leg, merged by score
+# as Elasticsearch merges shards (True), or one search per leg over all the indices (False) — the same
+# hits either way. And whether the kNN legs wait for the BM25 leg's round trip (two _msearch calls, the
+# query embeddings overlapping the first) or all legs go in one _msearch once the embeddings are ready.
+ATLAS_KNN_SEARCH_PER_INDEX = env.bool("ATLAS_KNN_SEARCH_PER_INDEX", default=False)
+ATLAS_RECALL_ONE_MSEARCH = env.bool("ATLAS_RECALL_ONE_MSEARCH", default=False)
+# When recall searches its BM25 leg: for every question ("always"), or only for one that names something
+# literally ("literal": a token with a digit, an inner _ or ., or all capitals — LITERAL_QUERY_PATTERN),
+# where BM25 finds what embeddings blur; a natural-language question is then the dense legs' alone.
+ATLAS_BM25_LEG = env.str("ATLAS_BM25_LEG", default="literal")
+if ATLAS_BM25_LEG not in ("always", "literal"):
+    raise ImproperlyConfigured(f"ATLAS_BM25_LEG must be 'always' or 'literal', not {ATLAS_BM25_LEG!r}")
 # A reply shares its question's relevance: an episode gains this share of its session's previous
 # turn's fused score when that turn is a candidate too (0 = off; docs/recall-quality.md "Recall quality").
 ATLAS_REPLY_INHERITANCE = env.float("ATLAS_REPLY_INHERITANCE", default=0.5)
