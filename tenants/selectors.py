@@ -7,7 +7,9 @@ the tenant's key, the writer or the bootstrap superuser.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+from django.db.models import QuerySet
 
 from atlas_site.errors import IsolationUnavailable, NotFound
 from memory.elastic.client import api_key_client
@@ -18,6 +20,16 @@ from .secrets import secret_decrypt
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
+
+T = TypeVar("T")
+
+
+def unique_row(queryset: QuerySet[T]) -> T | None:
+    """The one row a filter on a unique key selects, or None — without the ORDER BY that ``first()``
+    adds from the model's ``Meta.ordering``: compiling it (a join, for a subject's tenant slug) was most
+    of a bearer token's authentication on the API's hot path (py-spy on uvicorn)."""
+    rows = list(queryset.order_by()[:1])
+    return rows[0] if rows else None
 
 
 def tenant_get(*, slug: str) -> Tenant:
@@ -81,9 +93,13 @@ def tenant_membership_admin(*, person, slug: str) -> Membership:
 def credential_active(
     *, kind: str, tenant: Tenant | None = None, subject: MemorySubject | None = None
 ) -> ApiKeyCredential | None:
-    return ApiKeyCredential.objects.filter(
-        kind=kind, tenant=tenant, subject=subject, invalidated_at__isnull=True
-    ).first()
+    # One active key per owner (a rotation invalidates the old key in the transaction that records the
+    # new); the newest first all the same, by the primary key alone.
+    return (
+        ApiKeyCredential.objects.filter(kind=kind, tenant=tenant, subject=subject, invalidated_at__isnull=True)
+        .order_by("-pk")
+        .first()
+    )
 
 
 def _client_for(credential: ApiKeyCredential | None, who: str) -> Elasticsearch:

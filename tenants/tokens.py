@@ -24,6 +24,7 @@ from django.utils import timezone
 from atlas_site.errors import Conflict, NotAuthenticated, NotFound, PermissionDenied, ValidationFailed
 
 from .models import ApiToken, MemorySubject, Tenant
+from .selectors import unique_row
 from .services import audit_record
 
 TOKEN_PATTERN = re.compile(r"^atlas_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$")
@@ -210,10 +211,10 @@ class TokenPrincipal:
             if external_id != self.subject.external_id:
                 raise missing
             return self.subject
-        subject = (
-            MemorySubject.objects.select_related("tenant")
-            .filter(tenant=self.tenant, external_id=external_id, is_active=True)
-            .first()
+        subject = unique_row(
+            MemorySubject.objects.select_related("tenant").filter(
+                tenant=self.tenant, external_id=external_id, is_active=True
+            )
         )
         if subject is None:
             raise missing
@@ -227,7 +228,7 @@ def token_authenticate(*, presented: str | None) -> TokenPrincipal:
     if match is None:
         raise refused
     prefix, secret = match.groups()
-    token = ApiToken.objects.select_related("tenant", "subject").filter(prefix=prefix).first()
+    token = unique_row(ApiToken.objects.select_related("tenant", "subject").filter(prefix=prefix))
     # Compare even when the prefix is unknown, so timing does not tell which prefixes exist.
     expected = token.secret_sha256 if token is not None else "0" * 64
     if not hmac.compare_digest(expected, _digest(secret)) or token is None:

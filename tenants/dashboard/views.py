@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -295,6 +296,25 @@ def audit(request: HttpRequest) -> HttpResponse:
     records = AuditRecord.objects.filter(tenant=request.tenant).order_by("-created_at", "-id")
     page = Paginator(records, AUDIT_PER_PAGE).get_page(_page_number(request))
     return _render(request, "audit.html", page=page)
+
+
+@tenant_admin_view
+def job_runs(request: HttpRequest) -> HttpResponse:
+    """The background job runs that touched this tenant: each subject's consolidation runs, newest first
+    (retention and the archive write audit lines, on the audit trail)."""
+    from memory.models import ConsolidationRun
+
+    status = request.GET.get("status", "")
+    if status and status not in ConsolidationRun.Status.values:
+        raise ValidationFailed(f"status must be one of {', '.join(ConsolidationRun.Status.values)}", field="status")
+    runs = ConsolidationRun.objects.filter(tenant=request.tenant).select_related("subject")
+    if status:
+        runs = runs.filter(status=status)
+    page = Paginator(runs.order_by("-started_at", "-id"), AUDIT_PER_PAGE).get_page(_page_number(request))
+    query = urlencode({"status": status}) if status else ""
+    return _render(
+        request, "jobs.html", page=page, chosen=status, statuses=ConsolidationRun.Status.choices, query=query
+    )
 
 
 @tenant_admin_view

@@ -415,6 +415,10 @@ class AdvWorld:
             self._clients[principal] = self.fixture.attacker(principal)
         return self._clients[principal]
 
+    def baseline_refresh(self) -> None:
+        """What the attacks are compared with: the cluster as it is now."""
+        self.baseline = snapshot(self.admin)
+
     def changes(self) -> list[str]:
         return snapshot_diff(self.baseline, snapshot(self.admin))
 

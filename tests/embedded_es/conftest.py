@@ -81,6 +81,11 @@ def adv_world(cluster: Cluster):
 
 @pytest.fixture
 def adv(adv_world):
-    """The world, put back as planted when a test changed it (so one broken invariant does not cascade)."""
+    """The world, put back as planted when a test changed it (so one broken invariant does not cascade).
+
+    The baseline is the cluster as this test finds it: tests of other files share the session's cluster
+    and may have created indices since the world was planted (pytest-xdist runs files in any order);
+    without it the first attack would report their indices as changed, and restoring would delete them."""
+    adv_world.baseline_refresh()
     yield adv_world
     adv_world.restore_if_changed()

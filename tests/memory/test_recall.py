@@ -331,10 +331,11 @@ ALL_LEGS = ["bm25", "dense", "multilingual", "crosslingual"]
 WITHOUT_CROSSLINGUAL = ["bm25", "dense", "multilingual"]
 
 
-def test_the_crosslingual_leg_is_searched_only_where_it_could_judge(maya, tenant) -> None:
+def test_the_crosslingual_leg_is_searched_only_where_it_could_judge(maya, tenant, settings) -> None:
     """An English question over English memories leaves it out (it would judge nothing); a question in
     another language, a memory in another language — the subject's or in the catalog, when the catalog
     is searched — or a flag not known yet bring it back."""
+    settings.ATLAS_BM25_LEG = "always"  # the legs lists below name BM25 for every question
     from tenants.models import MemorySubject, Tenant
 
     episode_write(subject=maya, text="My brother works night shifts as a nurse at the hospital.")
@@ -357,6 +358,7 @@ def test_the_crosslingual_leg_is_searched_only_where_it_could_judge(maya, tenant
 
 
 def test_the_crosslingual_leg_is_kept_where_fusion_would_let_it_judge_everything(maya, settings) -> None:
+    settings.ATLAS_BM25_LEG = "always"  # the legs lists below name BM25 for every question
     episode_write(subject=maya, text="My brother works night shifts as a nurse at the hospital.")
     only_any_language = RecallOptions(bm25=False, dense=False)
     assert memory_recall(subject=maya, query="brother", options=only_any_language).legs == [
@@ -367,9 +369,10 @@ def test_the_crosslingual_leg_is_kept_where_fusion_would_let_it_judge_everything
     assert memory_recall(subject=maya, query="brother").legs == ALL_LEGS
 
 
-def test_leaving_the_crosslingual_leg_out_changes_no_hit_and_no_score(maya) -> None:
+def test_leaving_the_crosslingual_leg_out_changes_no_hit_and_no_score(maya, settings) -> None:
     """Where it is left out it would have judged nothing: the same hits, ranks and scores as with the
     leg searched (forced by a flag not known). as_of pins the decay's origin for both recalls."""
+    settings.ATLAS_BM25_LEG = "always"  # the legs lists below name BM25 for every question
     from tenants.models import MemorySubject
 
     for text in (
@@ -491,3 +494,36 @@ def test_the_dense_leg_ranks_by_plain_similarity_when_set(maya, settings, plain:
     else:
         assert [hit["id"] for hit in hits] == [recent["id"], old["id"]]
         assert scores[recent["id"]] > scores[old["id"]]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"ATLAS_KNN_SEARCH_PER_INDEX": True}, {"ATLAS_RECALL_ONE_MSEARCH": True}],
+    ids=["one kNN search per index", "one _msearch"],
+)
+def test_how_the_knn_legs_are_sent_changes_no_hit_and_no_score(maya, settings, changes) -> None:
+    """One kNN search per leg over all the indices (or every leg in one _msearch) finds what one search
+    per index merged by score finds: kNN scores are similarities, which need no statistics across
+    indices. as_of pins the decay's origin for both recalls."""
+    episode_write(subject=maya, text="My brother works night shifts as a nurse at the hospital.")
+    fact_write(subject=maya, text="Maya's brother is a nurse")
+    playbook_write(subject=maya, name="shift swap", trigger_text="a night shift has to move", steps=["ask the ward"])
+    at = (datetime.now(UTC) + timedelta(minutes=1)).isoformat()
+    before = memory_recall(subject=maya, query="What does her brother do at night?", k=5, as_of=at)
+    for name, value in changes.items():
+        setattr(settings, name, value)
+    after = memory_recall(subject=maya, query="What does her brother do at night?", k=5, as_of=at)
+    assert after.legs == before.legs
+    assert [(h["id"], h["rank"], round(h["score"], 4)) for h in after.hits] == [
+        (h["id"], h["rank"], round(h["score"], 4)) for h in before.hits
+    ]
+    assert len(after.hits) == 3
+
+
+def test_the_bm25_leg_can_be_kept_for_literal_questions(maya, settings) -> None:
+    episode_write(subject=maya, text="My flight TP1947 to Madrid leaves at 07:40")
+    settings.ATLAS_BM25_LEG = "literal"
+    assert memory_recall(subject=maya, query="TP1947", k=3).legs == WITHOUT_CROSSLINGUAL
+    assert memory_recall(subject=maya, query="when does my flight leave", k=3).legs == WITHOUT_CROSSLINGUAL[1:]
+    only_bm25 = RecallOptions(dense=False, multilingual=False, crosslingual=False)
+    assert memory_recall(subject=maya, query="when does my flight leave", k=3, options=only_bm25).legs == ["bm25"]

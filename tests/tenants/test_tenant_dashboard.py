@@ -178,3 +178,27 @@ def test_an_elasticsearch_outage_is_a_503_page_saying_what_failed(client, estate
             response = client.get(url)
             assert response.status_code == 503, url
             assert "Elasticsearch is unreachable" in response.content.decode()
+
+
+def test_the_job_runs_page_lists_this_tenants_consolidation_runs_only(client, estate, acme, globex, alice, zed):
+    from memory.models import ConsolidationRun
+
+    ConsolidationRun.objects.create(
+        tenant=acme, subject=alice, status="done", episodes=7, changes={"facts": ["f1", "f2"]}, llm_model="gpt-x"
+    )
+    ConsolidationRun.objects.create(tenant=acme, subject=alice, status="skipped", error="skipped: no LLM configured")
+    ConsolidationRun.objects.create(tenant=globex, subject=zed, status="failed", error="globex's own failure")
+    client.force_login(estate["owner"])
+
+    listing = client.get(_u("jobs", "acme"))
+    body = listing.content.decode()
+    assert listing.status_code == 200
+    assert [run.status for run in listing.context["page"]] == ["skipped", "done"]  # newest first
+    assert "facts 2" in body and "skipped: no LLM configured" in body and "globex" not in body
+    done = client.get(_u("jobs", "acme"), {"status": "done"})
+    assert [run.status for run in done.context["page"]] == ["done"]
+    assert client.get(_u("jobs", "acme"), {"status": "exploded"}).status_code == 400
+    assert client.get(_u("jobs", "globex")).status_code == 404  # not an admin of globex
+
+    client.force_login(estate["member"])
+    assert client.get(_u("jobs", "acme")).status_code == 404

@@ -109,6 +109,18 @@ def test_a_tenant_owner_manages_subjects_catalog_and_tokens(page, axe_clean, scr
     _look(page, axe_clean, screenshot, "tenant-audit")
     assert "token.revoke" in page.content() and "memory.view" in page.content()
 
+    from memory.models import ConsolidationRun
+
+    subject = MemorySubject.objects.filter(tenant=mine).first()
+    ConsolidationRun.objects.create(
+        tenant=mine, subject=subject, status="done", episodes=4, changes={"facts": ["f1"]}, llm_model="gpt-x"
+    )
+    page.get_by_role("navigation", name="Tenant sections").get_by_role("link", name="Job runs").click()
+    assert page.get_by_role("cell", name="facts 1").is_visible()
+    page.get_by_label("Status").select_option("done")
+    page.get_by_role("button", name="Filter").click()
+    _look(page, axe_clean, screenshot, "tenant-jobs")
+
 
 def test_another_tenants_pages_are_404(page, axe_clean, screenshot, tenants, settings):
     settings.ATLAS_CODE_FILTER = False

@@ -166,3 +166,26 @@ def test_the_api_docs_run_under_the_policy(page) -> None:
     blocked = [e for e in errors if "cdn.redoc.ly/redoc/logo-mini.svg" in e and "img-src" in e]
     assert len(blocked) == len(errors) <= 1, errors
     page.atlas_errors.clear()
+
+
+def test_the_download_streams_through_the_live_server(page, maya, maya_person, maya_memories) -> None:
+    """Through uvicorn (ASGI) the export is an asynchronous stream (``views._streamed``): Django would
+    otherwise read a synchronous iterator whole before sending. The body is the same JSON document."""
+    import json
+    import warnings
+
+    person_login(page, "maya@example.org", PASSWORD)
+    # The server runs in a thread of this process: its warnings land in this record.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        response = page.request.get("/export.json")
+    assert [str(w.message) for w in caught if "synchronous iterators" in str(w.message)] == []
+    assert response.status == 200
+    assert response.headers["cache-control"] == "no-store"
+    exported = json.loads(response.body())
+    assert exported["subject"] == "maya"
+    assert sorted(m["text"] for m in exported["memories"]["episodic"]) == [
+        "I moved to Lisbon last spring",
+        "My cat Miso hates the vet",
+    ]
+    assert len(exported["memories"]["semantic"]) == 4  # the chain of three (and its edit) plus the preference
