@@ -26,3 +26,7 @@ if _worker.startswith("gw") and os.environ.get("REDIS_URL"):
     _base, _, _db = os.environ["REDIS_URL"].rpartition("/")
     if _db.isdigit():
         os.environ["REDIS_URL"] = f"{_base}/{(int(_db) - int(_worker[2:])) % 16}"
+# The same for the embedded filesystem broker: the workers inherit the controller's ATLAS_DATA_DIR, so
+# without a folder each, one worker's Celery test would take the other's tasks (and results).
+if _worker.startswith("gw"):
+    os.environ["ATLAS_BROKER_DIR"] = os.path.join(os.environ["ATLAS_DATA_DIR"], f"broker-{_worker}")

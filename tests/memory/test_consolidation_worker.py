@@ -108,11 +108,22 @@ class Processes:
         return "\n".join((self.tmp_path / f"celery-{n}.log").read_text() for n in range(len(self.procs)))
 
 
+def broker_purge() -> None:
+    """Drop queued messages: beat queues every scheduled task at its first start, and what no worker
+    took before the processes stopped must not reach the next test's worker."""
+    from atlas_site.celery import app
+
+    with app.connection_for_write() as connection:
+        app.control.purge(connection=connection)
+
+
 @pytest.fixture
 def celery_procs(atlas_es, llm, tmp_path):
+    broker_purge()
     procs = Processes(atlas_es, llm, tmp_path)
     yield procs
     procs.stop()
+    broker_purge()
 
 
 def wait_for(condition, *, timeout: float, what: str, procs: Processes | None = None):
