@@ -862,6 +862,8 @@ def consolidation_run(
         if outcome.run is None or outcome.status != Status.RUNNING:
             return outcome
         return _apply(subject=subject, run=outcome.run, owner=owner, started=started, advance=since is None)
+    except LeaseLost as err:  # our lease lapsed while the LLM thought and another run took it over
+        return Outcome("busy", error=err.message)
     finally:
         consolidation_lease_release(subject=subject, owner=owner)
 
@@ -1012,6 +1014,21 @@ def consolidation_run_approve(*, run: ConsolidationRun, actor: str) -> Outcome:
         return _apply(subject=subject, run=run, owner=owner, started=time.perf_counter(), advance=True)
     finally:
         consolidation_lease_release(subject=subject, owner=owner)
+
+
+def consolidation_run_discard(*, run: ConsolidationRun, actor: str) -> ConsolidationRun:
+    """Drop the plan of a run that waits for review: the next run of its subject asks the LLM again."""
+    from tenants.services import audit_record
+
+    if run.status != Status.NEEDS_REVIEW:
+        raise ValidationFailed(f"run {run.pk} is {run.status}, not waiting for review")
+    audit_record(
+        tenant=run.tenant, actor=actor, action="consolidation.discard", target=f"{run.subject}:run:{run.pk}", detail={}
+    )
+    run.status = Status.SKIPPED
+    run.error = f"discarded by {actor} (was: {run.error})"[:4000]
+    run.save(update_fields=["status", "error"])
+    return run
 
 
 # --------------------------------------------------------------------------------------------- selection

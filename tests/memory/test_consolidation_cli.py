@@ -115,3 +115,29 @@ def test_run_records_are_read_only_in_the_admin(client, maya, llm) -> None:
     assert client.get(reverse("admin:memory_consolidationstate_changelist")).status_code == 200
     run.refresh_from_db()
     assert run.status == "done"
+
+
+def test_a_run_waiting_for_review_can_be_discarded(maya, llm, settings) -> None:
+    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_FREE = 0
+    old = writes.fact_write(subject=maya, text="Maya lives in Porto", fact_type="identity")
+    episode = writes.episode_write(subject=maya, text="Moved to Lisbon", at=T0)["id"]
+    replace = {
+        "target_fact_ids": [old["id"]],
+        "contradiction": "natural",
+        "fact": fact("Maya lives in Lisbon", [episode]),
+    }
+    llm.script(empty_plan(supersessions=[replace]))
+    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE = 0.5
+    tenant = maya.tenant.slug
+    assert "needs_review" in run_cli("--tenant", tenant)
+    run = ConsolidationRun.objects.get(subject=maya)
+    assert "waits for review" in run_cli("--tenant", tenant)  # not asked again
+    assert (
+        run_cli("--tenant", tenant, "--discard", str(run.pk))
+        == f"{maya}: run {run.pk} discarded; the next run asks the LLM again\n"
+    )
+    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE = 1.0
+    assert ": done" in run_cli("--tenant", tenant)
+    assert facts_of(maya) == ["Maya lives in Lisbon"] and len(llm.requests) == 2
+    with pytest.raises(CommandError, match="not waiting for review"):
+        run_cli("--tenant", tenant, "--discard", str(run.pk))

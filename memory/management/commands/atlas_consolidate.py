@@ -1,4 +1,4 @@
-"""atlas_consolidate --tenant T [--subject S] [--dry-run] [--since ISO] [--approve RUN] — consolidation now.
+"""atlas_consolidate --tenant T [--subject S] [--dry-run] [--since ISO] [--approve RUN | --discard RUN] — consolidation now.
 
 Without --subject: every active subject of the tenant with new episodes. --dry-run prints exactly what
 would change, as a diff, and writes nothing (no record, no lease, no watermark).
@@ -9,7 +9,13 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 
 from memory.models import ConsolidationRun
-from memory.services.consolidation import consolidation_run, consolidation_run_approve, plan_diff, subjects_due
+from memory.services.consolidation import (
+    consolidation_run,
+    consolidation_run_approve,
+    consolidation_run_discard,
+    plan_diff,
+    subjects_due,
+)
 from memory.services.documents import timestamp
 from tenants.management.base import AtlasCommand
 from tenants.selectors import subject_get, tenant_get
@@ -28,6 +34,12 @@ class Command(AtlasCommand):
             "(the watermark does not move)",
         )
         parser.add_argument("--approve", type=int, metavar="RUN", help="apply a run that waits for review, as planned")
+        parser.add_argument(
+            "--discard",
+            type=int,
+            metavar="RUN",
+            help="drop the plan of a run that waits for review (the next run asks again)",
+        )
 
     def handle(
         self,
@@ -37,15 +49,22 @@ class Command(AtlasCommand):
         dry_run: bool,
         since: str | None,
         approve: int | None,
+        discard: int | None,
         **options,
     ) -> None:
         owner = tenant_get(slug=tenant)
+        for run_id in (approve, discard):
+            if run_id is not None and not ConsolidationRun.objects.filter(pk=run_id, tenant=owner).exists():
+                raise CommandError(f"no consolidation run {run_id} in tenant {owner.slug}")
         if approve is not None:
-            run = ConsolidationRun.objects.filter(pk=approve, tenant=owner).first()
-            if run is None:
-                raise CommandError(f"no consolidation run {approve} in tenant {owner.slug}")
-            outcome = consolidation_run_approve(run=run, actor=self.actor)
-            self._report(str(run.subject), outcome)
+            run = ConsolidationRun.objects.get(pk=approve, tenant=owner)
+            self._report(str(run.subject), consolidation_run_approve(run=run, actor=self.actor))
+            return
+        if discard is not None:
+            run = consolidation_run_discard(
+                run=ConsolidationRun.objects.get(pk=discard, tenant=owner), actor=self.actor
+            )
+            self.stdout.write(f"{run.subject}: run {run.pk} discarded; the next run asks the LLM again")
             return
         since_at = timestamp(since, field_name="--since") if since else None
         if subject:
