@@ -141,6 +141,9 @@ def main() -> int:
     external_es = "ATLAS_ES_URL" in os.environ
     if not external_es:
         env["ATLAS_ES_URL"] = f"http://127.0.0.1:{es_port}"
+        # The embedded engine scans every document per search: recall's BM25 leg only for literal
+        # questions is the measured best point there (settings.ATLAS_BM25_LEG, docs/recall-latency.md).
+        env.setdefault("ATLAS_BM25_LEG", os.environ.get("ATLAS_BM25_LEG", "literal"))
     url = f"http://127.0.0.1:{web_port}"
     if "ATLAS_PUBLIC_URL" not in os.environ:
         env["ATLAS_PUBLIC_URL"] = url

@@ -174,7 +174,7 @@ def test_recall_cli_json_and_table(imported) -> None:
     out, _ = run("atlas_recall", "--tenant", "cli-co", "--user", "maya", "where does she live", "--k", "3", "--json")
     shown = json.loads(out)
     hits = shown["hits"]
-    assert shown["legs"] == ["dense", "multilingual"]  # English, nothing literal: no BM25 or cross-lingual leg
+    assert shown["legs"] == ["bm25", "dense", "multilingual"]  # English question, English memories
     assert hits[0]["external_id"] == "m-f2"
     assert "m-f1" not in [h["external_id"] for h in hits]  # superseded
     table, _ = run("atlas_recall", "--tenant", "cli-co", "--user", "maya", "JL44")

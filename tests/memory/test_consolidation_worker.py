@@ -208,7 +208,10 @@ def test_a_killed_workers_message_redelivered_writes_nothing_twice(maya, llm, ce
     assert run.attempts == 2 and len(llm.requests) == 1  # resumed from the stored plan
     assert facts_of(maya) == sorted(f"Maya owns plant number {n}" for n in range(12))
     assert ConsolidationState.objects.get(subject=maya).watermark_at == T0 + timedelta(minutes=11)
-    assert ConsolidationRun.objects.filter(subject=maya).count() == 1
+    # Redis also hands the killed worker's unacknowledged message to the new worker on its start: that
+    # second delivery finds the window done and records a run that changed nothing, never a write.
+    others = ConsolidationRun.objects.filter(subject=maya).exclude(pk=run.pk)
+    assert [(o.status, sum(o.change_counts().values())) for o in others] in ([], [("skipped", 0)])
 
 
 def test_concurrent_runs_for_one_subject_are_refused(maya, llm, celery_procs) -> None:

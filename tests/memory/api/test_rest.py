@@ -64,7 +64,7 @@ def test_write_recall_list_get_chain_forget(world) -> None:
     body = recall.json()
     assert [h["rank"] for h in body["hits"]] == list(range(1, len(body["hits"]) + 1))
     assert fact["id"] in {h["id"] for h in body["hits"]}
-    assert body["legs"] == ["dense", "multilingual"] and body["took_ms"] > 0  # a natural-language question
+    assert "bm25" in body["legs"] and body["took_ms"] > 0
     memory = svc("GET", f"subjects/alice/memories/{fact['id']}")
     assert memory.status_code == 200 and memory.json()["text"] == "Lives in Lisbon"
     etag = memory.headers["ETag"]
