@@ -61,11 +61,17 @@ def _dev_env() -> dict[str, str]:
     return {**values, **{k: v for k, v in os.environ.items() if k in values}}
 
 
-def _addresses_record(addresses: dict[str, str]) -> None:
-    """Write where this run's stack listens into dev.env (replacing an earlier run's), so that
-    `manage.py atlas_*` in another terminal reaches this stack and not the default ports."""
-    kept = [line for line in ENV_FILE.read_text().splitlines() if line.partition("=")[0].strip() not in addresses]
-    ENV_FILE.write_text("\n".join([*kept, *(f"{k}={v}" for k, v in addresses.items())]) + "\n")
+#: What each run decides afresh and records in dev.env for the operator CLI in another terminal: where
+#: its stack listens, and the recall plan chosen for the embedded engine. An earlier run's values are
+#: not inherited (they may name another port, or an embedded-only setting when this run uses your cluster).
+RUN_CHOICES = ("ATLAS_ES_URL", "ATLAS_PUBLIC_URL", "ATLAS_BM25_LEG")
+
+
+def _run_choices_record(choices: dict[str, str]) -> None:
+    """Write this run's choices into dev.env (replacing an earlier run's, dropping those it did not make),
+    so that `manage.py atlas_*` in another terminal reaches this stack and recalls as it does."""
+    kept = [line for line in ENV_FILE.read_text().splitlines() if line.partition("=")[0].strip() not in RUN_CHOICES]
+    ENV_FILE.write_text("\n".join([*kept, *(f"{k}={v}" for k, v in choices.items())]) + "\n")
 
 
 def _private_data_dir() -> None:
@@ -135,20 +141,20 @@ class Stack:
 
 
 def main() -> int:
-    env = _dev_env()
+    env = {k: v for k, v in _dev_env().items() if k not in RUN_CHOICES}
     es_port = int(os.environ.get("ATLAS_ES_PORT", "9200"))
     web_port = int(os.environ.get("ATLAS_WEB_PORT", "8000"))
     external_es = "ATLAS_ES_URL" in os.environ
+    env["ATLAS_ES_URL"] = os.environ.get("ATLAS_ES_URL", f"http://127.0.0.1:{es_port}")
     if not external_es:
-        env["ATLAS_ES_URL"] = f"http://127.0.0.1:{es_port}"
         # The embedded engine scans every document per search: recall's BM25 leg only for literal
         # questions is the measured best point there (settings.ATLAS_BM25_LEG, docs/recall-latency.md).
-        env.setdefault("ATLAS_BM25_LEG", os.environ.get("ATLAS_BM25_LEG", "literal"))
+        if "ATLAS_BM25_LEG" not in os.environ:
+            env["ATLAS_BM25_LEG"] = "literal"
     url = f"http://127.0.0.1:{web_port}"
-    if "ATLAS_PUBLIC_URL" not in os.environ:
-        env["ATLAS_PUBLIC_URL"] = url
-    # An address given in the environment is the caller's to pass on; the ones this run chose go to dev.env.
-    _addresses_record({k: env[k] for k in ("ATLAS_ES_URL", "ATLAS_PUBLIC_URL") if k not in os.environ})
+    env["ATLAS_PUBLIC_URL"] = os.environ.get("ATLAS_PUBLIC_URL", url)
+    # A value given in the environment is the caller's to pass on; the ones this run chose go to dev.env.
+    _run_choices_record({k: env[k] for k in RUN_CHOICES if k in env and k not in os.environ})
     stack = Stack(env)
     stopping = False
 

@@ -133,9 +133,13 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         assert (me.json()["subject"], me.json()["scopes"]) == ("alice", ["forget", "read", "write"])
         # The operator CLI in another shell finds this run's Elasticsearch (not port 9200) through dev.env.
         recorded = (tmp_path / "dev.env").read_text().splitlines()
-        assert [line for line in recorded if line.startswith(("ATLAS_ES_URL=", "ATLAS_PUBLIC_URL="))] == [
+        # So does the embedded engine's recall plan (the CLI's atlas_recall then recalls as the web does).
+        assert [
+            line for line in recorded if line.startswith(("ATLAS_ES_URL=", "ATLAS_PUBLIC_URL=", "ATLAS_BM25_LEG="))
+        ] == [
             f"ATLAS_ES_URL=http://127.0.0.1:{es_port}",
             f"ATLAS_PUBLIC_URL={base}",
+            "ATLAS_BM25_LEG=literal",
         ]
         cli = subprocess.run(
             [sys.executable, "manage.py", "atlas_es_bootstrap"],
