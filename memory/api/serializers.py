@@ -50,6 +50,14 @@ class RecallOptionsIn(Strict):
     )
     include_superseded = serializers.BooleanField(required=False)
     as_of = serializers.DateTimeField(required=False, help_text="Recall as things stood at this time.")
+    fact_type = serializers.ChoiceField(
+        choices=FACT_TYPE_CHOICES,
+        required=False,
+        help_text="Only facts of this type (no episodes, playbooks or catalog entries); memory_types, if given, "
+        "must include semantic.",
+    )
+    since = serializers.DateTimeField(required=False, help_text="Only memories stored at or after this time.")
+    until = serializers.DateTimeField(required=False, help_text="Only memories stored before this time.")
     rerank = serializers.BooleanField(required=False, help_text="Use the configured reranker (default: settings).")
 
 

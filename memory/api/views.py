@@ -74,6 +74,9 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         memory_types=options.get("memory_types"),
         include_superseded=options.get("include_superseded", False),
         as_of=options["as_of"].isoformat() if options.get("as_of") else None,
+        fact_type=options.get("fact_type"),
+        since=options.get("since"),
+        until=options.get("until"),
         options=RecallOptions(rerank=options.get("rerank")),
     )
     return {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}
@@ -217,10 +220,24 @@ class RecallView(SubjectView):
     @extend_schema(
         operation_id="recall",
         summary="Hybrid recall over the subject's memories and the tenant catalog",
+        description="The filters (memory_types, fact_type, since/until on the time a memory was stored, "
+        "include_superseded, as_of) narrow every leg of the search, keyword and vector alike; a bad value is a "
+        "400 naming the field.",
         parameters=[SUBJECT],
         request=s.RecallIn,
         responses={200: s.RecallOut, **problems(413, 415)},
-        examples=[OpenApiExample("a question", value={"query": "where does the user live?", "k": 5})],
+        examples=[
+            OpenApiExample("a question", value={"query": "where does the user live?", "k": 5}),
+            OpenApiExample(
+                "preferences stored in March",
+                value={
+                    "query": "seats on trains",
+                    "fact_type": "preference",
+                    "since": "2026-03-01T00:00:00Z",
+                    "until": "2026-04-01T00:00:00Z",
+                },
+            ),
+        ],
     )
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "read")
