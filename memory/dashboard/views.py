@@ -92,12 +92,16 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
     if not form.is_valid():
         return render(request, "dashboard/memories.html", context, status=400)
     data = form.cleaned_data
+    since, until = form.bounds()
     result = selectors.memory_recall(
         subject=request.subject,
         query=data["q"],
         k=20,
         memory_types=data["types"] or None,
         include_superseded=data["superseded"],
+        fact_type=data["fact_type"] or None,
+        since=since,
+        until=until,
     )
     context.update(results=result.hits, legs=result.legs, took_ms=round(result.timings_ms.get("total", 0.0)))
     return render(request, "dashboard/memories.html", context)

@@ -48,6 +48,13 @@ def test_an_end_user_browses_searches_edits_follows_the_chain_and_forgets(
     assert results.get_by_text("#1").is_visible()
     assert "bm25" in results.inner_text() and "dense" in results.inner_text()
     _check(page, axe_clean, screenshot, "dashboard-search")
+    search = page.get_by_role("search")
+    search.get_by_label("Fact type").select_option("preference")
+    search.get_by_role("button", name="Search").click()
+    assert results.get_by_role("link").all_inner_texts() == ["Prefers window seats on trains"]
+    _check(page, axe_clean, screenshot, "dashboard-search-narrowed")
+    search.get_by_label("Fact type").select_option("")
+    search.get_by_role("button", name="Search").click()
 
     results.get_by_role("link", name="Lives in Lisbon, in Alfama").click()
     assert page.get_by_role("heading", name="A fact").is_visible()

@@ -95,6 +95,34 @@ def test_search_runs_recall_and_shows_rank_and_legs(browser_client, maya_memorie
     assert browser_client.get("/memories/?q=").status_code == 400
 
 
+def test_search_honours_the_fact_type_and_the_days(browser_client, maya, maya_memories) -> None:
+    writes.episode_write(subject=maya, text="Lisbon was rainy all March", at="2025-03-10T23:30:00Z")
+    writes.fact_write(subject=maya, text="Visits Lisbon every March", fact_type="preference", at="2025-03-11T00:00:00Z")
+
+    def found(query: str) -> list[str]:
+        response = browser_client.get("/memories/?q=Lisbon&" + query)
+        assert response.status_code == 200, response.content.decode()
+        return re.findall(r'<a href="/memory/[^"]+/">([^<]+)</a>', response.content.decode())
+
+    everything = found("")
+    assert {"Lives in Lisbon, in Alfama", "Prefers window seats on trains", "I moved to Lisbon last spring"} <= set(
+        everything
+    )
+    assert sorted(found("fact_type=preference")) == ["Prefers window seats on trains", "Visits Lisbon every March"]
+    # Days in UTC, the last one included whole: the 10th's late episode is in, the fact of the 11th is not.
+    assert found("since=2025-03-01&until=2025-03-10") == ["Lisbon was rainy all March"]
+    assert found("since=2025-03-11&until=2025-03-11&fact_type=preference") == ["Visits Lisbon every March"]
+    assert found("since=2025-03-01&until=2025-03-31&fact_type=identity") == []
+    page = browser_client.get("/memories/?q=Lisbon&fact_type=preference&since=2025-03-01").content.decode()
+    assert 'value="preference" selected' in page and 'value="2025-03-01"' in page  # the filters stay as chosen
+    refused = browser_client.get("/memories/?q=Lisbon&fact_type=preference&types=episodic")
+    assert refused.status_code == 400
+    assert "A fact type searches facts only: tick Facts too, or no kind at all." in refused.content.decode()
+    backwards = browser_client.get("/memories/?q=Lisbon&since=2025-03-02&until=2025-03-01")
+    assert backwards.status_code == 400 and "The start date is after the end date." in backwards.content.decode()
+    assert browser_client.get("/memories/?q=Lisbon&fact_type=gossip").status_code == 400
+
+
 def test_a_memory_page_shows_provenance_use_and_the_chain_both_ways(browser_client, maya_memories) -> None:
     page = browser_client.get(f"/memory/{maya_memories['second']['id']}/").content.decode()
     assert "I moved to Lisbon last spring" in page  # its source episode, linked
