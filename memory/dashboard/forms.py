@@ -7,6 +7,7 @@ from datetime import UTC, datetime, time, timedelta
 from django import forms
 
 from memory import recall_constants as rc
+from memory.pages import CONTRADICTION_CHOICES
 from memory.services.documents import FACT_TYPES, MAX_TEXT_CHARS
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
@@ -69,10 +70,21 @@ class SearchForm(NarrowingForm):
 
 
 class FactEditForm(forms.Form):
-    """A correction: the new text, and the version (ETag) the editor read, so no edit overwrites another."""
+    """A correction: the new text, whether the old version changed or was wrong (natural or harsh), and
+    the version (ETag) the editor read, so no edit overwrites another."""
 
     text = forms.CharField(max_length=MAX_TEXT_CHARS, widget=forms.Textarea(attrs={"rows": 3}), label="Corrected text")
+    contradiction = forms.ChoiceField(
+        choices=CONTRADICTION_CHOICES,
+        initial="natural",
+        required=False,  # a form without the choice is the default correction, natural
+        widget=forms.RadioSelect,
+        label="What happened to the old version?",
+    )
     etag = forms.CharField(max_length=80, widget=forms.HiddenInput)
+
+    def clean_contradiction(self) -> str:
+        return self.cleaned_data["contradiction"] or "natural"
 
 
 class ForgetAllForm(forms.Form):

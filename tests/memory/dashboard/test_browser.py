@@ -61,6 +61,9 @@ def test_an_end_user_browses_searches_edits_follows_the_chain_and_forgets(
     _check(page, axe_clean, screenshot, "dashboard-memory")
 
     page.get_by_label("Corrected text").fill("Lives in Lisbon, in Graça")
+    choices = page.get_by_role("group", name="What happened to the old version?")
+    assert choices.get_by_label(re.compile("^It changed")).is_checked()  # the default: a natural supersession
+    assert not choices.get_by_label(re.compile("^It was wrong")).is_checked()
     page.get_by_role("button", name="Save the correction").click()
     assert page.get_by_text("Saved. The earlier version stays").is_visible()
     assert page.locator(".big-text").inner_text() == "Lives in Lisbon, in Graça"

@@ -150,6 +150,35 @@ def test_an_edit_is_a_natural_supersession_and_a_stale_one_is_refused(browser_cl
     assert len(selectors.memory_chain_get(subject=maya, memory_id=new_id)) == 4
 
 
+def test_an_edit_can_say_the_old_version_was_wrong_a_harsh_supersession(browser_client, maya, maya_memories) -> None:
+    current = maya_memories["third"]["id"]
+    form = browser_client.get(f"/memory/{current}/").content.decode()
+    assert "What happened to the old version?" in form
+    assert re.search(r'<input type="radio" name="contradiction" value="natural"[^>]* checked', form)
+    assert "It was wrong: the old version was never true" in form
+    etag = writes.memory_etag(selectors.memory_hit(subject=maya, memory_id=current)["_source"])
+    sent = {"text": "Lives in Lisbon, in Belém", "etag": etag}
+    refused = browser_client.post(f"/memory/{current}/", {**sent, "contradiction": "mild"})
+    assert refused.status_code == 400 and "Select a valid choice." in refused.content.decode()
+    stale = browser_client.post(f"/memory/{current}/", {**sent, "etag": '"stale"', "contradiction": "harsh"})
+    assert stale.status_code == 412
+    assert len(selectors.memory_chain_get(subject=maya, memory_id=current)) == 3  # neither wrote anything
+    response = browser_client.post(f"/memory/{current}/", {**sent, "contradiction": "harsh"}, follow=True)
+    new_id = response.redirect_chain[-1][0].strip("/").split("/")[-1]
+    page = response.content.decode()
+    assert "Saved. The earlier version stays in this fact&#x27;s history, marked as wrong." in page
+    chain = selectors.memory_chain_get(subject=maya, memory_id=new_id)
+    old, new = chain[-2], chain[-1]
+    assert (old["id"], old["superseded_by"], old["retracted"]) == (current, [new_id], True)
+    assert (new["text"], new["contradiction"], new["confidence"]) == ("Lives in Lisbon, in Belém", "harsh", 0.7)
+    # The timeline: natural, natural, then the harsh step; the old version's page says it was wrong.
+    assert re.findall(r'<span class="badge (natural|harsh)">', page) == ["natural", "natural", "harsh"]
+    assert (
+        "This version was replaced because it was wrong (harsh)"
+        in browser_client.get(f"/memory/{current}/").content.decode()
+    )
+
+
 def test_another_subjects_or_tenants_memory_is_404_and_untouched(
     dls_only, browser_client, maya_memories, tom, other_tenant_subject
 ) -> None:
