@@ -158,11 +158,18 @@ class FactsView(SubjectView):
 class FactView(SubjectView):
     @extend_schema(
         operation_id="fact_edit",
-        summary="Edit a fact (a natural supersession: the old version stays in its chain)",
+        summary="Edit a fact (a supersession: the old version stays in its chain)",
+        description="contradiction natural (default) when things changed; harsh when the old version was wrong: "
+        "it is retracted and the new version gets 0.1 less confidence.",
         parameters=[SUBJECT, MEMORY_ID, IF_MATCH],
         request=s.FactEditIn,
         responses={200: s.MemoryOut, **EDIT_PROBLEMS},
-        examples=[OpenApiExample("a correction", value={"text": "Lives in Porto"})],
+        examples=[
+            OpenApiExample("a change", value={"text": "Lives in Porto"}),
+            OpenApiExample(
+                "it was wrong", value={"text": "Lives in Porto, never lived in Lisbon", "contradiction": "harsh"}
+            ),
+        ],
     )
     def patch(self, request: Request, subject: str, memory_id: str) -> Response:
         who = self.subject(request, subject, "write")

@@ -107,6 +107,21 @@ def test_an_edit_of_a_replaced_version_or_a_stale_etag_is_refused(world) -> None
     assert texts == {"Drinks tea"}
 
 
+def test_an_edit_can_say_the_old_version_was_wrong(world) -> None:
+    svc = world["svc"]
+    fact = svc("POST", "subjects/alice/facts", json={"text": "Is vegetarian", "confidence": 0.9}).json()
+    path = f"subjects/alice/facts/{fact['id']}"
+    etag = svc("GET", f"subjects/alice/memories/{fact['id']}").headers["ETag"]
+    _problem(svc("PATCH", path, json={"text": "Eats fish", "contradiction": "mild"}, headers={"If-Match": etag}), 400)
+    stale = svc("PATCH", path, json={"text": "Eats fish", "contradiction": "harsh"}, headers={"If-Match": '"old"'})
+    _problem(stale, 412)
+    edited = svc("PATCH", path, json={"text": "Eats fish", "contradiction": "harsh"}, headers={"If-Match": etag})
+    assert edited.status_code == 200, edited.text
+    assert (edited.json()["contradiction"], edited.json()["confidence"]) == ("harsh", 0.8)
+    chain = svc("GET", f"subjects/alice/memories/{fact['id']}/chain").json()["chain"]
+    assert [(m["text"], m.get("retracted")) for m in chain] == [("Is vegetarian", True), ("Eats fish", False)]
+
+
 def test_concurrent_edits_of_one_version_leave_one_winner(world) -> None:
     svc = world["svc"]
     fact = svc("POST", "subjects/alice/facts", json={"text": "Owns a bike"}).json()
