@@ -284,6 +284,9 @@ def test_tokens_are_shown_once_with_client_configs_and_revoked_by_their_owner_on
     assert browser_client.post(f"/connect/{toms.token.prefix}/revoke/").status_code == 404
     assert ApiToken.objects.get(pk=toms.token.pk).revoked_at is None
     prefix = secret.split("_")[1]
+    listed = browser_client.get("/connect/").content.decode()
+    assert f'action="/connect/{prefix}/revoke/"' in listed and f"Revoke laptop (atlas_{prefix})" in listed
+    assert "Kind</th>" not in listed and "tom&#x27;s" not in listed  # only her own tokens, no kind column
     assert browser_client.post(f"/connect/{prefix}/revoke/").status_code == 302
     assert ApiToken.objects.get(prefix=prefix).revoked_at is not None
 
