@@ -171,7 +171,8 @@ def test_the_api_docs_run_under_the_policy(page) -> None:
     page.wait_for_selector("h1", timeout=30_000)
     assert "Atlas Memory API" in page.inner_text("h1")
     # Redoc's bundle always draws its vendor's logo from cdn.redoc.ly; the policy refuses it (no CDN),
-    # which Chromium reports on the console. That one refusal is the policy working, nothing else may fail.
+    # which Chromium reports on the console. No Redoc option removes that image (docs/dashboard.md,
+    # Security). That one refusal is the policy working, nothing else may fail.
     errors = [e for e in page.atlas_errors if "Failed to load resource" not in e]  # as the fixture counts
     blocked = [e for e in errors if "cdn.redoc.ly/redoc/logo-mini.svg" in e and "img-src" in e]
     assert len(blocked) == len(errors) <= 1, errors
