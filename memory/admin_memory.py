@@ -113,13 +113,18 @@ class MemoryAdminViews:
             subject = self._subject(request, subject_pk, CHANGE if request.method == "POST" else VIEW)
             if request.method == "POST":
                 edited = pages.edit(subject=subject, memory_id=memory_id, form=request.POST, actor=_actor(request))
-                messages.success(request, "Saved as a new version; the old one stays in the chain.")
+                marked = ", marked as wrong" if edited.get("contradiction") == "harsh" else ""
+                messages.success(request, f"Saved as a new version; the old one stays in the chain{marked}.")
                 return redirect(_link(subject)("memory", memory_id=edited["id"]))
             context = pages.detail(subject=subject, memory_id=memory_id, actor=_actor(request), link=_link(subject))
         except AtlasError as err:
             return self._failed(request, subject, err)
         links = _link(subject)
-        context.update(chain_url=links("chain", memory_id=memory_id), forget_url=links("forget", memory_id=memory_id))
+        context.update(
+            chain_url=links("chain", memory_id=memory_id),
+            forget_url=links("forget", memory_id=memory_id),
+            contradiction_choices=pages.CONTRADICTION_CHOICES,
+        )
         return self._render(request, "memory.html", subject, f"Memory {context['memory']['id']}", **context)
 
     def chain(self, request: HttpRequest, subject_pk: int, memory_id: str) -> HttpResponse:

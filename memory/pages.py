@@ -29,6 +29,19 @@ TABS = (
     ("archive", "Archive"),
 )
 BROWSE_PARAMS = frozenset({"type", "cursor", "superseded", "q"})
+# How a correction replaces the old version (``writes.fact_edit``'s contradiction), in the words the
+# correction forms (the dashboard's, the admin's) offer; natural first, the default.
+CONTRADICTION_CHOICES = (
+    (
+        "natural",
+        "It changed: the old version was true until now (a move, a changed mind). It stays in the history as it was.",
+    ),
+    (
+        "harsh",
+        "It was wrong: the old version was never true (a mistake, a misunderstanding). It stays in the history "
+        "marked as wrong, and the correction starts a little less certain.",
+    ),
+)
 Link = Callable[..., str]  # link("memory" | "chain" | "forget" | "browse", memory_id=None) -> URL
 
 
@@ -109,19 +122,23 @@ def chain(*, subject: MemorySubject, memory_id: str, actor: str, link: Link) -> 
 
 
 def edit(*, subject: MemorySubject, memory_id: str, form: Mapping[str, str], actor: str) -> dict[str, Any]:
-    """Correct a fact as a natural supersession, over the version the editor read (``etag``)."""
+    """Correct a fact over the version the editor read (``etag``): a supersession, natural (it changed)
+    unless the form says harsh (it was wrong; the old version is retracted)."""
     text, etag = (form.get("text") or "").strip(), (form.get("etag") or "").strip()
+    contradiction = form.get("contradiction") or "natural"
     if not text:
         raise ValidationFailed("the corrected fact needs a text", field="text")
     if not etag:
         raise ValidationFailed("the form lost the version it was read at; open the fact again", field="etag")
-    edited = writes.fact_edit(subject=subject, memory_id=memory_id, text=text, if_match=etag)
+    edited = writes.fact_edit(
+        subject=subject, memory_id=memory_id, text=text, if_match=etag, contradiction=contradiction
+    )
     audit_record(
         tenant=subject.tenant,
         actor=actor,
         action="memory.edit",
         target=f"{subject}:{memory_id}",
-        detail={"new_id": edited["id"], "contradiction": "natural"},
+        detail={"new_id": edited["id"], "contradiction": contradiction},
     )
     return edited
 

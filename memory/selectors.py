@@ -297,11 +297,16 @@ def memory_recall(
     memory_types: Any = None,
     include_superseded: bool = False,
     as_of: Any = None,
+    fact_type: Any = None,
+    since: Any = None,
+    until: Any = None,
     options: RecallOptions | None = None,
     record_use: bool = True,
 ) -> RecallResult:
     """One hybrid recall over the subject's memories and the tenant catalog.
 
+    ``fact_type`` recalls facts of that type only; ``since``/``until`` only memories created in
+    [since, until) — filters of every leg, as :func:`memory_list` applies them.
     ``record_use`` schedules the use-count bump of returned facts and playbooks
     off the request path; evaluations pass False so they never change what they measure.
     """
@@ -311,6 +316,11 @@ def memory_recall(
     started = time.perf_counter()
     text, k, types = _validate_recall(query, k, memory_types)
     at = timestamp(as_of, field_name="as_of") if as_of is not None else None
+    narrowing = list_filters(fact_type=fact_type, since=since, until=until)
+    if fact_type is not None:
+        if "semantic" not in types:
+            raise ValidationFailed("fact_type recalls facts only: include semantic in the types", field="fact_type")
+        types = ("semantic",)
     options = options or RecallOptions()
     multilingual = multilingual_embedding_provider() if options.multilingual else None
     crosslingual = crosslingual_embedding_provider() if options.crosslingual else None
@@ -334,7 +344,11 @@ def memory_recall(
         if provider is not None
     }
     indices = types + (("archive",) if (include_superseded or at) and "semantic" in types else ())
-    filters = [*scope.read_filters(), *queries.visibility_filter(include_superseded=include_superseded, as_of=at)]
+    filters = [
+        *scope.read_filters(),
+        *queries.visibility_filter(include_superseded=include_superseded, as_of=at),
+        *narrowing,
+    ]
     functions = queries.ranking_functions(
         origin=(at or datetime.now(UTC)).isoformat(),
         decay=options.decay,
@@ -470,6 +484,22 @@ def memory_hit(*, subject: MemorySubject, memory_id: Any) -> dict[str, Any]:
     return found[memory_id]
 
 
+def list_filters(*, fact_type: Any, since: Any, until: Any) -> list[dict[str, Any]]:
+    """The filters a list or a recall narrows by: facts of one ``fact_type``, memories created in
+    [``since``, ``until``) (ISO 8601 date-times or datetimes; naive ones are UTC)."""
+    from memory.services.documents import FACT_TYPES, timestamp
+
+    filters: list[dict[str, Any]] = []
+    if fact_type is not None:
+        if not isinstance(fact_type, str) or fact_type not in FACT_TYPES:
+            raise ValidationFailed(f"fact_type must be one of {', '.join(FACT_TYPES)}", field="fact_type")
+        filters.append(queries.field_equals("fact_type", fact_type))
+    start, end = timestamp(since, field_name="since"), timestamp(until, field_name="until")
+    if start is not None and end is not None and start > end:
+        raise ValidationFailed("since is after until", field="since")
+    return filters + queries.created_between(since=start, until=end)
+
+
 def memory_list(
     *,
     subject: MemorySubject,
@@ -483,8 +513,6 @@ def memory_list(
     until: Any = None,
 ) -> dict[str, Any]:
     """The subject's memories, newest first, ``page_size`` at a time; pass ``next_cursor`` back for more."""
-    from memory.services.documents import timestamp
-
     scope = SubjectScope.of(subject)
     types = tuple(memory_types) if memory_types else (*RECALL_TYPES, *(("archive",) if include_superseded else ()))
     unknown = [t for t in types if t not in (*RECALL_TYPES, "archive")]
@@ -492,14 +520,9 @@ def memory_list(
         raise ValidationFailed(f"unknown memory type(s) {unknown}", field="types")
     if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 200:
         raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
-    extra: list[dict[str, Any]] = []
-    if fact_type is not None:
-        extra.append(queries.field_equals("fact_type", fact_type))
+    extra = list_filters(fact_type=fact_type, since=since, until=until)
     if session_id is not None:
         extra.append(queries.field_equals("session_id", session_id))
-    extra += queries.created_between(
-        since=timestamp(since, field_name="since"), until=timestamp(until, field_name="until")
-    )
     filters = [
         *scope.read_filters(),
         *queries.visibility_filter(include_superseded=include_superseded, as_of=None),

@@ -16,6 +16,7 @@ RECALL_TYPE_CHOICES = ("episodic", "semantic", "procedural", "catalog")
 LIST_TYPE_CHOICES = tuple(MEMORY_TYPES)
 FACT_TYPE_CHOICES = ("preference", "identity", "constraint", "world")
 CONTRADICTION_CHOICES = ("natural", "harsh")
+CONTRADICTION_HELP = "natural: the world changed; harsh: the old fact was wrong (retracted)."
 
 
 class Strict(serializers.Serializer):
@@ -50,6 +51,14 @@ class RecallOptionsIn(Strict):
     )
     include_superseded = serializers.BooleanField(required=False)
     as_of = serializers.DateTimeField(required=False, help_text="Recall as things stood at this time.")
+    fact_type = serializers.ChoiceField(
+        choices=FACT_TYPE_CHOICES,
+        required=False,
+        help_text="Only facts of this type (no episodes, playbooks or catalog entries); memory_types, if given, "
+        "must include semantic.",
+    )
+    since = serializers.DateTimeField(required=False, help_text="Only memories stored at or after this time.")
+    until = serializers.DateTimeField(required=False, help_text="Only memories stored before this time.")
     rerank = serializers.BooleanField(required=False, help_text="Use the configured reranker (default: settings).")
 
 
@@ -74,7 +83,7 @@ class FactIn(Strict):
     contradiction = serializers.ChoiceField(
         choices=CONTRADICTION_CHOICES,
         required=False,
-        help_text="natural: the world changed; harsh: the old fact was wrong (retracted).",
+        help_text=CONTRADICTION_HELP,
     )
     external_id = serializers.CharField(required=False)
 
@@ -83,6 +92,9 @@ class FactEditIn(Strict):
     text = serializers.CharField(help_text="The corrected fact; the old version stays in the chain.")
     fact_type = serializers.ChoiceField(choices=FACT_TYPE_CHOICES, required=False, help_text="Default: unchanged.")
     confidence = serializers.FloatField(required=False, min_value=0, max_value=1)
+    contradiction = serializers.ChoiceField(
+        choices=CONTRADICTION_CHOICES, required=False, help_text=CONTRADICTION_HELP + " Default natural."
+    )
 
 
 class StepIn(Strict):

@@ -74,6 +74,9 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         memory_types=options.get("memory_types"),
         include_superseded=options.get("include_superseded", False),
         as_of=options["as_of"].isoformat() if options.get("as_of") else None,
+        fact_type=options.get("fact_type"),
+        since=options.get("since"),
+        until=options.get("until"),
         options=RecallOptions(rerank=options.get("rerank")),
     )
     return {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}
@@ -155,11 +158,18 @@ class FactsView(SubjectView):
 class FactView(SubjectView):
     @extend_schema(
         operation_id="fact_edit",
-        summary="Edit a fact (a natural supersession: the old version stays in its chain)",
+        summary="Edit a fact (a supersession: the old version stays in its chain)",
+        description="contradiction natural (default) when things changed; harsh when the old version was wrong: "
+        "it is retracted and the new version gets 0.1 less confidence.",
         parameters=[SUBJECT, MEMORY_ID, IF_MATCH],
         request=s.FactEditIn,
         responses={200: s.MemoryOut, **EDIT_PROBLEMS},
-        examples=[OpenApiExample("a correction", value={"text": "Lives in Porto"})],
+        examples=[
+            OpenApiExample("a change", value={"text": "Lives in Porto"}),
+            OpenApiExample(
+                "it was wrong", value={"text": "Lives in Porto, never lived in Lisbon", "contradiction": "harsh"}
+            ),
+        ],
     )
     def patch(self, request: Request, subject: str, memory_id: str) -> Response:
         who = self.subject(request, subject, "write")
@@ -217,10 +227,24 @@ class RecallView(SubjectView):
     @extend_schema(
         operation_id="recall",
         summary="Hybrid recall over the subject's memories and the tenant catalog",
+        description="The filters (memory_types, fact_type, since/until on the time a memory was stored, "
+        "include_superseded, as_of) narrow every leg of the search, keyword and vector alike; a bad value is a "
+        "400 naming the field.",
         parameters=[SUBJECT],
         request=s.RecallIn,
         responses={200: s.RecallOut, **problems(413, 415)},
-        examples=[OpenApiExample("a question", value={"query": "where does the user live?", "k": 5})],
+        examples=[
+            OpenApiExample("a question", value={"query": "where does the user live?", "k": 5}),
+            OpenApiExample(
+                "preferences stored in March",
+                value={
+                    "query": "seats on trains",
+                    "fact_type": "preference",
+                    "since": "2026-03-01T00:00:00Z",
+                    "until": "2026-04-01T00:00:00Z",
+                },
+            ),
+        ],
     )
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "read")

@@ -7,23 +7,22 @@ from datetime import UTC, datetime, time, timedelta
 from django import forms
 
 from memory import recall_constants as rc
+from memory.pages import CONTRADICTION_CHOICES
 from memory.services.documents import FACT_TYPES, MAX_TEXT_CHARS
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
 TYPE_LABELS = {"semantic": "Facts", "procedural": "Playbooks", "episodic": "Conversations", "catalog": "Catalog"}
 
 
-class ListFilterForm(forms.Form):
-    """The list's filters (GET). Dates are days, in UTC: ``until`` includes its whole day."""
+class NarrowingForm(forms.Form):
+    """The filters a list and a search share (GET): a fact type, and a range of days in UTC (``until``
+    includes its whole day)."""
 
     fact_type = forms.ChoiceField(
         required=False, choices=[("", "any"), *((t, t) for t in FACT_TYPES)], label="Fact type"
     )
     since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
-    superseded = forms.BooleanField(required=False, label="Show replaced versions")
-    session = forms.CharField(required=False, max_length=128, widget=forms.HiddenInput)
-    cursor = forms.CharField(required=False, max_length=400, widget=forms.HiddenInput)
 
     def clean(self):
         data = super().clean()
@@ -39,8 +38,17 @@ class ListFilterForm(forms.Form):
         )
 
 
-class SearchForm(forms.Form):
-    """A recall (GET): the question, which kinds of memory, and whether replaced facts count."""
+class ListFilterForm(NarrowingForm):
+    """The list's filters, its conversation and its page."""
+
+    superseded = forms.BooleanField(required=False, label="Show replaced versions")
+    session = forms.CharField(required=False, max_length=128, widget=forms.HiddenInput)
+    cursor = forms.CharField(required=False, max_length=400, widget=forms.HiddenInput)
+
+
+class SearchForm(NarrowingForm):
+    """A recall (GET): the question, which kinds of memory, whether replaced facts count, and the shared
+    filters (a fact type searches facts only). Its ids differ from the list filters' on the same page."""
 
     q = forms.CharField(max_length=rc.MAX_QUERY_CHARS, label="Search your memories", strip=True)
     types = forms.MultipleChoiceField(
@@ -51,12 +59,32 @@ class SearchForm(forms.Form):
     )
     superseded = forms.BooleanField(required=False, label="Include replaced versions")
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, auto_id="search_%s", **kwargs)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("fact_type") and data.get("types") and "semantic" not in data["types"]:
+            self.add_error("fact_type", "A fact type searches facts only: tick Facts too, or no kind at all.")
+        return data
+
 
 class FactEditForm(forms.Form):
-    """A correction: the new text, and the version (ETag) the editor read, so no edit overwrites another."""
+    """A correction: the new text, whether the old version changed or was wrong (natural or harsh), and
+    the version (ETag) the editor read, so no edit overwrites another."""
 
     text = forms.CharField(max_length=MAX_TEXT_CHARS, widget=forms.Textarea(attrs={"rows": 3}), label="Corrected text")
+    contradiction = forms.ChoiceField(
+        choices=CONTRADICTION_CHOICES,
+        initial="natural",
+        required=False,  # a form without the choice is the default correction, natural
+        widget=forms.RadioSelect,
+        label="What happened to the old version?",
+    )
     etag = forms.CharField(max_length=80, widget=forms.HiddenInput)
+
+    def clean_contradiction(self) -> str:
+        return self.cleaned_data["contradiction"] or "natural"
 
 
 class ForgetAllForm(forms.Form):

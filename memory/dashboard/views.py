@@ -92,12 +92,16 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
     if not form.is_valid():
         return render(request, "dashboard/memories.html", context, status=400)
     data = form.cleaned_data
+    since, until = form.bounds()
     result = selectors.memory_recall(
         subject=request.subject,
         query=data["q"],
         k=20,
         memory_types=data["types"] or None,
         include_superseded=data["superseded"],
+        fact_type=data["fact_type"] or None,
+        since=since,
+        until=until,
     )
     context.update(results=result.hits, legs=result.legs, took_ms=round(result.timings_ms.get("total", 0.0)))
     return render(request, "dashboard/memories.html", context)
@@ -172,21 +176,28 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
                 memory_id=memory_id,
                 text=form.cleaned_data["text"],
                 if_match=form.cleaned_data["etag"],
-                contradiction="natural",
+                contradiction=form.cleaned_data["contradiction"],
             )
         except (PreconditionFailed, Conflict) as error:
             # Someone (or another tab) changed it: show the current version and say so; nothing was written.
             context = _memory_context(request, memory_id)
             context["edit_error"] = error.message
             if context.get("editable"):
-                context["form"] = FactEditForm(initial={"text": form.cleaned_data["text"], "etag": context["etag"]})
+                context["form"] = FactEditForm(
+                    initial={
+                        "text": form.cleaned_data["text"],
+                        "contradiction": form.cleaned_data["contradiction"],
+                        "etag": context["etag"],
+                    }
+                )
             return render(request, "dashboard/memory.html", context, status=error.status)
         except AtlasError as error:
             if error.status != 400:
                 raise
             form.add_error("text", error.message)
         else:
-            messages.success(request, "Saved. The earlier version stays in this fact's history.")
+            marked = ", marked as wrong" if form.cleaned_data["contradiction"] == "harsh" else ""
+            messages.success(request, f"Saved. The earlier version stays in this fact's history{marked}.")
             return redirect("dashboard:memory", memory_id=edited["id"])
     context = _memory_context(request, memory_id)
     context["form"] = form

@@ -117,9 +117,20 @@ def recall_memory(
     types: list[str] | None = None,
     include_superseded: bool = False,
     as_of: str | None = None,
+    fact_type: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
 ) -> dict[str, Any]:
     result = memory_recall(
-        subject=subject, query=query, k=k, memory_types=types, include_superseded=include_superseded, as_of=as_of
+        subject=subject,
+        query=query,
+        k=k,
+        memory_types=types,
+        include_superseded=include_superseded,
+        as_of=as_of,
+        fact_type=fact_type,
+        since=since,
+        until=until,
     )
     return {"memories": [_shaped(hit) for hit in result.hits]}
 
@@ -242,7 +253,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "user's preferences or constraints, or a known procedure could matter. Returns up to k memories, "
             "best first: id, type, text, rank, score and each type's own fields (fact_type and confidence "
             "of a fact, steps and outcome_score of a playbook, title of a catalog entry). Facts replaced by "
-            "newer versions are hidden unless include_superseded is true."
+            "newer versions are hidden unless include_superseded is true. To narrow the search, fact_type "
+            "returns only facts of that type, and since/until only memories stored in that period."
         ),
         input_schema=_schema(
             {
@@ -266,6 +278,9 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": "Also return facts that newer versions replaced (history).",
                 },
                 "as_of": {**_TIMESTAMP, "description": "Recall what was valid at this ISO 8601 date-time."},
+                "fact_type": {**_FACT_TYPE, "description": "Only facts of this type (no episodes or playbooks)."},
+                "since": {**_TIMESTAMP, "description": "Only memories stored at or after this ISO 8601 date-time."},
+                "until": {**_TIMESTAMP, "description": "Only memories stored before this ISO 8601 date-time."},
             },
             ["query"],
         ),

@@ -98,6 +98,31 @@ def test_a_stale_version_is_refused_and_nothing_changes(client, operator, maya, 
     assert not AuditRecord.objects.filter(action="memory.edit").exists()
 
 
+def test_an_operator_can_record_that_the_old_version_was_wrong(client, operator, maya, maya_fact):
+    client.force_login(operator)
+    detail = client.get(_url("memory", maya.pk, maya_fact["id"]))
+    page = detail.content.decode()
+    assert 'value="natural" id="contradiction-natural" checked' in page
+    assert "It was wrong: the old version was never true" in page
+    sent = {"text": "Maya lives in Lima", "etag": detail.context["etag"]}
+    refused = client.post(_url("memory", maya.pk, maya_fact["id"]), {**sent, "contradiction": "mild"})
+    assert refused.status_code == 400 and "contradiction must be one of natural, harsh" in refused.content.decode()
+    stale = client.post(_url("memory", maya.pk, maya_fact["id"]), {**sent, "etag": '"x"', "contradiction": "harsh"})
+    assert stale.status_code == 412
+    assert [s["text"] for s in selectors.memory_chain_get(subject=maya, memory_id=maya_fact["id"])] == [
+        "Maya lives in Lisbon"
+    ]
+    assert not AuditRecord.objects.filter(action="memory.edit").exists()
+    edited = client.post(_url("memory", maya.pk, maya_fact["id"]), {**sent, "contradiction": "harsh"}, follow=True)
+    assert "the old one stays in the chain, marked as wrong." in edited.content.decode()
+    old, new = selectors.memory_chain_get(subject=maya, memory_id=maya_fact["id"])
+    assert (old["retracted"], new["text"], new["contradiction"]) == (True, "Maya lives in Lima", "harsh")
+    chain = client.get(_url("memory_chain", maya.pk, new["id"])).content.decode()
+    assert "(harsh: it was wrong)" in chain
+    audit = AuditRecord.objects.get(action="memory.edit")
+    assert audit.detail == {"new_id": new["id"], "contradiction": "harsh"}
+
+
 def test_permissions_are_checked_and_a_refusal_changes_nothing(client, maya, maya_fact):
     client.force_login(_staff_with())
     assert client.get(_url("memories", maya.pk)).status_code == 403

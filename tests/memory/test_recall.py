@@ -420,6 +420,54 @@ def test_bad_recall_input_is_refused(maya, kwargs, message) -> None:
     assert info.value.message.startswith(message)
 
 
+LEGS_ALONE = {
+    "bm25": RecallOptions(dense=False, multilingual=False, crosslingual=False),
+    "knn": RecallOptions(bm25=False),
+}
+
+
+@pytest.mark.parametrize("leg", sorted(LEGS_ALONE))
+def test_fact_type_and_created_range_filter_every_leg(maya, leg: str) -> None:
+    said = episode_write(subject=maya, text="I booked seats on the night train", at="2026-03-10T09:00:00Z")
+    window = fact_write(
+        subject=maya, text="Prefers window seats on the night train", fact_type="preference", at="2026-03-10T09:00:00Z"
+    )
+    late = fact_write(
+        subject=maya, text="Never books the night train after 23:00", fact_type="constraint", at="2026-03-31T23:59:59Z"
+    )
+    aisle = fact_write(
+        subject=maya, text="Prefers aisle seats on the night train", fact_type="preference", at="2026-04-01T00:00:00Z"
+    )
+
+    def recalled(**filters) -> set[str]:
+        result = memory_recall(subject=maya, query="night train seats", k=10, options=LEGS_ALONE[leg], **filters)
+        return {hit["id"] for hit in result.hits}
+
+    assert recalled() == {said["id"], window["id"], late["id"], aisle["id"]}
+    assert recalled(fact_type="preference") == {window["id"], aisle["id"]}  # no episode: facts only
+    march = {"since": "2026-03-01T00:00:00Z", "until": "2026-04-01T00:00:00Z"}  # until is exclusive
+    assert recalled(**march) == {said["id"], window["id"], late["id"]}
+    assert recalled(fact_type="preference", **march) == {window["id"]}
+    assert recalled(fact_type="identity") == set()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field", "message"),
+    [
+        ({"fact_type": "gossip"}, "fact_type", "fact_type must be one of preference, identity, constraint, world"),
+        ({"fact_type": ["preference"]}, "fact_type", "fact_type must be one of"),
+        ({"fact_type": "preference", "memory_types": ["episodic"]}, "fact_type", "fact_type recalls facts only"),
+        ({"since": "last week"}, "since", "since must be an ISO 8601 date-time"),
+        ({"until": 20260101}, "until", "until must be an ISO 8601 date-time"),
+        ({"since": "2026-02-01T00:00:00Z", "until": "2026-01-01T00:00:00Z"}, "since", "since is after until"),
+    ],
+)
+def test_bad_recall_filters_are_refused_naming_the_field(maya, kwargs, field: str, message: str) -> None:
+    with pytest.raises(ValidationFailed) as info:
+        memory_recall(subject=maya, query="night train", **kwargs)
+    assert (info.value.field, info.value.message[: len(message)]) == (field, message)
+
+
 def test_deactivated_subject_cannot_recall(maya) -> None:
     from tenants.services import subject_deactivate
 

@@ -153,6 +153,9 @@ def test_list_pages_newest_first_with_filters(maya) -> None:
     assert [m["text"] for m in memory_list(subject=maya, fact_type="preference")["memories"]] == [
         "Maya prefers aisle seats"
     ]
+    with pytest.raises(ValidationFailed) as info:
+        memory_list(subject=maya, fact_type="gossip")
+    assert info.value.field == "fact_type"  # refused, not an empty page
     with pytest.raises(ValidationFailed):
         memory_list(subject=maya, cursor="garbage!")
     with pytest.raises(ValidationFailed):

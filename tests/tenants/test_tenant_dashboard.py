@@ -99,8 +99,12 @@ def test_an_owner_manages_the_catalog_tokens_and_members(client, estate, acme):
     assert "no-cache" in created["Cache-Control"] or "no-store" in created["Cache-Control"]
     assert secret not in client.get(_u("tokens", "acme")).content.decode()  # shown once
     token = ApiToken.objects.get(tenant=acme, name="support bot")
+    listed = client.get(_u("tokens", "acme")).content.decode()
+    assert '<th scope="col">Kind</th>' in listed and "<td>tenant service</td>" in listed
+    assert f'action="{_u("token_revoke", "acme", token.prefix)}"' in listed
     assert client.post(_u("token_revoke", "acme", token.prefix)).status_code == 302
     assert not ApiToken.objects.get(pk=token.pk).is_active
+    assert f"revoked {token.created_at:%Y}" in client.get(_u("tokens", "acme")).content.decode()
 
     assert client.post(_u("members", "acme"), {"email": "member@acme.test", "role": "admin"}).status_code == 302
     assert Membership.objects.get(tenant=acme, person__email="member@acme.test").role == "admin"

@@ -8,6 +8,7 @@ import uuid
 import pytest
 import requests
 
+from memory.services import writes
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, AuditRecord
 
@@ -106,6 +107,21 @@ def test_an_edit_of_a_replaced_version_or_a_stale_etag_is_refused(world) -> None
     assert texts == {"Drinks tea"}
 
 
+def test_an_edit_can_say_the_old_version_was_wrong(world) -> None:
+    svc = world["svc"]
+    fact = svc("POST", "subjects/alice/facts", json={"text": "Is vegetarian", "confidence": 0.9}).json()
+    path = f"subjects/alice/facts/{fact['id']}"
+    etag = svc("GET", f"subjects/alice/memories/{fact['id']}").headers["ETag"]
+    _problem(svc("PATCH", path, json={"text": "Eats fish", "contradiction": "mild"}, headers={"If-Match": etag}), 400)
+    stale = svc("PATCH", path, json={"text": "Eats fish", "contradiction": "harsh"}, headers={"If-Match": '"old"'})
+    _problem(stale, 412)
+    edited = svc("PATCH", path, json={"text": "Eats fish", "contradiction": "harsh"}, headers={"If-Match": etag})
+    assert edited.status_code == 200, edited.text
+    assert (edited.json()["contradiction"], edited.json()["confidence"]) == ("harsh", 0.8)
+    chain = svc("GET", f"subjects/alice/memories/{fact['id']}/chain").json()["chain"]
+    assert [(m["text"], m.get("retracted")) for m in chain] == [("Is vegetarian", True), ("Eats fish", False)]
+
+
 def test_concurrent_edits_of_one_version_leave_one_winner(world) -> None:
     svc = world["svc"]
     fact = svc("POST", "subjects/alice/facts", json={"text": "Owns a bike"}).json()
@@ -126,6 +142,34 @@ def test_concurrent_edits_of_one_version_leave_one_winner(world) -> None:
     assert sorted(results) == [200, 409, 409]
     current = svc("GET", "subjects/alice/memories", params={"type": "semantic"}).json()["memories"]
     assert len(current) == 1 and current[0]["supersedes"] == [fact["id"]]
+
+
+def test_recall_filters_by_fact_type_and_when_a_memory_was_stored(world) -> None:
+    svc = world["svc"]
+    for text, fact_type, at in (  # the API stamps a fact's time itself: stored back then through the service
+        ("Prefers window seats on trains", "preference", "2026-03-10T09:00:00Z"),
+        ("Prefers aisle seats on trains", "preference", "2026-05-10T09:00:00Z"),
+        ("Never takes trains after midnight", "constraint", "2026-03-12T09:00:00Z"),
+    ):
+        writes.fact_write(subject=world["alice"], text=text, fact_type=fact_type, at=at)
+    assert svc(
+        "POST", "subjects/alice/episodes", json={"text": "I like seats on trains", "at": "2026-03-11T09:00:00Z"}
+    ).ok
+
+    def texts(**filters) -> set[str]:
+        answer = svc("POST", "subjects/alice/recall", json={"query": "seats on trains", **filters})
+        assert answer.status_code == 200, answer.text
+        return {hit["text"] for hit in answer.json()["hits"]}
+
+    assert texts(fact_type="preference") == {"Prefers window seats on trains", "Prefers aisle seats on trains"}
+    assert texts(since="2026-03-01T00:00:00Z", until="2026-04-01T00:00:00Z") == {
+        "Prefers window seats on trains",
+        "Never takes trains after midnight",
+        "I like seats on trains",
+    }
+    assert texts(fact_type="preference", since="2026-03-01T00:00:00Z", until="2026-04-01T00:00:00Z") == {
+        "Prefers window seats on trains"
+    }
 
 
 def test_turn_writes_and_recalls_in_one_round_trip(world) -> None:
@@ -216,6 +260,21 @@ def test_forget_everything_needs_the_subject_repeated(world) -> None:
         ("POST", "subjects/alice/facts", {"text": "x", "supersedes": ["no-such-fact"]}, "supersedes"),
         ("POST", "subjects/alice/recall", {"query": "x", "k": 0}, "k"),
         ("POST", "subjects/alice/recall", {"query": "x", "memory_types": ["dreams"]}, "memory_types[0]"),
+        ("POST", "subjects/alice/recall", {"query": "x", "fact_type": "gossip"}, "fact_type"),
+        (
+            "POST",
+            "subjects/alice/recall",
+            {"query": "x", "fact_type": "world", "memory_types": ["episodic"]},
+            "fact_type",
+        ),
+        ("POST", "subjects/alice/recall", {"query": "x", "since": "last week"}, "since"),
+        (
+            "POST",
+            "subjects/alice/recall",
+            {"query": "x", "since": "2026-02-01T00:00:00Z", "until": "2026-01-01"},
+            "since",
+        ),
+        ("POST", "subjects/alice/turn", {"text": "x", "recall": {"until": "soon"}}, "recall.until"),
         ("POST", "subjects/alice/playbooks", {"name": "x", "trigger_text": "y", "steps": []}, "steps"),
         ("GET", "subjects/alice/memories?page_size=500", None, "page_size"),
         ("GET", "subjects/alice/memories?sort=random", None, "sort"),

@@ -48,12 +48,22 @@ def test_an_end_user_browses_searches_edits_follows_the_chain_and_forgets(
     assert results.get_by_text("#1").is_visible()
     assert "bm25" in results.inner_text() and "dense" in results.inner_text()
     _check(page, axe_clean, screenshot, "dashboard-search")
+    search = page.get_by_role("search")
+    search.get_by_label("Fact type").select_option("preference")
+    search.get_by_role("button", name="Search").click()
+    assert results.get_by_role("link").all_inner_texts() == ["Prefers window seats on trains"]
+    _check(page, axe_clean, screenshot, "dashboard-search-narrowed")
+    search.get_by_label("Fact type").select_option("")
+    search.get_by_role("button", name="Search").click()
 
     results.get_by_role("link", name="Lives in Lisbon, in Alfama").click()
     assert page.get_by_role("heading", name="A fact").is_visible()
     _check(page, axe_clean, screenshot, "dashboard-memory")
 
     page.get_by_label("Corrected text").fill("Lives in Lisbon, in Graça")
+    choices = page.get_by_role("group", name="What happened to the old version?")
+    assert choices.get_by_label(re.compile("^It changed")).is_checked()  # the default: a natural supersession
+    assert not choices.get_by_label(re.compile("^It was wrong")).is_checked()
     page.get_by_role("button", name="Save the correction").click()
     assert page.get_by_text("Saved. The earlier version stays").is_visible()
     assert page.locator(".big-text").inner_text() == "Lives in Lisbon, in Graça"
@@ -161,7 +171,8 @@ def test_the_api_docs_run_under_the_policy(page) -> None:
     page.wait_for_selector("h1", timeout=30_000)
     assert "Atlas Memory API" in page.inner_text("h1")
     # Redoc's bundle always draws its vendor's logo from cdn.redoc.ly; the policy refuses it (no CDN),
-    # which Chromium reports on the console. That one refusal is the policy working, nothing else may fail.
+    # which Chromium reports on the console. No Redoc option removes that image (docs/dashboard.md,
+    # Security). That one refusal is the policy working, nothing else may fail.
     errors = [e for e in page.atlas_errors if "Failed to load resource" not in e]  # as the fixture counts
     blocked = [e for e in errors if "cdn.redoc.ly/redoc/logo-mini.svg" in e and "img-src" in e]
     assert len(blocked) == len(errors) <= 1, errors

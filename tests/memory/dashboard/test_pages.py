@@ -95,6 +95,34 @@ def test_search_runs_recall_and_shows_rank_and_legs(browser_client, maya_memorie
     assert browser_client.get("/memories/?q=").status_code == 400
 
 
+def test_search_honours_the_fact_type_and_the_days(browser_client, maya, maya_memories) -> None:
+    writes.episode_write(subject=maya, text="Lisbon was rainy all March", at="2025-03-10T23:30:00Z")
+    writes.fact_write(subject=maya, text="Visits Lisbon every March", fact_type="preference", at="2025-03-11T00:00:00Z")
+
+    def found(query: str) -> list[str]:
+        response = browser_client.get("/memories/?q=Lisbon&" + query)
+        assert response.status_code == 200, response.content.decode()
+        return re.findall(r'<a href="/memory/[^"]+/">([^<]+)</a>', response.content.decode())
+
+    everything = found("")
+    assert {"Lives in Lisbon, in Alfama", "Prefers window seats on trains", "I moved to Lisbon last spring"} <= set(
+        everything
+    )
+    assert sorted(found("fact_type=preference")) == ["Prefers window seats on trains", "Visits Lisbon every March"]
+    # Days in UTC, the last one included whole: the 10th's late episode is in, the fact of the 11th is not.
+    assert found("since=2025-03-01&until=2025-03-10") == ["Lisbon was rainy all March"]
+    assert found("since=2025-03-11&until=2025-03-11&fact_type=preference") == ["Visits Lisbon every March"]
+    assert found("since=2025-03-01&until=2025-03-31&fact_type=identity") == []
+    page = browser_client.get("/memories/?q=Lisbon&fact_type=preference&since=2025-03-01").content.decode()
+    assert 'value="preference" selected' in page and 'value="2025-03-01"' in page  # the filters stay as chosen
+    refused = browser_client.get("/memories/?q=Lisbon&fact_type=preference&types=episodic")
+    assert refused.status_code == 400
+    assert "A fact type searches facts only: tick Facts too, or no kind at all." in refused.content.decode()
+    backwards = browser_client.get("/memories/?q=Lisbon&since=2025-03-02&until=2025-03-01")
+    assert backwards.status_code == 400 and "The start date is after the end date." in backwards.content.decode()
+    assert browser_client.get("/memories/?q=Lisbon&fact_type=gossip").status_code == 400
+
+
 def test_a_memory_page_shows_provenance_use_and_the_chain_both_ways(browser_client, maya_memories) -> None:
     page = browser_client.get(f"/memory/{maya_memories['second']['id']}/").content.decode()
     assert "I moved to Lisbon last spring" in page  # its source episode, linked
@@ -120,6 +148,35 @@ def test_an_edit_is_a_natural_supersession_and_a_stale_one_is_refused(browser_cl
     stale = browser_client.post(f"/memory/{new_id}/", {"text": "Lives somewhere else", "etag": etag})
     assert stale.status_code == 412
     assert len(selectors.memory_chain_get(subject=maya, memory_id=new_id)) == 4
+
+
+def test_an_edit_can_say_the_old_version_was_wrong_a_harsh_supersession(browser_client, maya, maya_memories) -> None:
+    current = maya_memories["third"]["id"]
+    form = browser_client.get(f"/memory/{current}/").content.decode()
+    assert "What happened to the old version?" in form
+    assert re.search(r'<input type="radio" name="contradiction" value="natural"[^>]* checked', form)
+    assert "It was wrong: the old version was never true" in form
+    etag = writes.memory_etag(selectors.memory_hit(subject=maya, memory_id=current)["_source"])
+    sent = {"text": "Lives in Lisbon, in Belém", "etag": etag}
+    refused = browser_client.post(f"/memory/{current}/", {**sent, "contradiction": "mild"})
+    assert refused.status_code == 400 and "Select a valid choice." in refused.content.decode()
+    stale = browser_client.post(f"/memory/{current}/", {**sent, "etag": '"stale"', "contradiction": "harsh"})
+    assert stale.status_code == 412
+    assert len(selectors.memory_chain_get(subject=maya, memory_id=current)) == 3  # neither wrote anything
+    response = browser_client.post(f"/memory/{current}/", {**sent, "contradiction": "harsh"}, follow=True)
+    new_id = response.redirect_chain[-1][0].strip("/").split("/")[-1]
+    page = response.content.decode()
+    assert "Saved. The earlier version stays in this fact&#x27;s history, marked as wrong." in page
+    chain = selectors.memory_chain_get(subject=maya, memory_id=new_id)
+    old, new = chain[-2], chain[-1]
+    assert (old["id"], old["superseded_by"], old["retracted"]) == (current, [new_id], True)
+    assert (new["text"], new["contradiction"], new["confidence"]) == ("Lives in Lisbon, in Belém", "harsh", 0.7)
+    # The timeline: natural, natural, then the harsh step; the old version's page says it was wrong.
+    assert re.findall(r'<span class="badge (natural|harsh)">', page) == ["natural", "natural", "harsh"]
+    assert (
+        "This version was replaced because it was wrong (harsh)"
+        in browser_client.get(f"/memory/{current}/").content.decode()
+    )
 
 
 def test_another_subjects_or_tenants_memory_is_404_and_untouched(
@@ -227,6 +284,9 @@ def test_tokens_are_shown_once_with_client_configs_and_revoked_by_their_owner_on
     assert browser_client.post(f"/connect/{toms.token.prefix}/revoke/").status_code == 404
     assert ApiToken.objects.get(pk=toms.token.pk).revoked_at is None
     prefix = secret.split("_")[1]
+    listed = browser_client.get("/connect/").content.decode()
+    assert f'action="/connect/{prefix}/revoke/"' in listed and f"Revoke laptop (atlas_{prefix})" in listed
+    assert "Kind</th>" not in listed and "tom&#x27;s" not in listed  # only her own tokens, no kind column
     assert browser_client.post(f"/connect/{prefix}/revoke/").status_code == 302
     assert ApiToken.objects.get(prefix=prefix).revoked_at is not None
 

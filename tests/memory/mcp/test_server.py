@@ -78,6 +78,8 @@ def test_initialize_and_the_tool_list_with_the_official_client(atlas_server, ali
     recall = by_name["recall_memory"].input_schema["properties"]
     assert (recall["k"]["minimum"], recall["k"]["maximum"], recall["k"]["type"]) == (1, 50, "integer")
     assert recall["types"]["items"]["enum"] == ["episodic", "semantic", "procedural", "catalog"]
+    assert recall["fact_type"]["enum"] == ["preference", "identity", "constraint", "world"]
+    assert (recall["since"]["format"], recall["until"]["format"]) == ("date-time", "date-time")
     remember = by_name["remember"].input_schema
     assert remember["required"] == ["kind"]
     assert remember["properties"]["kind"]["enum"] == ["episode", "fact", "playbook"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory.elastic.client import clients_reset
+from memory.services import writes
 
 from .conftest import mcp_session, payload, run, tenant_with_subjects, token_for, tool_error
 
@@ -151,6 +152,14 @@ BAD_ARGUMENTS = [
     ("recall_memory", {"query": "x", "types": ["archive"]}, "types.0", "'archive' is not one of"),
     ("recall_memory", {"query": "x", "limit": 3}, "limit", "Additional properties are not allowed ('limit'"),
     ("recall_memory", {"query": "x", "as_of": "last tuesday"}, "as_of", "as_of must be an ISO 8601 date-time"),
+    ("recall_memory", {"query": "x", "fact_type": "gossip"}, "fact_type", "'gossip' is not one of"),
+    ("recall_memory", {"query": "x", "since": "last week"}, "since", "since must be an ISO 8601 date-time"),
+    (
+        "recall_memory",
+        {"query": "x", "fact_type": "world", "types": ["episodic"]},
+        "fact_type",
+        "fact_type recalls facts only",
+    ),
     ("remember", {"text": "x"}, "kind", "'kind' is a required property"),
     ("remember", {"kind": "memo", "text": "x"}, "kind", "'memo' is not one of ['episode', 'fact', 'playbook']"),
     ("remember", {"kind": "episode"}, "text", "an episode needs text"),
@@ -180,6 +189,39 @@ BAD_ARGUMENTS = [
     ("forget_memory", {"memory_id": ""}, "memory_id", "should be non-empty"),
     ("memory_chain", {"memory_id": 42}, "memory_id", "42 is not of type 'string'"),
 ]
+
+
+def test_recall_memory_narrows_by_fact_type_and_when_a_memory_was_stored(atlas_server, acme) -> None:
+    tenant, people = acme
+    alice = people["alice"]
+    writes.episode_write(subject=alice, text="I booked a seat on the night train", at="2026-03-11T09:00:00Z")
+    for text, fact_type, at in (
+        ("Prefers window seats on the night train", "preference", "2026-03-10T09:00:00Z"),
+        ("Prefers aisle seats on the night train", "preference", "2026-05-10T09:00:00Z"),
+        ("Never takes the night train after midnight", "constraint", "2026-03-12T09:00:00Z"),
+    ):
+        writes.fact_write(subject=alice, text=text, fact_type=fact_type, at=at)
+    token = token_for(tenant, alice)
+    march = {"since": "2026-03-01T00:00:00Z", "until": "2026-04-01T00:00:00Z"}
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as s:
+
+            async def recalled(**filters) -> set[str]:
+                return set(texts(payload(await s.call_tool("recall_memory", {"query": "night train seat", **filters}))))
+
+            assert await recalled(fact_type="preference") == {
+                "Prefers window seats on the night train",
+                "Prefers aisle seats on the night train",
+            }
+            assert await recalled(**march) == {
+                "I booked a seat on the night train",
+                "Prefers window seats on the night train",
+                "Never takes the night train after midnight",
+            }
+            assert await recalled(fact_type="preference", **march) == {"Prefers window seats on the night train"}
+
+    run(go)
 
 
 def test_bad_arguments_are_tool_errors_naming_the_field(atlas_server, acme) -> None:
