@@ -21,6 +21,7 @@ from django.urls import URLPattern, path, reverse
 
 from atlas_site.errors import AtlasError, NotFound
 from memory import pages
+from memory.services.documents import MAX_TEXT_CHARS
 from tenants.models import MemorySubject
 
 VIEW, CHANGE, FORGET = "tenants.view_memory", "tenants.change_memory", "tenants.forget_memory"
@@ -124,6 +125,7 @@ class MemoryAdminViews:
             chain_url=links("chain", memory_id=memory_id),
             forget_url=links("forget", memory_id=memory_id),
             contradiction_choices=pages.CONTRADICTION_CHOICES,
+            text_max_chars=MAX_TEXT_CHARS,  # the service's limit, so the form refuses what it would
         )
         return self._render(request, "memory.html", subject, f"Memory {context['memory']['id']}", **context)
 

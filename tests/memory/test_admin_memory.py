@@ -103,6 +103,7 @@ def test_an_operator_can_record_that_the_old_version_was_wrong(client, operator,
     detail = client.get(_url("memory", maya.pk, maya_fact["id"]))
     page = detail.content.decode()
     assert 'value="natural" id="contradiction-natural" checked' in page
+    assert 'name="text" rows="3" required maxlength="8000"' in page  # the service's limit (MAX_TEXT_CHARS)
     assert "It was wrong: the old version was never true" in page
     sent = {"text": "Maya lives in Lima", "etag": detail.context["etag"]}
     refused = client.post(_url("memory", maya.pk, maya_fact["id"]), {**sent, "contradiction": "mild"})
