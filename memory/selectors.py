@@ -530,7 +530,6 @@ def memory_list(
     ]
     body: dict[str, Any] = {
         "query": queries.list_query(filters=filters, memory_types=None),
-        "size": page_size,
         "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
         "_source": {"excludes": VECTOR_FIELDS},
     }
@@ -541,9 +540,12 @@ def memory_list(
 
 
 def _page(reader: Any, types: tuple[str, ...], body: dict[str, Any], page_size: int) -> dict[str, Any]:
-    response = store.memories_search(reader, memory_types=types, body=body)
+    """One page of ``body``'s hits. It asks for one hit more than it shows: a cursor only when another
+    page holds something, so a list that ends exactly on a page boundary offers no empty next page."""
+    response = store.memories_search(reader, memory_types=types, body={**body, "size": page_size + 1})
     hits = response["hits"]["hits"]
-    next_cursor = _cursor_encode(hits[-1]["sort"]) if len(hits) == page_size else None
+    more, hits = len(hits) > page_size, hits[:page_size]
+    next_cursor = _cursor_encode(hits[-1]["sort"]) if more else None
     return {"memories": [memory_shape(h) for h in hits], "next_cursor": next_cursor}
 
 
@@ -555,7 +557,6 @@ def catalog_list(*, tenant: Tenant, page_size: Any = 50, cursor: Any = None) -> 
         raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
     body: dict[str, Any] = {
         "query": queries.list_query(filters=tenant_read_filters(str(tenant.es_id)), memory_types=None),
-        "size": page_size,
         "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
         "_source": {"excludes": VECTOR_FIELDS},
     }
