@@ -26,6 +26,7 @@ from tenants.models import MemorySubject, Tenant
 
 log = logging.getLogger(__name__)
 RECALL_TYPES = ("episodic", "semantic", "procedural", "catalog")
+LEG_ORDER = ("bm25", "dense", "multilingual", "crosslingual")  # how recall lists and fuses its legs
 TYPE_FIELDS = {
     "episodic": ("session_id", "agent_id", "role", "event_type", "timestamp", "previous_turn_id"),
     "semantic": (
@@ -258,23 +259,24 @@ def leg_weight(leg: str, query: str, *, method: str) -> float:
     }[leg]
 
 
-def _crosslingual_may_judge(
+def _crosslingual_judged_types(
     scope: SubjectScope, memory_types: tuple[str, ...], question_reads_english: bool, options: RecallOptions
-) -> bool:
-    """Whether the cross-lingual leg could judge any memory of this recall. Under language-aware fusion
-    (which needs an English-only leg: BM25 or the main dense one) it judges only where the question or
-    the memory does not read as English (fuse); for an English question, then, only if the subject's
-    memories or the tenant's catalog hold such a memory — flags kept at write time, None = not known
-    (memory.services.languages). Leaving the leg out then changes no score and saves its searches."""
+) -> tuple[str, ...]:
+    """The memory types among ``memory_types`` whose memories the cross-lingual leg could judge. Under
+    language-aware fusion (which needs an English-only leg: BM25 or the main dense one) it judges only
+    where the question or the memory does not read as English (fuse); for an English question, then,
+    only the subject's own memories if they hold such a memory, and the catalog if the tenant's does —
+    flags kept at write time, None = not known (memory.services.languages). Searching the leg over the
+    other types only fills its window with memories it cannot judge; none left, the leg is left out."""
     if not (settings.ATLAS_LANGUAGE_AWARE_FUSION and (options.bm25 or options.dense) and question_reads_english):
-        return True
+        return memory_types
     subject_flag, catalog_flag = (
         MemorySubject.objects.filter(pk=scope.subject.pk)
         .values_list("non_english_memories", "tenant__non_english_catalog")
         .get()
     )  # read now, not from the caller's row: a write a moment ago may have set it
-    owned = any(memory_type != "catalog" for memory_type in memory_types)
-    return (owned and subject_flag is not False) or ("catalog" in memory_types and catalog_flag is not False)
+    flags = {"catalog": catalog_flag}
+    return tuple(t for t in memory_types if flags.get(t, subject_flag) is not False)
 
 
 def _bm25_leg_searched(query: str, *, dense_legs: bool) -> bool:
@@ -328,18 +330,22 @@ def memory_recall(
         raise ValidationFailed("recall needs at least one leg (BM25, dense, multilingual, cross-lingual)")
     scope = SubjectScope.of(subject)
     question_reads_english = reads_as_english(text)
-    if crosslingual is not None and not _crosslingual_may_judge(scope, types, question_reads_english, options):
+    crosslingual_types = (
+        _crosslingual_judged_types(scope, types, question_reads_english, options) if crosslingual is not None else ()
+    )
+    if not crosslingual_types:
         crosslingual = None
     timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
     # The query embeddings (≈ 20 ms for all-mpnet-base-v2-int8, ≈ 25 ms for multilingual-e5, < 1 ms for
-    # the cross-lingual model) run on worker threads while the first msearch (the BM25 leg) is in flight;
+    # the cross-lingual model) run on worker threads while the first msearch (BM25, cross-lingual) is in flight;
     # the kNN legs follow in a second msearch, so embedding overlaps the search instead of adding to it.
+    # The cross-lingual query (< 1 ms) is submitted first: its leg joins the first msearch (below).
     pending = {
         field_name: _QUERY_EMBEDDER.submit(provider.embed_query, text)
         for field_name, provider in (
+            ("embedding_crosslingual", crosslingual),
             ("embedding", embedding_provider() if options.dense else None),
             ("embedding_multilingual", multilingual),
-            ("embedding_crosslingual", crosslingual),
         )
         if provider is not None
     }
@@ -371,19 +377,40 @@ def memory_recall(
         legs.append(("bm25", 1, {"weight": leg_weight("bm25", text, method=method)}))
 
     def knn_searches(
-        vector_field: str, query_vector: list[float], leg_functions: list[dict[str, Any]]
+        vector_field: str,
+        query_vector: list[float],
+        leg_functions: list[dict[str, Any]],
+        over: tuple[str, ...] = indices,
     ) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
         body = queries.knn_leg(
             vector=query_vector, filters=filters, functions=leg_functions, size=window, field=vector_field
         )
         if not settings.ATLAS_KNN_SEARCH_PER_INDEX:
-            return [(indices, body)]
-        return [((memory_type,), body) for memory_type in indices]  # the same body for each index
+            return [(over, body)]
+        return [((memory_type,), body) for memory_type in over]  # the same body for each index
 
-    knn_count = len(indices) if settings.ATLAS_KNN_SEARCH_PER_INDEX else 1
+    def crosslingual_leg(query_vector: list[float]) -> None:
+        # Plain similarity, as the multilingual leg (below); it judges only across languages (fuse()),
+        # so it searches only the types it may judge (the archive too when the facts are among them).
+        judged = tuple(
+            t for t in indices if t in crosslingual_types or (t == "archive" and "semantic" in crosslingual_types)
+        )
+        leg_searches = knn_searches("embedding_crosslingual", query_vector, [], over=judged)
+        (searches if early else knn).extend(leg_searches)
+        weight = leg_weight("crosslingual", text, method=method)
+        fields = {"weight": weight, "any_language": True, "across_languages_only": True}
+        legs.append(("crosslingual", len(leg_searches), fields))
+
     reader = scope.reader()
     responses: list[dict[str, Any]] = []
     knn: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    # The cross-lingual leg's vector is ready almost at once: its search goes in the first msearch, in
+    # flight while the other two models embed the question, instead of waiting for them.
+    early = "embedding_crosslingual" in pending and not settings.ATLAS_RECALL_ONE_MSEARCH
+    if early:
+        t0 = time.perf_counter()
+        crosslingual_leg(pending.pop("embedding_crosslingual").result())
+        timings["embed"] += (time.perf_counter() - t0) * 1000
     if searches and not (settings.ATLAS_RECALL_ONE_MSEARCH and pending):
         t0 = time.perf_counter()
         responses = store.memories_msearch(reader, searches=searches)
@@ -396,30 +423,30 @@ def memory_recall(
         timings["embed"] += (time.perf_counter() - t0) * 1000
         if "embedding" in vectors:
             dense_functions = [] if settings.ATLAS_DENSE_PLAIN_SIMILARITY else functions
-            knn += knn_searches("embedding", vectors["embedding"], dense_functions)
-            legs.append(("dense", knn_count, {"weight": leg_weight("dense", text, method=method)}))
+            leg_searches = knn_searches("embedding", vectors["embedding"], dense_functions)
+            knn += leg_searches
+            legs.append(("dense", len(leg_searches), {"weight": leg_weight("dense", text, method=method)}))
         if "embedding_multilingual" in vectors:
             # Plain similarity, no ranking functions: multilingual-e5's cosines crowd into a narrow band
             # (≈ 0.8–0.95), where a decay or prior factor outweighs relevance — with them the leg ranked
             # recent episodes first and never a catalog entry (atlas_v1 R@10 0.948 → 0.759). Decay, use,
             # priors and outcomes still reach the fused ranking through the other legs.
-            knn += knn_searches("embedding_multilingual", vectors["embedding_multilingual"], [])
+            leg_searches = knn_searches("embedding_multilingual", vectors["embedding_multilingual"], [])
+            knn += leg_searches
             weight = leg_weight("multilingual", text, method=method)
-            legs.append(("multilingual", knn_count, {"weight": weight, "any_language": True}))
+            legs.append(("multilingual", len(leg_searches), {"weight": weight, "any_language": True}))
         if "embedding_crosslingual" in vectors:
-            # Plain similarity too, for the same reason; it judges only across languages (fuse()).
-            knn += knn_searches("embedding_crosslingual", vectors["embedding_crosslingual"], [])
-            weight = leg_weight("crosslingual", text, method=method)
-            fields = {"weight": weight, "any_language": True, "across_languages_only": True}
-            legs.append(("crosslingual", knn_count, fields))
+            crosslingual_leg(vectors["embedding_crosslingual"])
         t0 = time.perf_counter()
         responses += store.memories_msearch(reader, searches=knn)
         timings["search"] += (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
-    ranked_legs, start = [], 0
-    for _name, count, fields in legs:
-        ranked_legs.append(Leg(_merge_indices(responses[start : start + count], window), **fields))
+    ranked, start = [], 0
+    for name, count, fields in legs:
+        ranked.append((name, Leg(_merge_indices(responses[start : start + count], window), **fields)))
         start += count
+    ranked.sort(key=lambda pair: LEG_ORDER.index(pair[0]))  # fused in one order, whichever msearch carried them
+    ranked_legs = [leg for _name, leg in ranked]
     fused = fuse(
         ranked_legs,
         method=method,
@@ -449,7 +476,7 @@ def memory_recall(
         if hit["_source"].get("memory_type") in ("semantic", "procedural")
     ]
     timings["total"] = (time.perf_counter() - started) * 1000
-    result = RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _, _ in legs])
+    result = RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _leg in ranked])
     if record_use and targets:
         _schedule_usage(targets)
     return result

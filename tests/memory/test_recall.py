@@ -357,6 +357,83 @@ def test_the_crosslingual_leg_is_searched_only_where_it_could_judge(maya, tenant
     assert legs("What does her brother do?") == ALL_LEGS  # the write set the flag; maya's row is not reread
 
 
+def test_the_crosslingual_leg_searches_only_the_types_it_could_judge(maya, tenant, settings, monkeypatch) -> None:
+    """For an English question it judges only memories that do not read as English: with the subject's
+    own memories all English and such an entry in the catalog, its search names the catalog alone (and the
+    other way round) — fewer documents for the engine to scan, the same judgements (fuse)."""
+    import json as _json
+
+    from memory.elastic import store
+    from tenants.models import MemorySubject, Tenant
+
+    settings.ATLAS_BM25_LEG = "always"
+    episode_write(subject=maya, text="My brother works night shifts as a nurse at the hospital.")
+    sent: list[tuple[str, ...]] = []
+    real = store.memories_msearch
+
+    def recording(reader, *, searches, **kwargs):
+        sent.extend(types for types, body in searches if '"field": "embedding_crosslingual"' in _json.dumps(body))
+        return real(reader, searches=searches, **kwargs)
+
+    monkeypatch.setattr(store, "memories_msearch", recording)
+
+    def crosslingual_searches(**kwargs) -> list[tuple[str, ...]]:
+        sent.clear()
+        memory_recall(subject=maya, query="What does her brother do?", k=3, **kwargs)
+        return list(sent)
+
+    MemorySubject.objects.filter(pk=maya.pk).update(non_english_memories=False)
+    Tenant.objects.filter(pk=tenant.pk).update(non_english_catalog=True)
+    assert crosslingual_searches() == [("catalog",)]
+    assert crosslingual_searches(include_superseded=True) == [("catalog",)]
+    MemorySubject.objects.filter(pk=maya.pk).update(non_english_memories=None)  # not known: searched
+    Tenant.objects.filter(pk=tenant.pk).update(non_english_catalog=False)
+    assert crosslingual_searches() == [("episodic", "semantic", "procedural")]
+    assert crosslingual_searches(include_superseded=True) == [("episodic", "semantic", "procedural", "archive")]
+    assert crosslingual_searches(memory_types=["catalog"]) == []
+    # A question in another language may be judged against every memory: the leg searches them all.
+    sent.clear()
+    memory_recall(subject=maya, query="¿Qué hace su hermano por las noches?", k=3)
+    assert sent == [("episodic", "semantic", "procedural", "catalog")]
+
+
+def test_the_crosslingual_leg_goes_with_the_first_msearch_and_changes_nothing(maya, settings, monkeypatch) -> None:
+    """Its query vector is ready at once, so its search travels with BM25's while the other two models
+    embed the question; the hits, ranks, scores and legs are those of one msearch carrying every leg."""
+    import re as _re
+
+    from memory.elastic import store
+
+    settings.ATLAS_BM25_LEG = "always"
+    for text in (
+        "My brother works night shifts as a nurse at the hospital.",
+        "Mi hermano trabaja de enfermero en el turno de noche.",
+        "I lent my bike to my brother for the weekend.",
+    ):
+        episode_write(subject=maya, text=text)
+    calls: list[list[str]] = []
+    real = store.memories_msearch
+
+    def recording(reader, *, searches, **kwargs):
+        fields = [_re.search(r"'knn': \{'field': '(\w+)'", repr(body)) for _types, body in searches]
+        calls.append([match.group(1) if match else "bm25" for match in fields])
+        return real(reader, searches=searches, **kwargs)
+
+    monkeypatch.setattr(store, "memories_msearch", recording)
+    at = (datetime.now(UTC) + timedelta(minutes=1)).isoformat()
+    split = memory_recall(subject=maya, query="What does her brother do at night?", k=3, as_of=at)
+    assert calls == [["bm25", "embedding_crosslingual"], ["embedding", "embedding_multilingual"]]
+    settings.ATLAS_RECALL_ONE_MSEARCH = True
+    calls.clear()
+    together = memory_recall(subject=maya, query="What does her brother do at night?", k=3, as_of=at)
+    assert calls == [["bm25", "embedding", "embedding_multilingual", "embedding_crosslingual"]]
+    assert split.legs == together.legs == ALL_LEGS
+    assert [(h["id"], h["rank"], h["score"]) for h in split.hits] == [
+        (h["id"], h["rank"], h["score"]) for h in together.hits
+    ]
+    assert len(split.hits) == 3
+
+
 def test_the_crosslingual_leg_is_kept_where_fusion_would_let_it_judge_everything(maya, settings) -> None:
     settings.ATLAS_BM25_LEG = "always"  # the legs lists below name BM25 for every question
     episode_write(subject=maya, text="My brother works night shifts as a nurse at the hospital.")
