@@ -389,14 +389,14 @@ def memory_recall(
             return [(over, body)]
         return [((memory_type,), body) for memory_type in over]  # the same body for each index
 
-    def crosslingual_leg(query_vector: list[float]) -> None:
+    def crosslingual_leg(query_vector: list[float], into: list[tuple[tuple[str, ...], dict[str, Any]]]) -> None:
         # Plain similarity, as the multilingual leg (below); it judges only across languages (fuse()),
         # so it searches only the types it may judge (the archive too when the facts are among them).
         judged = tuple(
             t for t in indices if t in crosslingual_types or (t == "archive" and "semantic" in crosslingual_types)
         )
         leg_searches = knn_searches("embedding_crosslingual", query_vector, [], over=judged)
-        (searches if early else knn).extend(leg_searches)
+        into.extend(leg_searches)
         weight = leg_weight("crosslingual", text, method=method)
         fields = {"weight": weight, "any_language": True, "across_languages_only": True}
         legs.append(("crosslingual", len(leg_searches), fields))
@@ -409,7 +409,7 @@ def memory_recall(
     early = "embedding_crosslingual" in pending and not settings.ATLAS_RECALL_ONE_MSEARCH
     if early:
         t0 = time.perf_counter()
-        crosslingual_leg(pending.pop("embedding_crosslingual").result())
+        crosslingual_leg(pending.pop("embedding_crosslingual").result(), into=searches)
         timings["embed"] += (time.perf_counter() - t0) * 1000
     if searches and not (settings.ATLAS_RECALL_ONE_MSEARCH and pending):
         t0 = time.perf_counter()
@@ -436,7 +436,7 @@ def memory_recall(
             weight = leg_weight("multilingual", text, method=method)
             legs.append(("multilingual", len(leg_searches), {"weight": weight, "any_language": True}))
         if "embedding_crosslingual" in vectors:
-            crosslingual_leg(vectors["embedding_crosslingual"])
+            crosslingual_leg(vectors["embedding_crosslingual"], into=knn)
         t0 = time.perf_counter()
         responses += store.memories_msearch(reader, searches=knn)
         timings["search"] += (time.perf_counter() - t0) * 1000
