@@ -105,7 +105,7 @@ def main() -> None:
         base = f"{url}/api/v1/subjects/alice"
 
         def recall_direct(i: int) -> None:
-            memory_recall(subject=subject, query=QUESTIONS[i % len(QUESTIONS)], k=10, record_use=False)
+            memory_recall(subject=subject, query=QUESTIONS[i % len(QUESTIONS)], k=10)
 
         def recall_http(i: int) -> None:
             response = http.post(base + "/recall", json={"query": QUESTIONS[i % len(QUESTIONS)], "k": 10}, timeout=60)

@@ -139,7 +139,6 @@ def main() -> int:
                         query=q.query,
                         k=10,
                         options=replace(RecallOptions(rerank=False), **overrides),
-                        record_use=False,
                     )
                     if timed:
                         walls[i].append((time.perf_counter() - t0) * 1000)

@@ -132,7 +132,7 @@ def main() -> int:
                 query = (
                     " ".join(rng.sample([w for _, ws in TOPICS for w in ws], 3)) + f" {n}"
                 )  # fresh text: no embedding cache hits
-                result = memory_recall(subject=rng.choice(group), query=query, k=10, record_use=False)
+                result = memory_recall(subject=rng.choice(group), query=query, k=10)
                 if ("crosslingual" in result.legs) != (leg == "searched"):
                     raise SystemExit(f"the cross-lingual leg was expected {leg}, but recall searched {result.legs}")
                 if n >= 10:  # warm-up

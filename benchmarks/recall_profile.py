@@ -221,7 +221,7 @@ def main() -> int:
                 jobs: list[tuple[str, tuple[str, ...], dict[str, Any]]] = []
                 with Recorder() as recorder:
                     t0 = time.perf_counter()
-                    result = memory_recall(subject=subject, query=text, k=10, record_use=False)
+                    result = memory_recall(subject=subject, query=text, k=10)
                     recall_wall = (time.perf_counter() - t0) * 1000
                 from memory.scope import SubjectScope
 

@@ -124,14 +124,12 @@ def recall_evaluate(
     depth = max(k, max(CUTOFFS))
     for n, q in enumerate(queries, start=1):
         owner = subject(q.user_id)
-        result = memory_recall(subject=owner, query=q.query, k=depth, options=options, record_use=False)
+        result = memory_recall(subject=owner, query=q.query, k=depth, options=options)
         report.per_query.append(eval_row(q, result.hits, types=types, k=k))
         if check_leaks:
             other_id = next((o for o in others if o != q.user_id), None)
             if other_id is not None:
-                other = memory_recall(
-                    subject=subject(other_id), query=q.query, k=depth, options=options, record_use=False
-                )
+                other = memory_recall(subject=subject(other_id), query=q.query, k=depth, options=options)
                 owner_user_id = str(owner.es_id)
                 leaked = [h["id"] for h in other.hits if h.get("user_id") == owner_user_id]
                 if leaked:

@@ -72,9 +72,7 @@ def browse(*, subject: MemorySubject, query: Mapping[str, str], actor: str, link
     text = params["q"].strip()
     context: dict[str, Any] = {"tabs": TABS, "tab": tab, "superseded": superseded, "q": text, "search": bool(text)}
     if text:
-        result = selectors.memory_recall(
-            subject=subject, query=text, k=SEARCH_K, include_superseded=superseded, record_use=False
-        )
+        result = selectors.memory_recall(subject=subject, query=text, k=SEARCH_K, include_superseded=superseded)
         context.update(memories=[_linked(hit, link) for hit in result.hits], legs=result.legs, next_cursor=None)
         _view_audited(subject, actor, "memory.search", str(subject), hits=len(result.hits))
         return context

@@ -6,7 +6,6 @@ application's filter as a second guard.
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +23,6 @@ from memory.language import memory_reads_as_english, reads_as_english
 from memory.scope import SubjectScope, tenant_read_filters
 from tenants.models import MemorySubject, Tenant
 
-log = logging.getLogger(__name__)
 RECALL_TYPES = ("episodic", "semantic", "procedural", "catalog")
 LEG_ORDER = ("bm25", "dense", "multilingual", "crosslingual")  # how recall lists and fuses its legs
 TYPE_FIELDS = {
@@ -303,14 +301,14 @@ def memory_recall(
     since: Any = None,
     until: Any = None,
     options: RecallOptions | None = None,
-    record_use: bool = True,
 ) -> RecallResult:
     """One hybrid recall over the subject's memories and the tenant catalog.
 
     ``fact_type`` recalls facts of that type only; ``since``/``until`` only memories created in
     [since, until) — filters of every leg, as :func:`memory_list` applies them.
-    ``record_use`` schedules the use-count bump of returned facts and playbooks
-    off the request path; evaluations pass False so they never change what they measure.
+    A read only: the facts and playbooks it returned are in ``targets``; an agent's interface passes
+    them to ``memory.services.usage.recall_usage_schedule`` (a person's or operator's look, evaluations
+    and consolidation do not count as use).
     """
     from memory.embeddings import crosslingual_embedding_provider, embedding_provider, multilingual_embedding_provider
     from memory.services.documents import timestamp
@@ -476,22 +474,7 @@ def memory_recall(
         if hit["_source"].get("memory_type") in ("semantic", "procedural")
     ]
     timings["total"] = (time.perf_counter() - started) * 1000
-    result = RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _leg in ranked])
-    if record_use and targets:
-        _schedule_usage(targets)
-    return result
-
-
-def _schedule_usage(targets: list[tuple[str, str]]) -> None:
-    mode = settings.ATLAS_USAGE_RECORDING
-    if mode == "off":
-        return
-    from memory.tasks import memories_usage_record_task
-
-    try:
-        memories_usage_record_task.delay([list(t) for t in targets])
-    except Exception:  # the bump is best effort; recall has already answered
-        log.exception("could not schedule the use-count bump of %d memories", len(targets))
+    return RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _leg in ranked])
 
 
 def memory_get(*, subject: MemorySubject, memory_id: Any) -> dict[str, Any]:

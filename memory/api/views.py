@@ -18,7 +18,7 @@ from atlas_site.api import actor_of, flag_param, idempotent, int_param, principa
 from atlas_site.errors import ValidationFailed
 from memory import selectors
 from memory.selectors import RecallOptions
-from memory.services import catalog, forget, writes
+from memory.services import catalog, forget, usage, writes
 
 from . import serializers as s
 
@@ -79,6 +79,7 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         until=options.get("until"),
         options=RecallOptions(rerank=options.get("rerank")),
     )
+    usage.recall_usage_schedule(targets=result.targets)
     return {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}
 
 
@@ -129,7 +130,8 @@ class TurnView(SubjectView):
         episode = writes.episode_write(subject=who, **_iso(fields, "at"))
         k = options.get("k", 10)
         recalled = _recall(who, episode["text"], {**options, "k": min(k + 1, 50)})
-        recalled["hits"] = [h for h in recalled["hits"] if h["id"] != episode["id"]][:k]
+        others = [h for h in recalled["hits"] if h["id"] != episode["id"]][:k]
+        recalled["hits"] = [{**hit, "rank": rank} for rank, hit in enumerate(others, start=1)]
         return Response({"episode": _shaped(episode), "recall": recalled}, status=201)
 
 

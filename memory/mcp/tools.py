@@ -34,6 +34,7 @@ from memory.services.documents import (
     MAX_TEXT_CHARS,
 )
 from memory.services.forget import memory_forget
+from memory.services.usage import recall_usage_schedule
 from memory.services.writes import episode_write, fact_edit, fact_write, playbook_outcome_record, playbook_write
 from tenants.models import MemorySubject
 from tenants.tokens import TokenPrincipal
@@ -132,6 +133,7 @@ def recall_memory(
         since=since,
         until=until,
     )
+    recall_usage_schedule(targets=result.targets)
     return {"memories": [_shaped(hit) for hit in result.hits]}
 
 

@@ -285,7 +285,6 @@ def _related(
             query=query,
             k=min(settings.ATLAS_CONSOLIDATION_RELATED_K, rc.MAX_K),
             memory_types=("semantic", "procedural"),
-            record_use=False,
         )
         for hit in result.hits:
             if hit.get("user_id") != user_id or len(facts) + len(playbooks) >= settings.ATLAS_CONSOLIDATION_MAX_RELATED:

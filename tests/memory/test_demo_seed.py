@@ -67,7 +67,7 @@ def test_the_demo_has_two_logins_and_memories_to_look_at(seeded):
     bob = MemorySubject.objects.get(tenant=alice.tenant, external_id="bob")
     assert len(_all(bob)) == 4
 
-    found = selectors.memory_recall(subject=alice, query="where does Alice live now?", k=3, record_use=False)
+    found = selectors.memory_recall(subject=alice, query="where does Alice live now?", k=3)
     assert found.hits[0]["text"] == "Alice lives in Porto"
 
 

@@ -43,7 +43,7 @@ def test_forget_one_memory(maya, tom) -> None:
         "forgotten": True,
     }
     assert mine["id"] not in documents_of(user_id=str(maya.es_id))
-    assert memory_recall(subject=maya, query="passport X1234", k=5, record_use=False).hits == []
+    assert memory_recall(subject=maya, query="passport X1234", k=5).hits == []
     record = AuditRecord.objects.get(action="memory.forget")
     assert record.detail == {"memory_type": "episodic"} and "X1234" not in str(record.__dict__)
     with pytest.raises(NotFound):
@@ -110,14 +110,19 @@ def test_concurrent_use_bumps_lose_no_increment(atlas_es) -> None:
     assert after["last_used_at"] >= fact["created_at"]
 
 
-def test_recall_schedules_the_bump_and_evaluation_does_not(maya, settings, monkeypatch) -> None:
+def test_recall_is_a_read_and_only_the_usage_service_schedules_the_bump(maya, settings, monkeypatch) -> None:
     from memory import tasks
+    from memory.services.usage import recall_usage_schedule
 
     scheduled: list = []
     monkeypatch.setattr(tasks.memories_usage_record_task, "delay", lambda targets: scheduled.append(targets))
     settings.ATLAS_USAGE_RECORDING = "celery"
     fact = fact_write(subject=maya, text="Maya's locker code is 4417")
-    memory_recall(subject=maya, query="locker code", k=3)
-    assert [[memory_id for _, memory_id in batch] for batch in scheduled] == [[fact["id"]]]
-    memory_recall(subject=maya, query="locker code", k=3, record_use=False)
+    result = memory_recall(subject=maya, query="locker code", k=3)
+    assert scheduled == []  # a selector never writes, not even later
+    assert [memory_id for _, memory_id in result.targets] == [fact["id"]]
+    recall_usage_schedule(targets=result.targets)
+    assert scheduled == [[list(target) for target in result.targets]]
+    settings.ATLAS_USAGE_RECORDING = "off"
+    recall_usage_schedule(targets=result.targets)
     assert len(scheduled) == 1

@@ -84,7 +84,7 @@ class Subject:
                 text = f"note {n} about the quarterly budget {token}"
                 memory = (fact_write if n % 3 == 2 else episode_write)(subject=self.subject, text=text)
                 self.written[memory["id"]] = token
-                hits = memory_recall(subject=self.subject, query="quarterly budget note", k=20, record_use=False).hits
+                hits = memory_recall(subject=self.subject, query="quarterly budget note", k=20).hits
                 mine = allowed | set(self.written)
                 self.foreign_hits += [h for h in hits if h["id"] not in mine]
         except BaseException as exc:  # reported by the test, not swallowed

@@ -229,7 +229,7 @@ for text in ("Kofi is severely allergic to sesame and carries an EpiPen.",
              "The band rehearses on Friday evenings at Yellow Arch Studios."):
     episode_write(subject=kofi, text=text)
 hits = memory_recall(subject=kofi, query="Is there any ingredient that could put him in hospital?", k=3,
-                     options=RecallOptions(bm25=False, multilingual=False, rerank=False), record_use=False).hits
+                     options=RecallOptions(bm25=False, multilingual=False, rerank=False)).hits
 stored = store.memories_scan(tenant_es_client(tenant=tenant), memory_types=("episodic",), query={"match_all": {}})
 print(json.dumps({"dims": [mapping["embedding"]["dims"], mapping["embedding_multilingual"]["dims"]],
                   "top": hits[0]["text"], "models": sorted({hit["_source"]["embedding_model"] for hit in stored})}))

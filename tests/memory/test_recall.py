@@ -611,7 +611,6 @@ def test_the_dense_leg_ranks_by_plain_similarity_when_set(maya, settings, plain:
         query="what colour is the hallway",
         k=2,
         options=RecallOptions(bm25=False, multilingual=False, rerank=False),
-        record_use=False,
     ).hits
     scores = {hit["id"]: hit["score"] for hit in hits}
     if plain:

@@ -30,7 +30,6 @@ class Command(AtlasCommand):
             k=k,
             include_superseded=options["include_superseded"],
             as_of=options["as_of"],
-            record_use=False,
         )
         if options["json"]:
             shown = {"hits": result.hits, "legs": result.legs, "timings_ms": result.timings_ms}

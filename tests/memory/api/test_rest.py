@@ -183,6 +183,19 @@ def test_turn_writes_and_recalls_in_one_round_trip(world) -> None:
     assert body["episode"]["type"] == "episodic"
     assert body["episode"]["id"] not in {h["id"] for h in body["recall"]["hits"]}
     assert "Bob is allergic to peanuts" in {h["text"] for h in body["recall"]["hits"]}
+    assert [h["rank"] for h in body["recall"]["hits"]] == list(range(1, len(body["recall"]["hits"]) + 1))
+
+
+def test_an_agents_recall_counts_as_use(world, settings, monkeypatch) -> None:
+    from memory import tasks
+
+    scheduled: list = []
+    monkeypatch.setattr(tasks.memories_usage_record_task, "delay", lambda targets: scheduled.append(targets))
+    settings.ATLAS_USAGE_RECORDING = "celery"
+    fact = world["svc"]("POST", "subjects/bob/facts", json={"text": "Bob takes the 8:15 ferry"}).json()
+    hits = world["svc"]("POST", "subjects/bob/recall", json={"query": "which ferry?", "k": 3}).json()["hits"]
+    assert fact["id"] in {h["id"] for h in hits}
+    assert [memory_id for _index, memory_id in scheduled[0]] == [h["id"] for h in hits if h["type"] != "episodic"]
 
 
 def test_playbook_and_outcome(world) -> None:

@@ -95,6 +95,18 @@ def test_search_runs_recall_and_shows_rank_and_legs(browser_client, maya_memorie
     assert browser_client.get("/memories/?q=").status_code == 400
 
 
+def test_a_persons_own_search_is_not_agent_use(browser_client, maya_memories, settings, monkeypatch) -> None:
+    """use_count feeds recall's ranking boost: only what an agent was given counts, never a person's look."""
+    from memory import tasks
+
+    scheduled: list = []
+    monkeypatch.setattr(tasks.memories_usage_record_task, "delay", lambda targets: scheduled.append(targets))
+    settings.ATLAS_USAGE_RECORDING = "celery"
+    assert browser_client.get("/memories/?q=where+does+she+live").status_code == 200
+    assert "Alfama" in browser_client.get("/?q=where+does+she+live").content.decode()
+    assert scheduled == []
+
+
 def test_search_honours_the_fact_type_and_the_days(browser_client, maya, maya_memories) -> None:
     writes.episode_write(subject=maya, text="Lisbon was rainy all March", at="2025-03-10T23:30:00Z")
     writes.fact_write(subject=maya, text="Visits Lisbon every March", fact_type="preference", at="2025-03-11T00:00:00Z")
