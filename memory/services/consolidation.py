@@ -49,7 +49,7 @@ from .documents import FACT_TYPES, steps_validate
 
 log = logging.getLogger(__name__)
 Status = ConsolidationRun.Status
-NO_LLM = "skipped: no LLM configured"
+NO_LLM = "no LLM configured: set ATLAS_LLM_BASE_URL and ATLAS_LLM_MODEL (and ATLAS_LLM_API_KEY if it needs one)"
 MAX_ITEMS_PER_KIND = 100
 
 # --------------------------------------------------------------------------------------------- schema

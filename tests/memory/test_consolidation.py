@@ -12,7 +12,7 @@ from memory.models import ConsolidationRun, ConsolidationState
 from memory.selectors import memory_chain_get, memory_get, memory_list, memory_recall
 from memory.services import consolidation as job
 from memory.services import writes
-from memory.services.consolidation import consolidation_run
+from memory.services.consolidation import NO_LLM, consolidation_run
 from tests.fake_llm import FakeLlm, Reply, empty_plan, fact
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -61,7 +61,7 @@ def test_no_llm_configured_is_recorded_as_skipped_and_changes_nothing(maya, sett
     outcome = consolidation_run(subject=maya)
     assert outcome.status == "skipped"
     run = ConsolidationRun.objects.get(subject=maya)
-    assert (run.status, run.error, run.changes, run.plan) == ("skipped", "skipped: no LLM configured", {}, None)
+    assert (run.status, run.error, run.changes, run.plan) == ("skipped", NO_LLM, {}, None)
     assert stored(maya) == [] and stored(maya, "procedural") == []
     assert not ConsolidationState.objects.filter(subject=maya).exists()
 

@@ -13,6 +13,7 @@ from django.urls import reverse
 from memory.models import ConsolidationRun, ConsolidationState
 from memory.selectors import memory_list
 from memory.services import writes
+from memory.services.consolidation import NO_LLM
 from tenants.models import Person
 from tests.fake_llm import FakeLlm, empty_plan, fact
 
@@ -92,8 +93,12 @@ def test_cli_errors_are_one_line(maya, llm) -> None:
 def test_without_llm_the_cli_records_skipped_runs(maya, settings) -> None:
     settings.ATLAS_LLM_BASE_URL = ""
     writes.episode_write(subject=maya, text="hello", at=T0)
-    assert run_cli("--tenant", maya.tenant.slug).splitlines()[0].endswith(": skipped: no LLM configured")
-    assert ConsolidationRun.objects.get(subject=maya).error == "skipped: no LLM configured"
+    run = ConsolidationRun.objects.filter(subject=maya)
+    assert run_cli("--tenant", maya.tenant.slug).splitlines()[0] == (
+        f"{maya}: skipped (run {run.get().pk}): no LLM configured: set ATLAS_LLM_BASE_URL and ATLAS_LLM_MODEL"
+        " (and ATLAS_LLM_API_KEY if it needs one)"
+    )
+    assert run.get().error == NO_LLM
 
 
 def test_run_records_are_read_only_in_the_admin(client, maya, llm) -> None:
