@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from atlas_site.api import actor_of, flag_param, idempotent, int_param, principal_of, query_params
 from atlas_site.errors import ValidationFailed
 from memory import selectors
-from memory.selectors import RecallOptions
+from memory.recall import RecallOptions, memory_recall
 from memory.services import catalog, forget, usage, writes
 
 from . import serializers as s
@@ -67,7 +67,7 @@ def _iso(fields: dict[str, Any], *names: str) -> dict[str, Any]:
 
 
 def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
-    result = selectors.memory_recall(
+    result = memory_recall(
         subject=subject,
         query=query,
         k=options.get("k", 10),

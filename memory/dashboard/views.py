@@ -22,6 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from atlas_site.errors import AtlasError, Conflict, NotFound, PreconditionFailed
 from memory import selectors
+from memory.recall import memory_recall
 from memory.services import forget, writes
 from tenants import tokens
 
@@ -93,7 +94,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return render(request, "dashboard/memories.html", context, status=400)
     data = form.cleaned_data
     since, until = form.bounds()
-    result = selectors.memory_recall(
+    result = memory_recall(
         subject=request.subject,
         query=data["q"],
         k=20,

@@ -23,7 +23,8 @@ from jsonschema.exceptions import best_match
 from atlas_site.errors import AtlasError, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic.client import es_errors
-from memory.selectors import RECALL_TYPES, memory_chain_get, memory_list, memory_recall, memory_shape
+from memory.recall import memory_recall
+from memory.selectors import RECALL_TYPES, memory_chain_get, memory_list, memory_shape
 from memory.services.documents import (
     CONTRADICTIONS,
     FACT_TYPES,

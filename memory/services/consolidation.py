@@ -270,7 +270,7 @@ def _related(
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """The subject's current facts and playbooks that hybrid recall finds for the new turns: one recall
     per group of turns (at most ATLAS_CONSOLIDATION_RECALL_QUERIES), with the subject's own key."""
-    from memory.selectors import memory_recall
+    from memory.recall import memory_recall
 
     groups = max(1, min(settings.ATLAS_CONSOLIDATION_RECALL_QUERIES, len(texts)))
     size = -(-len(texts) // groups)

@@ -10,6 +10,7 @@ from allauth.account.models import EmailAddress
 from django.core.management import call_command
 
 from memory import selectors
+from memory.recall import memory_recall
 from memory.services.documents import memory_id_for
 from tenants import services
 from tenants.models import ApiKeyCredential, AuditRecord, Membership, MemorySubject, Person
@@ -67,7 +68,7 @@ def test_the_demo_has_two_logins_and_memories_to_look_at(seeded):
     bob = MemorySubject.objects.get(tenant=alice.tenant, external_id="bob")
     assert len(_all(bob)) == 4
 
-    found = selectors.memory_recall(subject=alice, query="where does Alice live now?", k=3)
+    found = memory_recall(subject=alice, query="where does Alice live now?", k=3)
     assert found.hits[0]["text"] == "Alice lives in Porto"
 
 

@@ -11,7 +11,8 @@ from atlas_site.errors import NotFound, ValidationFailed
 from memory.elastic import store
 from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import MEMORY_TYPES
-from memory.selectors import memory_get, memory_recall
+from memory.recall import memory_recall
+from memory.selectors import memory_get
 from memory.services.archive import superseded_facts_archive
 from memory.services.forget import memory_forget, subject_memories_forget, tenant_memories_forget
 from memory.services.usage import memories_usage_record

@@ -10,8 +10,9 @@ from django.db import connection
 
 from atlas_site.errors import Conflict, NotFound
 from memory.elastic import store
+from memory.recall import memory_recall
 from memory.scope import SubjectScope
-from memory.selectors import memory_chain_get, memory_get, memory_recall
+from memory.selectors import memory_chain_get, memory_get
 from memory.services.archive import superseded_facts_archive
 from memory.services.documents import embed_into, fact_prepare
 from memory.services.supersession import supersessions_reconcile

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memory.selectors import memory_recall
+from memory.recall import memory_recall
 from tenants.management.base import AtlasCommand
 from tenants.selectors import subject_get, tenant_get
 
