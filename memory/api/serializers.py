@@ -60,6 +60,11 @@ class RecallOptionsIn(Strict):
     since = serializers.DateTimeField(required=False, help_text="Only memories stored at or after this time.")
     until = serializers.DateTimeField(required=False, help_text="Only memories stored before this time.")
     rerank = serializers.BooleanField(required=False, help_text="Use the configured reranker (default: settings).")
+    fold_evidence = serializers.BooleanField(
+        required=False,
+        help_text="A current fact carries the episodes it cites as `evidence`, and those episodes take no slot "
+        "of their own (default true).",
+    )
 
 
 class RecallIn(RecallOptionsIn):
@@ -144,9 +149,19 @@ class MemoryOut(serializers.Serializer):
     shared = serializers.BooleanField(help_text="A tenant catalog entry, not the subject's own memory.")
 
 
+class EvidenceOut(serializers.Serializer):
+    id = serializers.CharField()
+    timestamp = serializers.DateTimeField()
+    text = serializers.CharField(help_text="The episode's text, cut to 200 characters.")
+
+
 class HitOut(MemoryOut):
     score = serializers.FloatField()
     rank = serializers.IntegerField()
+    evidence = EvidenceOut(
+        many=True, required=False, help_text="The episodes this fact cites, newest first (at most 5); folded in."
+    )
+    evidence_count = serializers.IntegerField(required=False, help_text="How many episodes it cites in all.")
 
 
 class RecallOut(serializers.Serializer):

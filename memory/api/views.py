@@ -78,6 +78,7 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         since=options.get("since"),
         until=options.get("until"),
         options=RecallOptions(rerank=options.get("rerank")),
+        fold_evidence=options.get("fold_evidence", True),
     )
     usage.recall_usage_schedule(targets=result.targets)
     return {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}

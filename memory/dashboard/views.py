@@ -103,6 +103,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         fact_type=data["fact_type"] or None,
         since=since,
         until=until,
+        fold_evidence=not data["turns_apart"],
     )
     context.update(results=result.hits, legs=result.legs, took_ms=round(result.timings_ms.get("total", 0.0)))
     return render(request, "dashboard/memories.html", context)

@@ -122,6 +122,7 @@ def recall_memory(
     fact_type: str | None = None,
     since: str | None = None,
     until: str | None = None,
+    fold_evidence: bool = True,
 ) -> dict[str, Any]:
     result = memory_recall(
         subject=subject,
@@ -133,6 +134,7 @@ def recall_memory(
         fact_type=fact_type,
         since=since,
         until=until,
+        fold_evidence=fold_evidence,
     )
     recall_usage_schedule(targets=result.targets)
     return {"memories": [_shaped(hit) for hit in result.hits]}
@@ -256,8 +258,10 @@ TOOLS: tuple[ToolSpec, ...] = (
             "user's preferences or constraints, or a known procedure could matter. Returns up to k memories, "
             "best first: id, type, text, rank, score and each type's own fields (fact_type and confidence "
             "of a fact, steps and outcome_score of a playbook, title of a catalog entry). Facts replaced by "
-            "newer versions are hidden unless include_superseded is true. To narrow the search, fact_type "
-            "returns only facts of that type, and since/until only memories stored in that period."
+            "newer versions are hidden unless include_superseded is true. A fact lists the conversation turns "
+            "it was learnt from as evidence (newest first), and those turns take no place of their own. To "
+            "narrow the search, fact_type returns only facts of that type, and since/until only memories "
+            "stored in that period."
         ),
         input_schema=_schema(
             {
@@ -284,6 +288,11 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "fact_type": {**_FACT_TYPE, "description": "Only facts of this type (no episodes or playbooks)."},
                 "since": {**_TIMESTAMP, "description": "Only memories stored at or after this ISO 8601 date-time."},
                 "until": {**_TIMESTAMP, "description": "Only memories stored before this ISO 8601 date-time."},
+                "fold_evidence": {
+                    "type": "boolean",
+                    "default": True,
+                    "description": "Fold the turns a returned fact was learnt from under it as its evidence.",
+                },
             },
             ["query"],
         ),

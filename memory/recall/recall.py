@@ -10,13 +10,14 @@ from django.conf import settings
 
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
-from memory.elastic import queries
+from memory.elastic import queries, store
 from memory.language import reads_as_english
 from memory.scope import SubjectScope
 from memory.selectors import RECALL_TYPES, list_filters, memory_shape
 from tenants.models import MemorySubject
 
 from .embedding import QUERY_EMBEDDER
+from .folding import evidence_attach, evidence_fold
 from .fusion import fuse, near_duplicates_spread, replies_inherit
 from .legs import LegSearches, crosslingual_judged_types, legs_search
 from .options import RecallOptions, RecallResult
@@ -48,6 +49,7 @@ def memory_recall(
     since: Any = None,
     until: Any = None,
     options: RecallOptions | None = None,
+    fold_evidence: bool = True,
 ) -> RecallResult:
     """One hybrid recall over the subject's memories and the tenant catalog.
 
@@ -56,6 +58,8 @@ def memory_recall(
     A read only: the facts and playbooks it returned are in ``targets``; an agent's interface passes
     them to ``memory.services.usage.recall_usage_schedule`` (a person's or operator's look, evaluations
     and consolidation do not count as use).
+    ``fold_evidence``: a current fact carries the episodes it cites as ``evidence``, and those episodes
+    take no slot of their own (memory.recall.folding).
     """
     from memory.services.documents import timestamp
 
@@ -91,14 +95,24 @@ def memory_recall(
         t0 = time.perf_counter()
         fused = reranked(rerank_provider(), text, fused[: max(plan.window, k)], now=at or datetime.now(UTC))
         timings["rerank"] = (time.perf_counter() - t0) * 1000
-    top = fused[:k]
+    top, _folded = evidence_fold(fused, k) if fold_evidence else (fused[:k], {})
     hits = [memory_shape(hit) | {"score": round(score, 6), "rank": rank} for rank, (_, score, hit) in enumerate(top, 1)]
+    if fold_evidence:
+        t0 = time.perf_counter()
+        evidence_attach(hits, fused, fetch=lambda ids: _episodes_fetch(scope, ids))
+        timings["evidence"] = (time.perf_counter() - t0) * 1000
     targets = [(hit["_index"], memory_id) for memory_id, _, hit in top if hit["_source"].get("memory_type") in OWN_USED]
     timings["total"] = (time.perf_counter() - started) * 1000
     return RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _leg in ranked])
 
 
-OWN_USED = ("semantic", "procedural")  # the types whose use recall counts (use_count, last_used_at)
+OWN_USED = ("semantic", "procedural")
+
+
+def _episodes_fetch(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, Any]]:
+    return store.memories_fetch(
+        scope.reader(), ids=ids, memory_types=("episodic",), filters=scope.read_filters()
+    )  # the types whose use recall counts (use_count, last_used_at)
 
 
 def _plan(scope, text, k, types, at, include_superseded, narrowing, options, question_reads_english):

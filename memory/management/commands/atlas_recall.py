@@ -19,6 +19,12 @@ class Command(AtlasCommand):
         parser.add_argument("--k", type=int, default=10)
         parser.add_argument("--include-superseded", action="store_true")
         parser.add_argument("--as-of", help="ISO 8601 date-time: the facts that were valid then")
+        parser.add_argument(
+            "--no-fold-evidence",
+            dest="fold_evidence",
+            action="store_false",
+            help="list the turns a fact was learnt from as hits of their own, not under the fact",
+        )
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, query: str, tenant: str, user: str, k: int, **options) -> None:
@@ -30,6 +36,7 @@ class Command(AtlasCommand):
             k=k,
             include_superseded=options["include_superseded"],
             as_of=options["as_of"],
+            fold_evidence=options["fold_evidence"],
         )
         if options["json"]:
             shown = {"hits": result.hits, "legs": result.legs, "timings_ms": result.timings_ms}
@@ -39,5 +46,8 @@ class Command(AtlasCommand):
             label = hit.get("external_id") or hit["id"]
             text = (hit.get("text") or "").replace("\n", " ")
             self.stdout.write(f"{hit['rank']:>3}  {hit['score']:.4f}  {hit['type']:<10} {label:<24} {text[:100]}")
+            for evidence in hit.get("evidence", []):
+                said = evidence["text"].replace("\n", " ")
+                self.stdout.write(f"{'':>13}evidence {evidence['timestamp'][:10]} {evidence['id']:<24} {said[:80]}")
         timings = ", ".join(f"{name} {ms:.1f} ms" for name, ms in result.timings_ms.items())
         self.stdout.write(f"({len(result.hits)} hit(s); legs {', '.join(result.legs)}; {timings})")

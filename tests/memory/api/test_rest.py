@@ -186,6 +186,31 @@ def test_turn_writes_and_recalls_in_one_round_trip(world) -> None:
     assert [h["rank"] for h in body["recall"]["hits"]] == list(range(1, len(body["recall"]["hits"]) + 1))
 
 
+def test_recall_folds_the_turns_a_fact_cites_unless_asked_not_to(world) -> None:
+    svc = world["svc"]
+    said = svc("POST", "subjects/bob/episodes", json={"text": "I can't eat peanuts, I'm allergic"}).json()
+    fact = svc(
+        "POST",
+        "subjects/bob/facts",
+        json={"text": "Bob is allergic to peanuts", "fact_type": "constraint", "source_episodes": [said["id"]]},
+    ).json()
+    question = {"query": "is bob allergic to peanuts?", "k": 2}
+    hits = svc("POST", "subjects/bob/recall", json=question).json()["hits"]
+    assert [h["id"] for h in hits] == [fact["id"]]
+    assert hits[0]["evidence"] == [{"id": said["id"], "timestamp": said["timestamp"], "text": said["text"]}]
+    assert hits[0]["evidence_count"] == 1
+    apart = svc("POST", "subjects/bob/recall", json={**question, "fold_evidence": False}).json()["hits"]
+    assert {h["id"] for h in apart} == {fact["id"], said["id"]} and not any("evidence" in h for h in apart)
+    turn = svc(
+        "POST",
+        "subjects/bob/turn",
+        json={"text": "snack ideas? remember the peanuts", "recall": {"k": 3, "fold_evidence": False}},
+    )
+    assert turn.status_code == 201 and said["id"] in {h["id"] for h in turn.json()["recall"]["hits"]}
+    refused = svc("POST", "subjects/bob/recall", json={**question, "fold_evidence": "sometimes"})
+    assert _problem(refused, 400)["errors"][0]["field"] == "fold_evidence"
+
+
 def test_an_agents_recall_counts_as_use(world, settings, monkeypatch) -> None:
     from memory import tasks
 

@@ -107,6 +107,14 @@ def test_a_persons_own_search_is_not_agent_use(browser_client, maya_memories, se
     assert scheduled == []
 
 
+def test_search_shows_a_facts_evidence_under_it_and_can_list_it_apart(browser_client, maya_memories) -> None:
+    said = maya_memories["said"]  # "I moved to Lisbon last spring", cited by the chain's first version
+    page = browser_client.get("/memories/?q=Lisbon+Alfama").content.decode()
+    assert "Learnt from 1 thing you said" in page and f'href="/memory/{said["id"]}/"' in page
+    apart = browser_client.get("/memories/?q=Lisbon+Alfama&turns_apart=on").content.decode()
+    assert "Learnt from" not in apart and f'href="/memory/{said["id"]}/"' in apart
+
+
 def test_search_honours_the_fact_type_and_the_days(browser_client, maya, maya_memories) -> None:
     writes.episode_write(subject=maya, text="Lisbon was rainy all March", at="2025-03-10T23:30:00Z")
     writes.fact_write(subject=maya, text="Visits Lisbon every March", fact_type="preference", at="2025-03-11T00:00:00Z")

@@ -65,7 +65,15 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
             assert [step["instruction"] for step in playbook["steps"]] == ["Ask for the dates", "Email Sam"]
 
             recalled = payload(await s.call_tool("recall_memory", {"query": "What is Alice's dog called?", "k": 3}))
-            assert len(recalled["memories"]) == 3 and fact["id"] in [m["id"] for m in recalled["memories"]]
+            # The turn the fact cites is folded under it: two memories, the fact first with its evidence.
+            assert [m["id"] for m in recalled["memories"]] == [fact["id"], playbook["id"]]
+            assert recalled["memories"][0]["evidence"] == [
+                {"id": episode["id"], "timestamp": episode["timestamp"], "text": episode["text"]}
+            ]
+            assert [m["rank"] for m in recalled["memories"]] == [1, 2]
+            apart = {"query": "What is Alice's dog called?", "k": 3, "fold_evidence": False}
+            recalled = payload(await s.call_tool("recall_memory", apart))
+            assert len(recalled["memories"]) == 3 and episode["id"] in [m["id"] for m in recalled["memories"]]
             assert [m["rank"] for m in recalled["memories"]] == [1, 2, 3]
             only_facts = payload(await s.call_tool("recall_memory", {"query": "dog", "types": ["semantic"]}))
             assert texts(only_facts) == ["Alice's dog is a greyhound called Comet"]
