@@ -175,6 +175,7 @@ class Gateway:
         self._session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
 
     async def _close(self, _app: web.Application) -> None:
+        self.auth.close()
         if self._session:
             await self._session.close()
 
@@ -252,7 +253,7 @@ class Gateway:
     # ------------------------------------------------------------------ entry
     async def handle(self, request: web.Request) -> web.StreamResponse:
         try:
-            principal = self.auth.authenticate(request.headers.get("Authorization"), request.raw_path)
+            principal = await self.auth.authenticate(request.headers.get("Authorization"), request.raw_path)
             route = routes.classify(request.method, request.raw_path)
             raw = await self._read_body(request)
             if route.kind == "local":
