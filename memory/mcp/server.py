@@ -1,6 +1,9 @@
 """The MCP endpoint: an ASGI app that checks path, Origin, Host and the bearer token, then hands the
 request to the SDK's streamable-HTTP session manager, which runs the memory tools.
 
+Every authenticated request counts against the token's rate limit, the one the REST API keeps
+(``atlas_site.api.token_rate_wait``): over it, a 429 with ``Retry-After`` before any MCP processing.
+
 Stateless by default (``ATLAS_MCP_STATELESS``): each POST carries its bearer token and gets a JSON
 answer; no ``Mcp-Session-Id`` is kept, so any worker serves any request and a revoked token stops
 working on its next request. ``ATLAS_MCP_STATELESS=false`` keeps the SDK's in-memory sessions (SSE
@@ -29,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
+from atlas_site.api import retry_after, token_rate_wait
 from atlas_site.errors import NotAuthenticated
 from tenants.tokens import TokenPrincipal
 
@@ -146,6 +150,12 @@ class McpEndpoint:
         except NotAuthenticated as error:
             challenge = _www_authenticate(presented=bearer_token(authorization) is not None)
             await _refuse(send, 401, error.message, {"WWW-Authenticate": challenge})
+            return
+        # The token's one rate limit, shared with the REST API, before any MCP processing.
+        wait = await run_sync(token_rate_wait, principal=principal)
+        if wait is not None:
+            message = "too many requests for this token (ATLAS_API_RATE, shared with the REST API)"
+            await _refuse(send, 429, message, {"Retry-After": retry_after(wait)})
             return
         if not self._managers:
             await _refuse(send, 503, "the MCP endpoint is not running: serve the app with the ASGI lifespan on")

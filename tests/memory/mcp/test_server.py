@@ -316,3 +316,44 @@ def test_without_a_lifespan_the_endpoint_answers_503(atlas_server, alice) -> Non
 
     anyio.run(go)
     assert messages[0]["status"] == 503
+
+
+def test_one_rate_limit_per_token_across_rest_and_mcp(atlas_server, alice, settings) -> None:
+    """ATLAS_API_RATE is one budget per token whichever interface spends it (issue 24, finding 4): REST
+    requests use it up and MCP answers 429 with Retry-After before doing anything; and the reverse."""
+    settings.ATLAS_API_RATE = "3/min"
+    tenant, subject = alice
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    remember = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"kind": "fact", "text": "Alice keeps goats"}},
+    }
+
+    def rest_me(token: str) -> requests.Response:
+        return requests.get(f"{atlas_server.url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+
+    # REST first, then MCP.
+    token = token_for(tenant, subject)
+    assert [rest_me(token).status_code for _ in range(3)] == [200, 200, 200]
+    for body in (listing, remember):
+        refused = post(atlas_server.url, body, token=token)
+        assert refused.status_code == 429
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert refused.json()["error"]["message"].startswith("too many requests for this token")
+    # MCP first, then REST (problem details, as every REST refusal).
+    other = token_for(tenant, subject)
+    assert [post(atlas_server.url, listing, token=other).status_code for _ in range(3)] == [200, 200, 200]
+    limited = rest_me(other)
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
+    assert post(atlas_server.url, remember, token=other).status_code == 429
+    # Nothing the refused calls asked for was done; a third token still has its own budget.
+    fresh = token_for(tenant, subject)
+    listed = post(
+        atlas_server.url,
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "list_memories", "arguments": {}}},
+        token=fresh,
+    )
+    assert listed.status_code == 200
+    assert listed.json()["result"]["structuredContent"]["memories"] == []
