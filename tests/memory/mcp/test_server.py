@@ -3,6 +3,7 @@ Host rules (403, 400), stateless requests, and the router beside Django with its
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import anyio
@@ -357,3 +358,66 @@ def test_one_rate_limit_per_token_across_rest_and_mcp(atlas_server, alice, setti
     )
     assert listed.status_code == 200
     assert listed.json()["result"]["structuredContent"]["memories"] == []
+
+
+def test_stateless_mode_answers_every_method_but_post_with_405_at_once(atlas_server, alice) -> None:
+    """A GET used to open a server-to-client stream that nothing ever wrote to and that never ended
+    (issue 24, finding 5: 19,800 of them took the web process to 2 GB). The spec's other answer is
+    405 (streamable HTTP, "Listening for Messages from the Server"): now every method but POST gets it,
+    with ``Allow: POST``, before authentication — a read timeout here would be the old, held stream."""
+    tenant, subject = alice
+    token = token_for(tenant, subject, ["read"])
+    for method in ("GET", "DELETE", "PUT", "PATCH", "OPTIONS"):
+        for headers in ({"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}, {}):
+            response = requests.request(method, f"{atlas_server.url}/mcp/", headers=headers, timeout=(5, 5))
+            assert response.status_code == 405, (method, response.text)
+            assert response.headers["Allow"] == "POST"
+            assert response.json()["error"]["message"] == "method not allowed: this MCP endpoint serves only POST"
+    assert post(atlas_server.url, INITIALIZE, token=token).status_code == 200
+
+
+def test_stateful_streams_are_capped_per_token_and_closed_after_a_while(alice, settings, django_db_blocker) -> None:
+    """With sessions on, GET opens the session's SSE stream: a token holds at most
+    ATLAS_MCP_STREAMS_PER_TOKEN of them (429 beyond), each ends after ATLAS_MCP_STREAM_SECONDS, and then
+    the token may open one again; methods the transport does not serve are 405 naming the three it does."""
+    tenant, subject = alice
+    token, other = token_for(tenant, subject), token_for(tenant, subject)
+    settings.ATLAS_MCP_STATELESS = False
+    settings.ATLAS_MCP_STREAMS_PER_TOKEN = 1
+    settings.ATLAS_MCP_STREAM_SECONDS = 2
+    app = AtlasApplication(django_app=django_application, mcp_endpoint=McpEndpoint())
+    with live_server(app, django_db_blocker) as server:
+
+        def session_for(bearer: str) -> str:
+            opened = post(server.url, INITIALIZE, token=bearer)
+            session_id = opened.headers["mcp-session-id"]
+            initialised = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert post(server.url, initialised, token=bearer, Mcp_Session_Id=session_id).status_code == 202
+            return session_id
+
+        def stream(bearer: str, session_id: str) -> requests.Response:
+            headers = {
+                "Authorization": f"Bearer {bearer}",
+                "Accept": "text/event-stream",
+                "Mcp-Session-Id": session_id,
+                "MCP-Protocol-Version": LATEST_HANDSHAKE_VERSION,
+            }
+            return requests.get(f"{server.url}/mcp/", headers=headers, stream=True, timeout=(5, 30))
+
+        first, second = session_for(token), session_for(token)
+        held = stream(token, first)
+        assert held.status_code == 200 and held.headers["content-type"].startswith("text/event-stream")
+        refused = stream(token, second)
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "5"
+        elsewhere = stream(other, session_for(other))  # another token has its own allowance
+        assert elsewhere.status_code == 200
+        elsewhere.close()
+        started = time.monotonic()
+        for _chunk in held.iter_content(chunk_size=None):  # ends when the server closes the stream
+            pass
+        assert time.monotonic() - started < 25
+        again = stream(token, second)
+        assert again.status_code == 200
+        again.close()
+        put = requests.put(f"{server.url}/mcp/", headers={"Authorization": f"Bearer {token}"}, timeout=(5, 5))
+        assert put.status_code == 405 and put.headers["Allow"] == "GET, POST, DELETE"
