@@ -93,6 +93,14 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         health = _wait_for(f"{base}/healthz")
         assert health.status_code == 200, health.text
         assert health.json()["checks"]["elasticsearch"]["licence"] == "trial"
+        # The web server runs with its connection bounds (docs/security.md "Connections").
+        [web] = [
+            (Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"))
+            for pid in _descendants(proc.pid)
+            if b"uvicorn" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+        flags = " ".join(part.decode() for part in web)
+        assert "--limit-concurrency 256 --timeout-keep-alive 5" in flags
         assert _wait_for(f"{base}/admin/").status_code == 302
         session = requests.Session()
         login_page = session.get(f"{base}/accounts/login/", timeout=10)
