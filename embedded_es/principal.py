@@ -68,9 +68,11 @@ def api_key_principal(record: ApiKeyRecord) -> Principal:
     )
 
 
-#: Threads that run PBKDF2 for secrets no cache knows. hashlib releases the GIL while it hashes, so
-#: the event loop keeps serving everyone else; two threads bound what a flood of wrong secrets costs.
-VERIFY_THREADS = 2
+#: The thread that runs PBKDF2 for secrets no cache knows. hashlib releases the GIL while it hashes, so
+#: the event loop keeps serving everyone else; one thread means a flood of distinct wrong secrets costs
+#: at most one core (the engine and the loop keep the rest), while keys already verified (the
+#: application's own) are answered from the cache without waiting behind it.
+VERIFY_THREADS = 1
 
 
 class Authenticator:
