@@ -139,7 +139,9 @@ class _BulkItem:
         self.source = source
         self.source_line = source_line
         self.action = parts.bulk_item_action(op, spec)
-        self.on_shard = False  # the name exists: authorised with the other items of its shard request
+        # Authorised with the other items of its shard request (not for a first write to a new index,
+        # which TransportBulkAction's auto-create settles before any shard request exists).
+        self.on_shard = False
         self.error: EsError | None = None
 
 
@@ -944,8 +946,8 @@ class Gateway:
         each item is authorised for its own action on the name it was sent to
         (AuthorizationService.authorizeBulkItems). The embedded engine's indices have one shard, so
         items share a shard request when the names they use write to the same concrete index (an
-        alias's write index). Items to a name that does not exist yet are created or refused before
-        any shard request (TransportBulkAction's auto-create), so they are checked on their own.
+        alias's write index). Index and create items to a name that does not exist yet are created or
+        refused before any shard request (TransportBulkAction's auto-create), so they are checked alone.
         """
         lines = parts.lines(req.raw)
         items: list[_BulkItem] = []
@@ -978,17 +980,16 @@ class Gateway:
                     raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index is missing;")
                 if _is_pattern(index) or "," in index:
                     raise parts.invalid_index_name(index) or unsupported("", index, "a bulk item takes one index name")
-                if existing is None:
+                if op in ("index", "create") and existing is None:
                     existing = set(await self._existing_names())
-                if index in existing:
+                if op not in ("index", "create") or index in existing:
                     item.on_shard = True  # authorised below, with the other items of its shard request
                 else:
                     if not principal.permissions.allows_index(item.action, index):
                         raise self._denied(principal, item.action, [index])
-                    if op in ("index", "create"):
-                        parts.raise_if_invalid(index)
-                        if not principal.permissions.allows_index(AUTO_CREATE, index):
-                            raise self._denied(principal, AUTO_CREATE, [index])
+                    parts.raise_if_invalid(index)
+                    if not principal.permissions.allows_index(AUTO_CREATE, index):
+                        raise self._denied(principal, AUTO_CREATE, [index])
                 if "_id" in spec:
                     parts.check_id(spec["_id"])
             except EsError as err:
@@ -1046,7 +1047,9 @@ class Gateway:
         ``bulk[s]``, else each item's own when its action is not granted on its name."""
         if not items:
             return
-        _aliases, write_index = await self._names_read()
+        # One name: one shard request whatever it resolves to, so no need to read the aliases.
+        one_name = len({item.index for item in items}) == 1
+        write_index = {} if one_name else (await self._names_read())[1]
         shards: dict[str, list[_BulkItem]] = {}
         for item in items:
             shards.setdefault(write_index.get(item.index, item.index), []).append(item)
