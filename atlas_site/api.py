@@ -6,7 +6,8 @@
   status, detail, and ``errors`` with a field and message each). The domain's AtlasError is mapped
   here once; "not yours" is the same 404 as "missing".
 - Rate limits: per token, ``ATLAS_API_RATE`` (default 600/min) in Django's cache (Redis when
-  ``REDIS_URL`` is set): 429 with ``Retry-After``.
+  ``REDIS_URL`` is set): 429 with ``Retry-After``. One budget per token across interfaces: the MCP
+  endpoint counts its requests against the same key (``token_rate_wait``).
 - ``Idempotency-Key`` on POST: the first answer is stored for 24 hours per (token, key) and replayed
   to every retry with the same body; the same key with another body is a 422, and a retry that
   arrives while the first is still running is a 409.
@@ -19,6 +20,7 @@ import json
 import time
 from collections.abc import Callable
 from functools import wraps
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -110,6 +112,21 @@ class TokenRateThrottle(SimpleRateThrottle):
         return f"throttle:token:{request.auth.token.prefix}"
 
 
+def token_rate_wait(*, principal: TokenPrincipal) -> float | None:
+    """Count one request of ``principal`` against its token's limit — the very budget REST's throttle
+    keeps (same cache key, same ``ATLAS_API_RATE``), so a token cannot double it by switching
+    interface: None when the request may go on, else the seconds until it may."""
+    throttle = TokenRateThrottle()
+    if throttle.allow_request(SimpleNamespace(auth=principal), None):
+        return None
+    return throttle.wait() or 1.0
+
+
+def retry_after(wait: float) -> str:
+    """The ``Retry-After`` value for a wait in seconds: whole seconds, at least 1."""
+    return str(max(1, int(wait + 0.999)))
+
+
 def principal_of(request: Request) -> TokenPrincipal:
     principal = request.auth
     if not isinstance(principal, TokenPrincipal):
@@ -173,7 +190,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
             exc.status_code, str(detail), code=exc.get_codes() if isinstance(exc.get_codes(), str) else "error"
         )
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-            response["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
+            response["Retry-After"] = retry_after(exc.wait)
         if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
             response.status_code = 401
             response["WWW-Authenticate"] = 'Bearer realm="atlas-memory"'

@@ -365,6 +365,10 @@ ATLAS_MCP_ALLOWED_ORIGINS = env.list("ATLAS_MCP_ALLOWED_ORIGINS", default=_loopb
 # JSON answer, so any worker can serve any request; false keeps SDK sessions (Mcp-Session-Id, SSE) in
 # the worker's memory, which then needs sticky routing.
 ATLAS_MCP_STATELESS = env.bool("ATLAS_MCP_STATELESS", default=True)
+# Stateful mode only (stateless answers GET with 405): server-to-client SSE streams (GET /mcp/) one token
+# may hold open at once, and how long one stays open before the server closes it (the client reopens it).
+ATLAS_MCP_STREAMS_PER_TOKEN = env.int("ATLAS_MCP_STREAMS_PER_TOKEN", default=4)
+ATLAS_MCP_STREAM_SECONDS = env.float("ATLAS_MCP_STREAM_SECONDS", default=300.0)
 # --- Consolidation (memory/services/consolidation.py, docs/consolidation.md) -------------------
 # Any OpenAI-compatible chat-completions endpoint; unset → every run is recorded "skipped: no LLM
 # configured" and nothing else changes.
