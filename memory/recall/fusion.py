@@ -31,7 +31,7 @@ def merge_indices(responses: list[dict[str, Any]], window: int) -> list[dict[str
 
 
 def near_duplicates_spread(
-    fused: list[tuple[str, float, dict[str, Any]]], threshold: float
+    fused: list[tuple[str, float, dict[str, Any]]], threshold: float, *, moved_ids: set[str] | None = None
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """Keep each memory's place unless one ranked above it says nearly the same (word-set Jaccard ≥
     ``threshold``); those move below the distinct ones, in their order, so look-alikes cannot crowd a
@@ -45,6 +45,8 @@ def near_duplicates_spread(
         words = frozenset(re.findall(r"\w+", (item[2]["_source"].get("text") or "").lower()))
         if words and any(len(words & other) / len(words | other) >= threshold for other in seen):
             moved.append(item)
+            if moved_ids is not None:
+                moved_ids.add(item[0])
             continue
         seen.append(words)
         kept.append(item)
@@ -87,7 +89,12 @@ FUSION_METHODS = {"rrf": _rrf_contributions, "zscore": _zscore_contributions}
 
 
 def fuse(
-    legs: list[Leg], *, method: str, language_aware: bool, question_reads_english: bool = True
+    legs: list[Leg],
+    *,
+    method: str,
+    language_aware: bool,
+    question_reads_english: bool = True,
+    shares: dict[str, dict[str, Any]] | None = None,
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """The legs' ranked lists as one: Σ over legs of each leg's contribution (``method``: rrf or zscore).
 
@@ -96,7 +103,8 @@ def fuse(
     alone, scaled up to the whole weight: the English legs cannot judge it (their low scores say nothing
     about its relevance), and counting them would bury it. Elsewhere (both English) the legs judge that
     are not ``across_languages_only``: the cross-lingual model is measured to help only across languages.
-    Without ``language_aware`` every leg judges every memory."""
+    Without ``language_aware`` every leg judges every memory. ``shares`` (explain) receives each
+    memory's judging legs, language scale and per-leg contribution."""
     contributions = [FUSION_METHODS[method](leg) for leg in legs]
     hits: dict[str, dict[str, Any]] = {}
     for leg in legs:
@@ -115,7 +123,10 @@ def fuse(
             judges = readers
         judges_weight = sum(legs[i].weight for i in judges)
         scale = total_weight / judges_weight if judges_weight else 1.0  # weights of 0 switch a leg off
-        fused[memory_id] = scale * sum(contributions[i][0].get(memory_id, contributions[i][1]) for i in judges)
+        own = {i: contributions[i][0].get(memory_id, contributions[i][1]) for i in judges}
+        fused[memory_id] = scale * sum(own.values())
+        if shares is not None:
+            shares[memory_id] = {"judges": judges, "scale": scale, "shares": own}
     ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
     return [(memory_id, score, hits[memory_id]) for memory_id, score in ordered]
 

@@ -29,3 +29,4 @@ class RecallResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     targets: list[tuple[str, str]] = field(default_factory=list)  # (index, id) of facts/playbooks returned
     legs: list[str] = field(default_factory=list)  # the legs searched: bm25, dense, multilingual, crosslingual
+    explain: dict[str, Any] | None = None  # with explain or expect: filters, fusion weights, expected memories
