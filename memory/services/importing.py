@@ -35,7 +35,7 @@ from .documents import (
     playbook_prepare,
 )
 from .languages import non_english_marked
-from .writes import supersession_apply
+from .writes import memory_owner_check, supersession_apply
 
 BATCH = 200
 COMMON_FIELDS = {"id", "user_id", "memory_type", "text", "timestamp", "days_ago"}
@@ -145,11 +145,12 @@ def _prepare(
             if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
                 raise ValidationFailed("supersedes must be a list of ids")
             fields["supersedes"] = [
-                memory_id_for(tenant_id=tenant_id, memory_type="semantic", external_id=t) for t in targets
+                memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type="semantic", external_id=t)
+                for t in targets
             ]
         if "source_episodes" in fields:
             fields["source_episodes"] = [
-                memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=e)
+                memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type="episodic", external_id=e)
                 for e in id_list(fields["source_episodes"], field_name="source_episodes")
             ]
         return fact_prepare(tenant_id=tenant_id, user_id=user_id, text=record.get("text"), **fields, **common)
@@ -232,6 +233,8 @@ def memories_import(
                 report=report,
                 previous_turns=previous_turns,
             )
+            if subject is not None:
+                memory_owner_check(tenant_id=str(tenant.es_id), user_id=str(subject.es_id), prepared=prepared)
             if prepared.supersedes:
                 facts_with_links.append((line_no, prepared, subject))
             pending.append((line_no, prepared))
