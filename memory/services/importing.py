@@ -1,6 +1,6 @@
 """Import of memories from JSON lines (the documented format), with per-line errors that never stop the run.
 
-Each line: ``id`` (kept as a tenant-unique external id), ``user_id`` (absent for
+Each line: ``id`` (kept as an external id, unique per subject), ``user_id`` (absent for
 catalog), ``memory_type``, ``text``, ``timestamp`` (ISO 8601) or ``days_ago``, and
 the type's optional fields. Re-importing a file overwrites the same documents
 (ids are derived from the external ids) instead of duplicating them.
