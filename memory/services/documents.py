@@ -264,9 +264,7 @@ def fact_prepare(
     return PreparedMemory("semantic", memory_id, source, supersedes=supersedes, contradiction=contradiction)
 
 
-def _memory_id(
-    tenant_id: str, user_id: str, memory_type: str, external_id: str | None, derived_key: str | None
-) -> str:
+def _memory_id(tenant_id: str, user_id: str, memory_type: str, external_id: str | None, derived_key: str | None) -> str:
     if derived_key is not None:
         return memory_id_derived(tenant_id=tenant_id, user_id=user_id, memory_type=memory_type, key=derived_key)
     return memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type=memory_type, external_id=external_id)
