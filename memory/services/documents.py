@@ -27,7 +27,7 @@ FACT_TYPES = ("preference", "identity", "constraint", "world")
 CONTRADICTIONS = ("natural", "harsh")
 MEMORY_TYPES = ("episodic", "semantic", "procedural", "catalog")
 # Catalog ids (and, before owner-scoped ids, every memory's: memory/services/id_upgrade.py moves those).
-_MEMORY_ID_NAMESPACE = uuid.UUID("6f2b1a7e-3c1d-4f7a-9a55-2d0c7a1e9b11")
+TENANT_MEMORY_ID_NAMESPACE = uuid.UUID("6f2b1a7e-3c1d-4f7a-9a55-2d0c7a1e9b11")
 _SUBJECT_MEMORY_ID_NAMESPACE = uuid.UUID("0b7f3d52-5c8e-4e0a-8d7b-6a3f1c9e2d40")
 _DERIVED_MEMORY_ID_NAMESPACE = uuid.UUID("c41e8a90-2f6d-4b3a-9e17-5d8c0a7b3f62")
 SUBJECT_MEMORY_TYPES = ("episodic", "semantic", "procedural")
@@ -62,7 +62,7 @@ def memory_id_for(*, tenant_id: str, user_id: str | None, memory_type: str, exte
     if external_id is None:
         return uuid.uuid4().hex
     if user_id is None:
-        return uuid.uuid5(_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:{external_id}").hex
+        return uuid.uuid5(TENANT_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:{external_id}").hex
     return uuid.uuid5(_SUBJECT_MEMORY_ID_NAMESPACE, f"{tenant_id}:{user_id}:{memory_type}:{external_id}").hex
 
 

@@ -33,7 +33,7 @@ from memory.elastic import store
 from memory.elastic.client import bootstrap_client, es_errors
 from memory.models import ConsolidationRun, ConsolidationState
 
-from .documents import _MEMORY_ID_NAMESPACE, memory_id_derived, memory_id_for
+from .documents import TENANT_MEMORY_ID_NAMESPACE, memory_id_derived, memory_id_for
 
 #: The indices that hold subjects' memories (the catalog's ids are the tenant's and do not move).
 SUBJECT_INDICES = ("episodic", "semantic", "procedural", "archive")
@@ -45,12 +45,12 @@ BATCH = 200
 
 def legacy_memory_id_for(*, tenant_id: str, memory_type: str, external_id: str) -> str:
     """A memory's id for an external id before ids included their owner (tenant-scoped)."""
-    return uuid.uuid5(_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:{external_id}").hex
+    return uuid.uuid5(TENANT_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:{external_id}").hex
 
 
 def legacy_memory_id_derived(*, tenant_id: str, memory_type: str, key: str) -> str:
     """A consolidation item's id before ids included their owner."""
-    return uuid.uuid5(_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:derived:{key}").hex
+    return uuid.uuid5(TENANT_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:derived:{key}").hex
 
 
 @dataclass
