@@ -73,6 +73,27 @@ def memory_id_derived(*, tenant_id: str, user_id: str, memory_type: str, key: st
     return uuid.uuid5(_DERIVED_MEMORY_ID_NAMESPACE, f"{tenant_id}:{user_id}:{memory_type}:{key}").hex
 
 
+def memory_owner_check(*, tenant_id: str, user_id: str, prepared: PreparedMemory) -> None:
+    """The last check before a subject's memory is stored: a subject's type (never the catalog), stamped
+    with that subject as owner and, when it has an external id, under that subject's id for it — so no
+    path that writes for one subject can aim at another's memory or the catalog."""
+    source = prepared.source
+    external_id = source.get("external_id")
+    if (
+        prepared.memory_type not in SUBJECT_MEMORY_TYPES
+        or source.get("memory_type") != prepared.memory_type
+        or (source.get("tenant_id"), source.get("user_id")) != (tenant_id, user_id)
+        or (
+            external_id is not None
+            and prepared.memory_id
+            != memory_id_for(
+                tenant_id=tenant_id, user_id=user_id, memory_type=prepared.memory_type, external_id=external_id
+            )
+        )
+    ):
+        raise RuntimeError(f"refused to store a {prepared.memory_type} memory that is not the writing subject's")
+
+
 def require_text(value: Any, *, field_name: str, max_chars: int = MAX_TEXT_CHARS, required: bool = True) -> str:
     if value is None:
         if required:

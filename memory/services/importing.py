@@ -31,11 +31,12 @@ from .documents import (
     fact_prepare,
     id_list,
     memory_id_for,
+    memory_owner_check,
     now,
     playbook_prepare,
 )
 from .languages import non_english_marked
-from .writes import memory_owner_check, supersession_apply
+from .writes import supersession_apply
 
 BATCH = 200
 COMMON_FIELDS = {"id", "user_id", "memory_type", "text", "timestamp", "days_ago"}

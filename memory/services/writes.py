@@ -19,12 +19,12 @@ from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
 from .documents import (
-    SUBJECT_MEMORY_TYPES,
     PreparedMemory,
     PreviousTurn,
     embed_into,
     episode_prepare,
     fact_prepare,
+    memory_owner_check,
     now,
     playbook_prepare,
     steps_validate,
@@ -38,18 +38,6 @@ log = logging.getLogger(__name__)
 def stored_view(prepared: PreparedMemory) -> dict[str, Any]:
     out = {k: v for k, v in prepared.source.items() if k not in VECTOR_FIELDS}
     return {"id": prepared.memory_id, "type": prepared.memory_type, **out}
-
-
-def memory_owner_check(*, tenant_id: str, user_id: str, prepared: PreparedMemory) -> None:
-    """The last check before a subject's memory is stored: it is a subject's type (never the catalog),
-    stamped with that subject as owner, under an id of that subject's own id space (documents.memory_id_for)."""
-    source = prepared.source
-    if (
-        prepared.memory_type not in SUBJECT_MEMORY_TYPES
-        or source.get("memory_type") != prepared.memory_type
-        or (source.get("tenant_id"), source.get("user_id")) != (tenant_id, user_id)
-    ):
-        raise RuntimeError(f"refused to store a {prepared.memory_type} memory that is not the writing subject's")
 
 
 def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool, create_only: bool = False) -> bool:

@@ -129,19 +129,24 @@ def test_derived_ids_are_the_owners_own(tenant, maya, tom, admin) -> None:
 
 
 def test_a_subject_write_stores_only_the_subjects_own_memory_types(tenant, maya, tom) -> None:
-    from memory.services.writes import memory_owner_check
+    from memory.services.documents import memory_owner_check
 
     tenant_id, user_id = str(tenant.es_id), str(maya.es_id)
     entry = catalog_prepare(tenant_id=tenant_id, title="t", text="shared")
     toms = fact_prepare(tenant_id=tenant_id, user_id=str(tom.es_id), text="Tom's")
     relabelled = fact_prepare(tenant_id=tenant_id, user_id=user_id, text="Maya's")
     relabelled = PreparedMemory("catalog", relabelled.memory_id, relabelled.source)
-    for prepared in (entry, toms, relabelled):
+    mayas = fact_prepare(tenant_id=tenant_id, user_id=user_id, text="Maya's", external_id="f-1")
+    elsewhere = PreparedMemory(
+        "semantic",
+        memory_id_for(tenant_id=tenant_id, user_id=str(tom.es_id), memory_type="semantic", external_id="f-1"),
+        mayas.source,
+    )
+    for prepared in (entry, toms, relabelled, elsewhere):
         with pytest.raises(RuntimeError, match="not the writing subject's"):
             memory_owner_check(tenant_id=tenant_id, user_id=user_id, prepared=prepared)
-    memory_owner_check(
-        tenant_id=tenant_id, user_id=user_id, prepared=fact_prepare(tenant_id=tenant_id, user_id=user_id, text="ok")
-    )
+    for prepared in (mayas, fact_prepare(tenant_id=tenant_id, user_id=user_id, text="ok")):
+        memory_owner_check(tenant_id=tenant_id, user_id=user_id, prepared=prepared)
     with pytest.raises(ValueError):
         memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type="catalog", external_id="c-1")
     with pytest.raises(ValueError):
