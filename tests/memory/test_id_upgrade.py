@@ -146,6 +146,9 @@ def test_memories_move_to_their_owners_ids_with_every_link(tenant, maya, tom, le
     before = _snapshot(admin, tenant)
     dry = memory_ids_upgrade(dry_run=True)
     assert dry.legacy == {"episodic": 2, "semantic": 5, "archive": 1, "procedural": 1}
+    out = StringIO()
+    call_command("atlas_upgrade_ids", "--dry-run", stdout=out, stderr=StringIO())
+    assert out.getvalue() == "would move 1 archive, 2 episodic, 1 procedural, 5 semantic (dry run: nothing changed)\n"
     assert _snapshot(admin, tenant) == before
 
     steps: list[tuple[str, int, int]] = []
