@@ -96,3 +96,28 @@ def test_resending_ones_own_external_id_still_overwrites(pair, admin) -> None:
     assert again.status_code == 201 and again.json()["id"] == first.json()["id"]
     [stored] = _stored(admin, first.json()["id"])
     assert stored["text"] == "alice is vegan now"
+
+
+def test_a_service_token_writing_for_bob_never_reaches_alices_memory_or_the_catalog(pair, admin) -> None:
+    base, alice, bob = pair["base"], pair["alice"], pair["bob"]
+    tenant = alice["subject"].tenant
+    service = {
+        "Authorization": f"Bearer {tokens.token_create(tenant=tenant, name='svc', scopes='read,write', actor='t').secret}"
+    }
+    session = requests.Session()
+    entry = session.post(
+        f"{base}catalog", json={"title": "Menu", "text": "Lentil soup", "external_id": "f-diet"}, headers=service
+    )
+    assert entry.status_code == 201, entry.text
+    alices = session.post(f"{base}subjects/alice/facts", json=WRITES["facts"]("alice"), headers=alice["headers"]).json()
+    before = _stored(admin, alices["id"]) + _stored(admin, entry.json()["id"])
+
+    bobs = session.post(f"{base}subjects/bob/facts", json=WRITES["facts"]("bob"), headers=service)
+    refused = session.post(
+        f"{base}catalog", json={"title": "Menu", "text": "bob's soup", "external_id": "f-diet"}, headers=bob["headers"]
+    )
+
+    assert bobs.status_code == 201 and bobs.json()["id"] not in (alices["id"], entry.json()["id"])
+    assert refused.status_code == 403, refused.text
+    assert _stored(admin, alices["id"]) + _stored(admin, entry.json()["id"]) == before
+    assert [d["user_id"] for d in _stored(admin, bobs.json()["id"])] == [str(bob["subject"].es_id)]
