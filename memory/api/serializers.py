@@ -17,6 +17,10 @@ LIST_TYPE_CHOICES = tuple(MEMORY_TYPES)
 FACT_TYPE_CHOICES = ("preference", "identity", "constraint", "world")
 CONTRADICTION_CHOICES = ("natural", "harsh")
 CONTRADICTION_HELP = "natural: the world changed; harsh: the old fact was wrong (retracted)."
+EXTERNAL_ID_HELP = (
+    "Your own id for this subject's memory: re-sending it overwrites that memory; the same id sent for "
+    "another subject is a separate memory of that subject."
+)
 
 
 class Strict(serializers.Serializer):
@@ -41,7 +45,7 @@ class EpisodeIn(Strict):
     role = serializers.ChoiceField(choices=["user"], required=False, help_text="Only user turns are stored.")
     event_type = serializers.CharField(required=False, help_text="Default 'message'.")
     at = serializers.DateTimeField(required=False, help_text="When it was said (default: now).")
-    external_id = serializers.CharField(required=False, help_text="Your own id: re-sending it overwrites.")
+    external_id = serializers.CharField(required=False, help_text=EXTERNAL_ID_HELP)
 
 
 class RecallOptionsIn(Strict):
@@ -90,7 +94,7 @@ class FactIn(Strict):
         required=False,
         help_text=CONTRADICTION_HELP,
     )
-    external_id = serializers.CharField(required=False)
+    external_id = serializers.CharField(required=False, help_text=EXTERNAL_ID_HELP)
 
 
 class FactEditIn(Strict):
@@ -113,7 +117,7 @@ class PlaybookIn(Strict):
     trigger_text = serializers.CharField(help_text="When to use it, in the words a user would say.")
     description = serializers.CharField(required=False)
     steps = StepIn(many=True)
-    external_id = serializers.CharField(required=False)
+    external_id = serializers.CharField(required=False, help_text=EXTERNAL_ID_HELP)
 
 
 class OutcomeIn(Strict):
@@ -130,7 +134,9 @@ class CatalogIn(Strict):
     text = serializers.CharField()
     category = serializers.CharField(required=False)
     tags = serializers.ListField(child=serializers.CharField(), required=False)
-    external_id = serializers.CharField(required=False)
+    external_id = serializers.CharField(
+        required=False, help_text="Your own id for the entry: re-sending it overwrites the entry."
+    )
 
 
 class CatalogEditIn(Strict):

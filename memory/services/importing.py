@@ -1,6 +1,6 @@
 """Import of memories from JSON lines (the documented format), with per-line errors that never stop the run.
 
-Each line: ``id`` (kept as a tenant-unique external id), ``user_id`` (absent for
+Each line: ``id`` (kept as an external id, unique per subject), ``user_id`` (absent for
 catalog), ``memory_type``, ``text``, ``timestamp`` (ISO 8601) or ``days_ago``, and
 the type's optional fields. Re-importing a file overwrites the same documents
 (ids are derived from the external ids) instead of duplicating them.
@@ -31,6 +31,7 @@ from .documents import (
     fact_prepare,
     id_list,
     memory_id_for,
+    memory_owner_check,
     now,
     playbook_prepare,
 )
@@ -145,11 +146,12 @@ def _prepare(
             if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
                 raise ValidationFailed("supersedes must be a list of ids")
             fields["supersedes"] = [
-                memory_id_for(tenant_id=tenant_id, memory_type="semantic", external_id=t) for t in targets
+                memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type="semantic", external_id=t)
+                for t in targets
             ]
         if "source_episodes" in fields:
             fields["source_episodes"] = [
-                memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=e)
+                memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type="episodic", external_id=e)
                 for e in id_list(fields["source_episodes"], field_name="source_episodes")
             ]
         return fact_prepare(tenant_id=tenant_id, user_id=user_id, text=record.get("text"), **fields, **common)
@@ -232,6 +234,8 @@ def memories_import(
                 report=report,
                 previous_turns=previous_turns,
             )
+            if subject is not None:
+                memory_owner_check(tenant_id=str(tenant.es_id), user_id=str(subject.es_id), prepared=prepared)
             if prepared.supersedes:
                 facts_with_links.append((line_no, prepared, subject))
             pending.append((line_no, prepared))

@@ -24,6 +24,7 @@ from .documents import (
     embed_into,
     episode_prepare,
     fact_prepare,
+    memory_owner_check,
     now,
     playbook_prepare,
     steps_validate,
@@ -41,6 +42,7 @@ def stored_view(prepared: PreparedMemory) -> dict[str, Any]:
 
 def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool, create_only: bool = False) -> bool:
     """Embed and store ``prepared``; with ``create_only`` never over a stored one (False then)."""
+    memory_owner_check(tenant_id=scope.tenant_id, user_id=scope.user_id, prepared=prepared)
     embed_into([prepared])
     with non_english_marked([prepared]):
         return store.memory_index(
