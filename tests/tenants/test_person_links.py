@@ -382,6 +382,33 @@ def test_removing_the_person_from_the_tenant_in_the_admin_unlinks_and_revokes(cl
     assert tokens.token_authenticate(presented=service_token.secret).tenant == acme
 
 
+def test_removing_a_member_in_the_tenant_section_unlinks_and_revokes(client, estate, acme, alice):
+    members_url = reverse("tenant:members", args=["acme"])
+    remove_url = reverse("tenant:member_remove", args=["acme"])
+    # A plain member cannot remove anyone (the same 404 as a missing tenant), nor can an admin remove an owner.
+    client.force_login(estate["end_user"])
+    assert client.post(remove_url, {"email": "owner@acme.test"}).status_code == 404
+    admin = person_create("admin@acme.test", PASSWORD)
+    services.membership_add(tenant=acme, email=admin.email, role="admin", actor="test")
+    client.force_login(admin)
+    assert client.post(remove_url, {"email": "owner@acme.test"}).status_code == 400
+    client.force_login(estate["owner"])
+    assert client.post(remove_url, {"email": "owner@acme.test"}).status_code == 400  # the last owner stays
+    assert Membership.objects.filter(tenant=acme).count() == 3 and not audits("membership.remove")
+
+    page = client.get(members_url).content.decode()
+    assert f'action="{remove_url}"' in page and 'aria-label="Remove alice@acme.test"' in page
+    assert client.post(remove_url, {"email": "alice@acme.test"}).status_code == 302
+    assert not Membership.objects.filter(tenant=acme, person=estate["end_user"]).exists()
+    assert MemorySubject.objects.get(pk=alice.pk).person is None
+    client.logout()
+    assert_token_refused(client, estate["secret"], alice)
+    [removed] = audits("membership.remove")
+    assert removed.actor == "tenant-admin:owner@acme.test" and removed.target == "alice@acme.test"
+    client.force_login(estate["end_user"])
+    assert not dashboard_shows(client, "blue drawer")
+
+
 def test_deleting_the_person_in_the_admin_unlinks_and_revokes_first(client, estate, alice):
     operator = staff_with("operator@ops.test", "view_person", "delete_person", "delete_emailaddress")
     client.force_login(operator)
@@ -393,6 +420,42 @@ def test_deleting_the_person_in_the_admin_unlinks_and_revokes_first(client, esta
     assert [r.action for r in AuditRecord.objects.filter(actor="admin:operator@ops.test").order_by("id")] == [
         "subject.unlink", "token.revoke", "membership.remove", "person.delete"
     ]  # fmt: skip
+
+
+def test_the_command_line_links_removes_and_deactivates_through_the_same_services(client, estate, acme, alice, bob):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    def cli(*args: str) -> str:
+        out = StringIO()
+        call_command(*args, stdout=out)
+        return out.getvalue()
+
+    assert "linked to mallory@acme.test" in cli(
+        "atlas_subject", "link", "--tenant", "acme", "--external-id", "alice", "--person", "mallory@acme.test"
+    )
+    assert_token_refused(client, estate["secret"], alice)
+    assert [(r.action, r.actor) for r in AuditRecord.objects.filter(target="acme/alice", actor__startswith="cli").order_by("id")] == [
+        ("subject.unlink", "cli:atlas_subject"), ("subject.link", "cli:atlas_subject"), ("token.revoke", "cli:atlas_subject")
+    ]  # fmt: skip
+    assert "linked to nobody" in cli("atlas_subject", "link", "--tenant", "acme", "--external-id", "alice")
+    person_create("idle@acme.test", PASSWORD, is_active=False)
+    with pytest.raises(CommandError, match="must sign up first"):
+        cli("atlas_subject", "add", "--tenant", "acme", "--external-id", "carol", "--person", "idle@acme.test")
+    assert not MemorySubject.objects.filter(external_id="carol").exists()
+
+    services.subject_person_link(subject=bob, email="alice@acme.test", actor="test")
+    bobs = tokens.token_create(tenant=acme, subject=MemorySubject.objects.get(pk=bob.pk), name="b", scopes="read", actor="person:alice@acme.test", person=estate["end_user"]).secret  # fmt: skip
+    cli("atlas_member", "remove", "--tenant", "acme", "--email", "alice@acme.test")
+    assert MemorySubject.objects.get(pk=bob.pk).person is None
+    assert_token_refused(client, bobs, bob)
+    assert not Membership.objects.filter(person=estate["end_user"]).exists()
+
+    cli("atlas_person", "deactivate", "--email", "owner@acme.test")
+    assert not Person.objects.get(email="owner@acme.test").is_active
+    assert audits("person.deactivate")[0].actor == "cli:atlas_person"
 
 
 @pytest.mark.django_db(transaction=True)
