@@ -211,13 +211,14 @@ def test_the_people_admin_does_not_hand_out_accounts_or_permissions(client, acme
     services.subject_person_link(subject=alice, email=end_user.email, actor="test")
     intruder = staff_with(
         "intruder@ops.test", "view_person", "change_person", "view_group", "change_group", "add_group",
-        "view_emailaddress", "change_emailaddress", "add_emailaddress",
+        "view_emailaddress", "change_emailaddress", "add_emailaddress", "add_person",
     )  # fmt: skip
     group = Group.objects.create(name="ops")
     intruder.groups.add(group)
     client.force_login(intruder)
     memory_perms = list(Permission.objects.filter(codename__in=MEMORY_PERMS).values_list("pk", flat=True))
 
+    assert client.get(reverse("admin:tenants_person_add")).status_code == 200  # people may still be added
     own = reverse("admin:tenants_person_change", args=[intruder.pk])
     page = client.get(own).content.decode()
     assert 'name="is_superuser"' not in page and 'name="user_permissions"' not in page
@@ -420,6 +421,20 @@ def test_deleting_the_person_in_the_admin_unlinks_and_revokes_first(client, esta
     assert [r.action for r in AuditRecord.objects.filter(actor="admin:operator@ops.test").order_by("id")] == [
         "subject.unlink", "token.revoke", "membership.remove", "person.delete"
     ]  # fmt: skip
+
+
+def test_the_bulk_delete_action_on_people_goes_through_the_service_too(client, estate, alice):
+    operator = staff_with("operator@ops.test", "view_person", "delete_person", "delete_emailaddress")
+    client.force_login(operator)
+    end_user = estate["end_user"]
+    changelist = reverse("admin:tenants_person_changelist")
+    asked = {"action": "delete_selected", "_selected_action": [end_user.pk]}
+    assert client.post(changelist, asked).status_code == 200  # the confirmation page
+    assert client.post(changelist, {**asked, "post": "yes"}).status_code == 302
+    assert not Person.objects.filter(pk=end_user.pk).exists()
+    assert_token_refused(client, estate["secret"], alice)
+    assert [r.action for r in audits("person.delete")] == ["person.delete"]
+    assert [r.detail["reason"] for r in audits("token.revoke")] == ["subject.unlink"]
 
 
 def test_the_command_line_links_removes_and_deactivates_through_the_same_services(client, estate, acme, alice, bob):
