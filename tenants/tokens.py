@@ -128,6 +128,10 @@ def _issue(
     if person is not None and (subject is None or subject.person_id != person.pk or not person.is_active):
         raise NotFound("a personal token is only for a subject linked to its active person", field="subject")
     with transaction.atomic():
+        # Under the subject's lock, as a relink takes it: one that commits first is seen here, and one that
+        # comes after finds this token to revoke.
+        if person is not None and not _subject_locked_to(subject=subject, person=person):
+            raise NotFound("a personal token is only for a subject linked to its active person", field="subject")
         token = ApiToken.objects.create(
             kind=ApiToken.Kind.SUBJECT if subject is not None else ApiToken.Kind.TENANT,
             tenant=tenant,
@@ -154,6 +158,10 @@ def _issue(
             },
         )
     return token
+
+
+def _subject_locked_to(*, subject: MemorySubject, person: Person) -> bool:
+    return MemorySubject.objects.select_for_update().filter(pk=subject.pk, person=person, is_active=True).exists()
 
 
 def token_revoke(*, token: ApiToken, actor: str) -> bool:

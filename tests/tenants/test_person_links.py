@@ -21,6 +21,7 @@ from allauth.account.models import EmailAddress
 from django.contrib.auth.models import Group, Permission
 from django.urls import reverse
 
+from atlas_site.errors import NotFound
 from memory import selectors
 from memory.services import writes
 from tenants import services, tokens
@@ -530,3 +531,16 @@ def test_the_migration_ties_dashboard_tokens_to_their_person_and_revokes_those_a
         "b" * 12,
         "person.not_linked",
     )
+
+
+def test_a_personal_token_is_not_issued_for_a_subject_relinked_meanwhile(estate, alice):
+    """The dashboard read the subject before a relink committed: issuing re-checks the link under its lock."""
+    stale = MemorySubject.objects.get(pk=alice.pk)  # linked to Alice, as the connect page saw it
+    services.subject_person_link(subject=alice, email="mallory@acme.test", actor="test")
+    before = ApiToken.objects.count()
+    with pytest.raises(NotFound):
+        tokens.token_create(
+            tenant=stale.tenant, subject=stale, name="late", scopes="read", actor="person:alice@acme.test",
+            person=estate["end_user"],
+        )  # fmt: skip
+    assert ApiToken.objects.count() == before and not audits("token.create", detail__name="late")
