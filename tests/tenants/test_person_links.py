@@ -475,22 +475,42 @@ def test_the_command_line_links_removes_and_deactivates_through_the_same_service
 
 
 @pytest.mark.django_db(transaction=True)
-def test_mcp_refuses_the_old_token_after_a_relink(atlas_server, writer, acme, alice):
+def test_mcp_refuses_the_old_token_after_a_relink(atlas_server, writer, acme, alice, settings):
+    """Over /mcp/ with the official client: the personal token lists Alice's memories; after the relink every
+    call is a 401 with nothing of hers in it, and a write it attempts leaves nothing behind."""
     import requests
+    from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
+    from tests.memory.mcp.conftest import call, payload
+
+    settings.ATLAS_USAGE_RECORDING = "off"
+    writes.fact_write(subject=alice, text="Alice keeps her passport in the blue drawer", fact_type="identity")
     end_user = person_create("alice@acme.test", PASSWORD)
     person_create("mallory@acme.test", PASSWORD)
     services.subject_person_link(subject=alice, email=end_user.email, actor="test")
     alice.refresh_from_db()
     secret = tokens.token_create(
-        tenant=acme, subject=alice, name="laptop", scopes="read", actor="person:alice@acme.test", person=end_user
+        tenant=acme, subject=alice, name="laptop", scopes="read,write", actor="person:alice@acme.test", person=end_user
     ).secret
-    headers = {"Authorization": f"Bearer {secret}", "Accept": "application/json, text/event-stream"}
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
-    assert requests.post(f"{atlas_server.url}/mcp/", json=hello, headers=headers, timeout=60).status_code == 200
+    listed = payload(call(atlas_server.url, secret, "list_memories", {"subject": "alice"}))
+    assert "blue drawer" in json.dumps(listed)
+
     services.subject_person_link(subject=alice, email="mallory@acme.test", actor="test")
-    assert requests.post(f"{atlas_server.url}/mcp/", json=hello, headers=headers, timeout=60).status_code == 401
+    before = selectors.memory_counts(subject=alice)
+    headers = {
+        "Authorization": f"Bearer {secret}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": LATEST_HANDSHAKE_VERSION,
+    }
+    for tool, arguments in (
+        ("list_memories", {"subject": "alice"}),
+        ("remember", {"subject": "alice", "kind": "fact", "text": "planted by the old token"}),
+    ):
+        body = {"jsonrpc": "2.0", "id": tool, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        response = requests.post(f"{atlas_server.url}/mcp/", json=body, headers=headers, timeout=60)
+        assert response.status_code == 401, tool
+        assert "blue drawer" not in response.text
+    assert selectors.memory_counts(subject=alice) == before
 
 
 def test_the_migration_ties_dashboard_tokens_to_their_person_and_revokes_those_already_orphaned(transactional_db):
