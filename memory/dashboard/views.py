@@ -326,6 +326,7 @@ def connect(request: HttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 scopes=form.cleaned_data["scopes"],
                 actor=actor_of(request),
+                person=request.user,  # a personal token: it stops when they lose this subject
             )
             configs = tokens.mcp_client_configs(secret=issued.secret, server_url=settings.ATLAS_PUBLIC_URL)
             context.update(

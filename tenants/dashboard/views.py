@@ -25,7 +25,7 @@ from tenants import services, tokens
 from tenants.models import AuditRecord, Membership, MemorySubject, Person
 
 from .access import actor_of, tenant_admin_view, tenant_subject
-from .forms import CatalogEntryForm, MemberForm, SubjectCreateForm, SubjectLinkForm, TenantTokenForm
+from .forms import CatalogEntryForm, MemberForm, MemberRemoveForm, SubjectCreateForm, SubjectLinkForm, TenantTokenForm
 
 SUBJECTS_PER_PAGE = 25
 AUDIT_PER_PAGE = 50
@@ -289,6 +289,19 @@ def members(request: HttpRequest) -> HttpResponse:
                 return redirect(_url(request, "members"))
     listed = Membership.objects.filter(tenant=request.tenant).select_related("person").order_by("person__email")
     return _render(request, "members.html", status=status, form=form, members=listed)
+
+
+@tenant_admin_view
+@require_POST
+def member_remove(request: HttpRequest) -> HttpResponse:
+    """Remove someone from the tenant: their subjects here are unlinked and their personal tokens revoked."""
+    form = MemberRemoveForm(request.POST)
+    if not form.is_valid():
+        raise ValidationFailed("the email of the member to remove is required", field="email")
+    email = form.cleaned_data["email"]
+    services.membership_remove(tenant=request.tenant, email=email, by=request.membership, actor=actor_of(request))
+    messages.success(request, f"{email} is no longer a member: their subjects here are unlinked, their tokens revoked.")
+    return redirect(_url(request, "members"))
 
 
 @tenant_admin_view
