@@ -69,6 +69,18 @@ class RecallOptionsIn(Strict):
         help_text="A current fact carries the episodes it cites as `evidence`, and those episodes take no slot "
         "of their own (default true).",
     )
+    explain = serializers.BooleanField(
+        required=False,
+        help_text="Each hit says why it ranked there: each leg's rank, raw score and contribution, the fused "
+        "score, the ranking multipliers (decay, use, catalog prior, outcome) and what was folded under it.",
+    )
+    expect = serializers.ListField(
+        child=serializers.CharField(max_length=128),
+        required=False,
+        max_length=20,
+        help_text="Ids (or external ids) of memories you expected: for each, where it stood in each leg and what "
+        "removed it (filter, fold, rank, not found).",
+    )
 
 
 class RecallIn(RecallOptionsIn):
@@ -168,12 +180,18 @@ class HitOut(MemoryOut):
         many=True, required=False, help_text="The episodes this fact cites, newest first (at most 5); folded in."
     )
     evidence_count = serializers.IntegerField(required=False, help_text="How many episodes it cites in all.")
+    explain = serializers.DictField(required=False, help_text="With explain: why this hit ranked here.")
 
 
 class RecallOut(serializers.Serializer):
     hits = HitOut(many=True)
     legs = serializers.ListField(child=serializers.CharField(), help_text="The legs this recall searched.")
     took_ms = serializers.FloatField()
+    explain = serializers.DictField(
+        required=False,
+        help_text="With explain or expect: the filters every leg applied, the fusion's weights, and with expect "
+        "one entry per expected memory.",
+    )
 
 
 class TurnOut(serializers.Serializer):

@@ -79,9 +79,14 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         until=options.get("until"),
         options=RecallOptions(rerank=options.get("rerank")),
         fold_evidence=options.get("fold_evidence", True),
+        explain=options.get("explain", False),
+        expect=options.get("expect"),
     )
     usage.recall_usage_schedule(targets=result.targets)
-    return {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}
+    answer = {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}
+    if result.explain is not None:
+        answer["explain"] = result.explain
+    return answer
 
 
 class SubjectView(APIView):

@@ -104,6 +104,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         since=since,
         until=until,
         fold_evidence=not data["turns_apart"],
+        explain=True,  # "why this result" under each hit: computed from what the recall holds, no search
     )
     context.update(results=result.hits, legs=result.legs, took_ms=round(result.timings_ms.get("total", 0.0)))
     return render(request, "dashboard/memories.html", context)

@@ -123,6 +123,8 @@ def recall_memory(
     since: str | None = None,
     until: str | None = None,
     fold_evidence: bool = True,
+    explain: bool = False,
+    expect: list[str] | None = None,
 ) -> dict[str, Any]:
     result = memory_recall(
         subject=subject,
@@ -135,9 +137,14 @@ def recall_memory(
         since=since,
         until=until,
         fold_evidence=fold_evidence,
+        explain=explain,
+        expect=expect,
     )
     recall_usage_schedule(targets=result.targets)
-    return {"memories": [_shaped(hit) for hit in result.hits]}
+    answer: dict[str, Any] = {"memories": [_shaped(hit) for hit in result.hits]}
+    if result.explain is not None:
+        answer["explain"] = result.explain
+    return answer
 
 
 REMEMBER_FIELDS = {
@@ -292,6 +299,17 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "type": "boolean",
                     "default": True,
                     "description": "Fold the turns a returned fact was learnt from under it as its evidence.",
+                },
+                "explain": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Say for each memory why it ranked there (legs, fusion, multipliers, folds).",
+                },
+                "expect": {
+                    "type": "array",
+                    "items": _MEMORY_ID,
+                    "maxItems": 20,
+                    "description": "Ids of memories you expected: where each stood and what kept it out.",
                 },
             },
             ["query"],

@@ -178,3 +178,31 @@ def expected_explain(
             entry["detail"] = f"fused rank {fused_rank[memory_id]}, below the {k} returned"
         out.append(entry)
     return out
+
+
+def explain_line(why: dict[str, Any]) -> str:
+    """A hit's explanation in one line of words (the CLI, the dashboard's "why this result")."""
+    parts = []
+    for name, leg in why["legs"].items():
+        if leg["rank"] is None:
+            parts.append(f"{name} did not find it")
+        else:
+            share = f", {leg['contribution']:+.3f}" if leg["contribution"] is not None else ", not counted"
+            parts.append(f"{name} #{leg['rank']} ({leg['score']:.3f}{share})")
+    if why.get("fused_score") is not None:
+        parts.append(f"fused {why['fused_score']:.3f}")
+    parts += [f"{name} ×{factor:.3f}" for name, factor in why["multipliers"].items()]
+    if why["folded"]:
+        parts.append(f"{len(why['folded'])} turn(s) folded under it")
+    if why.get("moved_below_a_near_duplicate"):
+        parts.append("moved below a near-duplicate")
+    return "; ".join(parts)
+
+
+def expected_line(entry: dict[str, Any]) -> str:
+    """An expected memory's fate in one line."""
+    if "rank" in entry:
+        return f"returned at #{entry['rank']}"
+    stood = ", ".join(f"{name} #{rank}" for name, rank in entry.get("legs", {}).items() if rank is not None)
+    where = f" (stood: {stood})" if stood else ""
+    return f"removed by {entry['removed_by']}: {entry['detail']}{where}"

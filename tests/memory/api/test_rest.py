@@ -211,6 +211,23 @@ def test_recall_folds_the_turns_a_fact_cites_unless_asked_not_to(world) -> None:
     assert _problem(refused, 400)["errors"][0]["field"] == "fold_evidence"
 
 
+def test_recall_explains_its_ranks_and_what_kept_an_expected_memory_out(world) -> None:
+    svc = world["svc"]
+    old = svc("POST", "subjects/bob/facts", json={"text": "Bob cycles to work"}).json()
+    new = svc("PATCH", f"subjects/bob/facts/{old['id']}", json={"text": "Bob takes the tram to work"})
+    assert new.status_code == 200, new.text
+    plain = svc("POST", "subjects/bob/recall", json={"query": "how does bob get to work?", "k": 3}).json()
+    assert "explain" not in plain and not any("explain" in h for h in plain["hits"])
+    asked = {"query": "how does bob get to work?", "k": 3, "explain": True, "expect": [old["id"], "nope"]}
+    body = svc("POST", "subjects/bob/recall", json=asked).json()
+    assert [h["id"] for h in body["hits"]] == [new.json()["id"]]
+    assert list(body["hits"][0]["explain"]["legs"]) == body["legs"]
+    expected = {e["id"]: e for e in body["explain"]["expected"]}
+    assert expected[old["id"]]["removed_by"] == "filter" and expected["nope"]["removed_by"] == "not found"
+    too_many = svc("POST", "subjects/bob/recall", json={**asked, "expect": [f"m{n}" for n in range(21)]})
+    assert _problem(too_many, 400)["errors"][0]["field"] == "expect"
+
+
 def test_an_agents_recall_counts_as_use(world, settings, monkeypatch) -> None:
     from memory import tasks
 

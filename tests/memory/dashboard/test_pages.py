@@ -90,7 +90,8 @@ def test_cursor_pages_hold_every_fact_once(browser_client, maya) -> None:
 
 def test_search_runs_recall_and_shows_rank_and_legs(browser_client, maya_memories) -> None:
     page = browser_client.get("/memories/?q=where+does+she+live").content.decode()
-    assert "#1" in page and "bm25" in page and "dense" in page
+    assert "#1" in page and "bm25" in page and "dense" in page  # the legs' names in "Why this result"
+    assert "Why this result" in page and "similar meaning" in page and "found by" not in page
     assert "Alfama" in page
     assert browser_client.get("/memories/?q=").status_code == 400
 

@@ -75,6 +75,10 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
             recalled = payload(await s.call_tool("recall_memory", apart))
             assert len(recalled["memories"]) == 3 and episode["id"] in [m["id"] for m in recalled["memories"]]
             assert [m["rank"] for m in recalled["memories"]] == [1, 2, 3]
+            why = {"query": "What is Alice's dog called?", "k": 1, "explain": True, "expect": [playbook["id"]]}
+            explained = payload(await s.call_tool("recall_memory", why))
+            assert explained["memories"][0]["explain"]["folded"] == [episode["id"]]
+            assert explained["explain"]["expected"][0]["removed_by"] == "rank"
             only_facts = payload(await s.call_tool("recall_memory", {"query": "dog", "types": ["semantic"]}))
             assert texts(only_facts) == ["Alice's dog is a greyhound called Comet"]
 

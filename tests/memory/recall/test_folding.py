@@ -108,3 +108,20 @@ def test_atlas_recall_prints_the_evidence_under_the_fact_and_can_list_it_apart(m
     assert len(folded) == 3  # the fact, its evidence, the summary line
     apart = recall("--k", "2", "--no-fold-evidence")
     assert {line.split()[3] for line in apart[:2]} == {fact["id"], said["id"]}
+
+
+def test_atlas_recall_explains_and_reports_the_expected(maya) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    old = fact_write(subject=maya, text="Maya flies from Porto")
+    fact_edit(subject=maya, memory_id=old["id"], text="Maya flies from Lisbon")
+    out = StringIO()
+    call_command(
+        "atlas_recall", "where does Maya fly from", "--tenant", maya.tenant.slug, "--user", "maya",
+        "--k", "1", "--explain", "--expect", old["id"], stdout=out,
+    )  # fmt: skip
+    lines = out.getvalue().splitlines()
+    assert lines[1].strip().startswith("why: ") and "fused " in lines[1]
+    assert lines[2].startswith(f"expected {old['id']}: removed by filter: replaced by ")
