@@ -165,6 +165,9 @@ class MemoryOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
     external_id = serializers.CharField(allow_null=True)
     shared = serializers.BooleanField(help_text="A tenant catalog entry, not the subject's own memory.")
+    subject = serializers.CharField(
+        required=False, help_text="The subject's own id, as in the path (not on catalog entries)."
+    )
 
 
 class EvidenceOut(serializers.Serializer):

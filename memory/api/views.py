@@ -89,13 +89,36 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
+def _subject_named(data: Any, *, internal: str, external: str) -> Any:
+    """``data`` with every memory's ``user_id`` (the subject's internal id in the cluster) replaced by
+    ``subject``, the id the caller knows the subject by."""
+    if isinstance(data, list):
+        return [_subject_named(item, internal=internal, external=external) for item in data]
+    if not isinstance(data, dict):
+        return data
+    named = {k: _subject_named(v, internal=internal, external=external) for k, v in data.items() if k != "user_id"}
+    if data.get("user_id") is not None:  # a catalog entry has no owner
+        named["subject"] = external if str(data["user_id"]) == internal else None
+    return named
+
+
 class SubjectView(APIView):
+    """A route under ``subjects/{subject}/``: its answers name the subject by the caller's id for it, never
+    by the internal one (every memory in them is that subject's, or a catalog entry with no owner)."""
+
     scope_needed = "read"
 
     def subject(self, request: Request, external_id: str, scope: str | None = None):
         principal = principal_of(request)
         principal.require(scope or self.scope_needed)
-        return principal.subject_for(external_id)
+        self.subject_resolved = principal.subject_for(external_id)
+        return self.subject_resolved
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        who = getattr(self, "subject_resolved", None)
+        if who is not None and isinstance(response.data, dict | list):
+            response.data = _subject_named(response.data, internal=str(who.es_id), external=who.external_id)
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 class EpisodesView(SubjectView):

@@ -228,6 +228,30 @@ def test_recall_explains_its_ranks_and_what_kept_an_expected_memory_out(world) -
     assert _problem(too_many, 400)["errors"][0]["field"] == "expect"
 
 
+def test_answers_name_the_subject_by_the_callers_id_never_the_internal_one(world) -> None:
+    svc, alice = world["svc"], world["alice"]
+    svc("POST", "catalog", json={"title": "Opening hours", "text": "Open 9 to 5 on weekdays"})
+    fact = svc("POST", "subjects/alice/facts", json={"text": "Alice opens the shop on weekdays"})
+    edited = svc("PATCH", f"subjects/alice/facts/{fact.json()['id']}", json={"text": "Alice opens it on Mondays"})
+    answers = [
+        fact,
+        edited,
+        svc("POST", "subjects/alice/episodes", json={"text": "I open the shop at 9"}),
+        svc("POST", "subjects/alice/turn", json={"text": "when do we open?"}),
+        svc("GET", f"subjects/alice/memories/{fact.json()['id']}"),
+        svc("GET", "subjects/alice/memories?superseded=true"),
+        svc("GET", f"subjects/alice/memories/{fact.json()['id']}/chain"),
+        svc("POST", "subjects/alice/recall", json={"query": "opening hours weekdays", "k": 10}),
+    ]
+    for answer in answers:
+        assert answer.status_code in (200, 201), answer.text
+        assert str(alice.es_id) not in answer.text and '"user_id"' not in answer.text
+    assert fact.json()["subject"] == "alice"
+    hits = answers[-1].json()["hits"]
+    assert {h.get("subject") for h in hits} == {"alice", None}  # the catalog entry has no owner
+    assert all(("subject" in h) != h["shared"] for h in hits)
+
+
 def test_an_agents_recall_counts_as_use(world, settings, monkeypatch) -> None:
     from memory import tasks
 
