@@ -35,6 +35,7 @@ from .documents import (
     playbook_prepare,
 )
 from .languages import non_english_marked
+from .supersession import replaced_state_keep
 from .writes import fact_store
 
 BATCH = 200
@@ -198,6 +199,7 @@ def memories_import(
     report = ImportReport()
     subjects = {s.external_id: s for s in tenant.subjects.filter(is_active=True)}
     writer = writer_es_client()
+    reader = tenant_es_client(tenant=tenant)
     pending: list[tuple[int, PreparedMemory]] = []
     facts_with_links: list[tuple[int, PreparedMemory, MemorySubject]] = []
     previous_turns: dict[tuple[str, str], PreviousTurn] = {}
@@ -206,6 +208,7 @@ def memories_import(
         if not pending:
             return
         items = [p for _, p in pending]
+        replaced_state_keep(reader=reader, filters=[], prepared=items)  # a re-imported fact stays replaced
         embed_into(items)
         with non_english_marked(items):
             failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))

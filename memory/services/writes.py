@@ -32,6 +32,7 @@ from .languages import non_english_marked
 from .supersession import (
     already_replaced,
     fact_claim_versioned,
+    replaced_state_keep,
     supersession_claim,
     supersession_release,
 )
@@ -115,6 +116,8 @@ def fact_store(
         at=prepared.source["created_at"],
     )
     try:
+        if not create_only and prepared.source.get("external_id"):  # it may be stored over a replaced version
+            replaced_state_keep(reader=scope.reader(), filters=scope.read_filters(), prepared=[prepared])
         return _index(scope, prepared, refresh=refresh, create_only=create_only)
     except BaseException:
         supersession_release(scope=scope, claimed=claimed, new_id=prepared.memory_id)

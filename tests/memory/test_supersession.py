@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -15,6 +16,7 @@ from memory.scope import SubjectScope
 from memory.selectors import memory_chain_get, memory_get, memory_hit, memory_recall
 from memory.services.archive import superseded_facts_archive
 from memory.services.documents import embed_into, fact_prepare
+from memory.services.importing import memories_import
 from memory.services.supersession import supersessions_reconcile
 from memory.services.writes import fact_edit, fact_write, memory_etag
 
@@ -383,3 +385,81 @@ def test_reconciler_releases_a_claim_whose_new_fact_never_came(maya) -> None:
     assert stored[fresh["id"]]["superseded_by"] == ["never-stored"]
     assert stored[kept["id"]]["superseded_by"] == [forgotten["id"]]  # forgetting the new version keeps it so
     assert "Maya's car is red" in texts(memory_recall(subject=maya, query="Maya's car colour", k=5))
+
+
+def _line(external_id: str, text: str, **fields) -> str:
+    return json.dumps({"id": external_id, "user_id": "maya", "memory_type": "semantic", "text": text, **fields})
+
+
+def test_an_import_line_replacing_an_already_replaced_fact_is_a_line_error(maya) -> None:
+    """The import goes through the same rule: a line replacing a fact that already has a successor (in the
+    store or earlier in the same file) is an error naming the newest version, and stores nothing. A file
+    may list a replacement before what it replaces, and a chain in any order; importing it again
+    changes nothing (a re-imported replaced fact stays replaced)."""
+    lines = [
+        _line("f-home-3", "Maya lives in Lisbon", days_ago=10, supersedes=["f-home-2"]),
+        _line("f-home-2", "Maya lives in Porto", days_ago=100, supersedes=["f-home-1"]),
+        _line("f-home-1", "Maya lives in Berlin", days_ago=400),
+        _line("f-fork", "Maya lives in Madrid", days_ago=5, supersedes=["f-home-1"]),
+    ]
+    for attempt in range(2):
+        report = memories_import(tenant=maya.tenant, lines=lines, create_subjects=False, actor="test")
+        stored = _facts_of(maya)
+        by_ext = {f["external_id"]: i for i, f in stored.items()}
+        # Replacements are stored in file order once what they replace is stored: Madrid's turn comes
+        # after Porto's and before Lisbon's (which waits for Porto), so the first time Porto is the newest.
+        newest = by_ext["f-home-2"] if attempt == 0 else by_ext["f-home-3"]
+        assert report.errors == [
+            (4, f"fact {by_ext['f-home-1']} was already replaced; its newest version is {newest}. "
+                f"A replaced fact cannot be replaced again: edit the newest version ({newest})")
+        ], attempt  # fmt: skip
+        assert sorted(by_ext) == ["f-home-1", "f-home-2", "f-home-3"]  # no Madrid
+        assert stored[by_ext["f-home-1"]]["superseded_by"] == [by_ext["f-home-2"]]
+        assert stored[by_ext["f-home-2"]]["superseded_by"] == [by_ext["f-home-3"]]
+        assert [i for i, f in stored.items() if not f.get("superseded_by")] == [by_ext["f-home-3"]]
+    again = memories_import(
+        tenant=maya.tenant,
+        lines=[_line("f-home-4", "Maya lives in Faro", supersedes=["f-home-2"])],
+        create_subjects=False,
+        actor="test",
+    )
+    assert len(again.errors) == 1 and f"newest version is {by_ext['f-home-3']}" in again.errors[0][1]
+    assert "f-home-4" not in {f["external_id"] for f in _facts_of(maya).values()}
+
+
+def test_a_rest_style_resend_of_a_replaced_fact_keeps_it_replaced(maya) -> None:
+    """Re-sending a fact's external id stores it again under its id; it keeps its successor (it does not
+    become a second current version beside it)."""
+    old = fact_write(subject=maya, text="Maya's gym is FitOne", external_id="gym")
+    new = fact_write(subject=maya, text="Maya's gym is PowerHouse", supersedes=["gym"])
+    fact_write(subject=maya, text="Maya's gym is FitOne", external_id="gym")
+    stored = _facts_of(maya)
+    assert stored[old["id"]]["superseded_by"] == [new["id"]]
+    assert texts(memory_recall(subject=maya, query="Maya's gym", k=5)) == ["Maya's gym is PowerHouse"]
+
+
+def test_consolidation_skips_and_records_a_supersession_of_a_fact_replaced_meanwhile(maya) -> None:
+    """A run planned to replace a fact that a person edited before the plan was applied: the run's
+    supersession is skipped and listed under ``replaced`` (naming the newest version); the rest applies."""
+    from memory.services.consolidation import plan_apply
+
+    porto = fact_write(subject=maya, text="Maya lives in Porto", fact_type="identity")
+    edited = fact_edit(subject=maya, memory_id=porto["id"], text="Maya lives in Faro")
+    item = {"text": "Maya lives in Lisbon", "fact_type": "identity", "confidence": 0.9, "source_episodes": []}
+    plan = {
+        "window_key": "w1",
+        "planned_at": datetime.now(UTC).isoformat(),
+        "facts": [{**item, "key": "w1:fact:seats", "text": "Maya prefers window seats", "fact_type": "preference"}],
+        "supersessions": [{**item, "key": "w1:supersede:lisbon", "targets": [porto["id"]], "contradiction": "natural"}],
+        "confirmations": [],
+        "playbooks": [],
+        "refinements": [],
+        "outcomes": [],
+    }
+    changes = plan_apply(subject=maya, plan=plan)
+    assert "supersessions" not in changes and "superseded" not in changes and len(changes["facts"]) == 1
+    assert changes["replaced"] == [
+        f"w1:supersede:lisbon: fact {porto['id']} was already replaced; its newest version is {edited['id']}. "
+        f"A replaced fact cannot be replaced again: edit the newest version ({edited['id']})"
+    ]
+    assert "Maya lives in Lisbon" not in {f["text"] for f in _facts_of(maya).values()}
