@@ -31,10 +31,11 @@ def _not_text(value: Any) -> str | None:
 
 
 class Strict(serializers.Serializer):
-    """Refuses fields it does not declare (a typo is an error, not a silently dropped value) and anything
-    but a string for a text field: DRF's CharField turns ``1`` into "1" and ``1e999`` into "inf", so a
-    number sent as a name or a fact would be stored as text nobody wrote. Every input serializer of the
-    API derives from this one, so the rule holds for every text field (and list of texts) in one place."""
+    """Refuses fields it does not declare: a typo is an error, not a silently dropped value."""
+
+    # It also refuses anything but a string for a text field: DRF's CharField turns 1 into "1" and 1e999
+    # into "inf", so a number sent as a name or a fact would be stored as text nobody wrote. Every input
+    # serializer (memory and tenants APIs) derives from this one: one place for every text field.
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, dict):

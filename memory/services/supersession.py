@@ -98,7 +98,8 @@ def supersession_claim(
     claimed_at = now().isoformat()
     claimed: list[dict[str, Any]] = []
     try:
-        for hit in targets:
+        # One order for every writer: two replacing {a, b} at once cannot each hold one and both lose.
+        for hit in sorted(targets, key=lambda h: h["_id"]):
             if store.fact_successor_claim(
                 writer, index=hit["_index"], old_id=hit["_id"], new_id=new_id, at=at, harsh=harsh, claimed_at=claimed_at
             ):

@@ -174,3 +174,23 @@ def test_a_chunked_body_over_the_limit_is_413(world, settings) -> None:
     )
     assert small.status_code == 201, small.text
     assert [m["text"] for m in svc("GET", "subjects/alice/memories").json()["memories"]] == ["chunked and small"]
+
+
+def test_catalog_patch_racers_holding_a_valid_if_match_one_200_the_rest_412(world) -> None:
+    """The same class as the fact edit: the catalog's ETag check and its write were a read then a
+    conditional write whose loss was a 409; now one compare-and-set, so the losers get 412."""
+    svc = world["svc"]
+    entry = svc("POST", "catalog", json={"title": "Returns", "text": "Returns within 30 days"}).json()
+    etag = svc("GET", f"catalog/{entry['id']}").headers["ETag"]
+    answers = _race(
+        6,
+        lambda i: svc(
+            "PATCH",
+            f"catalog/{entry['id']}",
+            json={"text": f"Returns within {i + 40} days"},
+            headers={"If-Match": etag},
+        ),
+    )
+    assert sorted(a.status_code for a in answers) == [200] + [412] * 5, [a.text for a in answers]
+    won = next(a for a in answers if a.status_code == 200)
+    assert svc("GET", f"catalog/{entry['id']}").json()["text"] == won.json()["text"]
