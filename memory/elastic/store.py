@@ -220,13 +220,16 @@ def memories_fetch(
     return found
 
 
-def memory_get_current(reader: Elasticsearch, *, index: str, memory_id: str) -> dict[str, Any] | None:
+def memory_get_current(
+    reader: Elasticsearch, *, index: str, memory_id: str, include_embedding: bool = False
+) -> dict[str, Any] | None:
     """One memory as it is stored right now (the get API is real-time; a search sees the last refresh),
     with ``_seq_no``/``_primary_term`` for a compare-and-set; None when it is gone or the reader may not
     see it (DLS answers a filtered get with 404)."""
+    excludes = None if include_embedding else VECTOR_FIELDS
     try:
         with es_errors("read a memory"):
-            response = reader.get(index=index, id=memory_id, source_excludes=VECTOR_FIELDS)
+            response = reader.get(index=index, id=memory_id, source_excludes=excludes)
     except NotFoundError:
         return None
     return response.body if response.get("found") else None

@@ -207,6 +207,8 @@ def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
             for missing in dangling:
                 store.fact_successor_release(writer, index=old["_index"], old_id=old_id, new_id=missing)
                 changes.append((old_id, ""))
+            if not stored and _is_archived(old):
+                _unarchive(reader, writer, old)
             old["_source"]["superseded_by"] = [n for n in successors_of(old["_source"]) if n in facts]
         if not stored:
             continue
@@ -230,6 +232,24 @@ def _fetch_missing(reader: Elasticsearch, tenant_id: str, facts: dict[str, dict[
         reader, ids=sorted(named), memory_types=store.FACT_TYPES_INDICES, filters=[{"term": {"tenant_id": tenant_id}}]
     )
     facts.update({hit["_id"]: hit for hit in found.values()})
+
+
+def _is_archived(hit: dict[str, Any]) -> bool:
+    return hit["_source"].get("memory_type") == "archive"
+
+
+def _unarchive(reader: Elasticsearch, writer: Elasticsearch, hit: dict[str, Any]) -> None:
+    """A released fact the nightly archive had already moved (it looked replaced) goes back to the hot
+    index, where current facts live — copy first, delete second, as the archive moves them."""
+    whole = store.memory_get_current(reader, index=hit["_index"], memory_id=hit["_id"], include_embedding=True)
+    if whole is None or successors_of(whole["_source"]):
+        return
+    failures = store.memories_bulk_index(
+        writer, [("semantic", hit["_id"], {**whole["_source"], "memory_type": "semantic"})]
+    )
+    if failures:
+        raise RuntimeError(f"could not move {hit['_id']} back from the archive: {failures[0][1]}")
+    store.memories_delete(writer, [(hit["_index"], hit["_id"])])
 
 
 def _claim_abandoned(tenant: Tenant, source: dict[str, Any], dangling: list[str], stamp: Any) -> bool:

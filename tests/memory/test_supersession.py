@@ -463,3 +463,27 @@ def test_consolidation_skips_and_records_a_supersession_of_a_fact_replaced_meanw
         f"A replaced fact cannot be replaced again: edit the newest version ({edited['id']})"
     ]
     assert "Maya lives in Lisbon" not in {f["text"] for f in _facts_of(maya).values()}
+
+
+def test_a_released_claim_the_archive_had_moved_comes_back_to_the_hot_index(maya) -> None:
+    """The nightly archive moves what looks replaced — an abandoned claim too; releasing it brings the fact
+    back where current facts live, so recall finds it again."""
+    scope = SubjectScope.of(maya)
+    fact = fact_write(subject=maya, text="Maya's bike is a Brompton")
+    long_ago = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
+    hit = store.memories_fetch(scope.reader(), ids=[fact["id"]], memory_types=("semantic",), filters=[])[fact["id"]]
+    store.fact_successor_claim(
+        scope.writer(),
+        index=hit["_index"],
+        old_id=fact["id"],
+        new_id="lost",
+        at=long_ago,
+        harsh=False,
+        claimed_at=long_ago,
+    )
+    assert superseded_facts_archive(tenant=maya.tenant) == 1
+    assert supersessions_reconcile(tenant=maya.tenant) == [(fact["id"], "")]
+    back = memory_get(subject=maya, memory_id=fact["id"])
+    assert back["type"] == "semantic" and "superseded_by" not in back
+    assert texts(memory_recall(subject=maya, query="Maya's bike", k=3)) == ["Maya's bike is a Brompton"]
+    assert superseded_facts_archive(tenant=maya.tenant) == 0
