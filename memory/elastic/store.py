@@ -65,7 +65,6 @@ if (params.successor != null) {
   if (ctx._source.superseded_at == null) { ctx._source.superseded_at = params.at; }
 }
 if (params.supersedes != null) { ctx._source.supersedes = params.supersedes; }
-if (params.retract) { ctx._source.retracted = true; }
 """
 USAGE_SCRIPT = """
 ctx._source.use_count = (ctx._source.use_count == null ? 0 : ctx._source.use_count) + params.n;
@@ -294,17 +293,15 @@ def fact_chain_set(
     at: str,
     successor: str | None = None,
     supersedes: list[str] | None = None,
-    retract: bool = False,
 ) -> None:
-    """Set a fact's one successor (``retract``: it was wrong) and/or the predecessors it names (the
-    reconciler's repair of a half-linked or forked chain)."""
+    """Set a fact's one successor and/or the predecessors it names (the reconciler's repair of a fork)."""
     with es_errors("repair a supersession chain"):
         writer.update(
             index=index,
             id=memory_id,
             script={
                 "source": CHAIN_SET_SCRIPT,
-                "params": {"successor": successor, "supersedes": supersedes, "at": at, "retract": retract},
+                "params": {"successor": successor, "supersedes": supersedes, "at": at},
             },
             retry_on_conflict=RETRY_ON_CONFLICT,
             refresh="wait_for",

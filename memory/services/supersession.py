@@ -213,8 +213,7 @@ def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
         if not stored:
             continue
         if len(stored) == 1:
-            if successors_of(old["_source"]) != stored:
-                _link(writer, facts, old_id, stored[0], stamp)
+            if successors_of(old["_source"]) != stored and _link(writer, facts, old_id, stored[0], stamp):
                 changes.append((old_id, stored[0]))
             continue
         changes += _fork_repair(writer, facts, tenant, old_id, stored, stamp)
@@ -270,17 +269,20 @@ def _same_owner(facts: dict[str, dict[str, Any]], a: str, b: str) -> bool:
     return (sa.get("tenant_id"), sa.get("user_id")) == (sb.get("tenant_id"), sb.get("user_id"))
 
 
-def _link(writer: Elasticsearch, facts: dict[str, dict[str, Any]], old_id: str, new_id: str, stamp: Any) -> None:
+def _link(writer: Elasticsearch, facts: dict[str, dict[str, Any]], old_id: str, new_id: str, stamp: Any) -> bool:
+    """Finish a half-linked supersession with the writers' own claim (refused if a writer claimed the old
+    fact since this run read it: then it is a fork, for the next run)."""
     if not _same_owner(facts, old_id, new_id):
-        return
+        return False
     new = facts[new_id]["_source"]
-    store.fact_chain_set(
+    return store.fact_successor_claim(
         writer,
         index=facts[old_id]["_index"],
-        memory_id=old_id,
-        successor=new_id,
+        old_id=old_id,
+        new_id=new_id,
         at=new.get("created_at") or stamp.isoformat(),
-        retract=new.get("contradiction") == "harsh",
+        harsh=new.get("contradiction") == "harsh",
+        claimed_at=stamp.isoformat(),
     )
 
 
