@@ -21,7 +21,7 @@ from tenants.services import audit_record
 
 from .documents import PreparedMemory, catalog_prepare, embed_into
 from .languages import non_english_marked
-from .writes import memory_etag, stored_view
+from .writes import EDIT_ATTEMPTS, edit_backoff, memory_etag, stored_view
 
 CATALOG_FIELDS = ("title", "text", "category", "tags")
 
@@ -65,9 +65,6 @@ def catalog_entry_write(*, tenant: Tenant, actor: str, **fields: Any) -> dict[st
     return stored_view(prepared)
 
 
-EDIT_ATTEMPTS = 20
-
-
 def catalog_entry_update(
     *, tenant: Tenant, entry_id: Any, actor: str, if_match: str | None = None, **changes: Any
 ) -> dict[str, Any]:
@@ -81,7 +78,7 @@ def catalog_entry_update(
     found = catalog_entry_fetch(tenant=tenant, entry_id=entry_id)
     entry_id = found["_id"]
     expected = if_match.strip() if if_match is not None else None
-    for _ in range(EDIT_ATTEMPTS):
+    for attempt in range(EDIT_ATTEMPTS):
         hit = store.memory_get_current(tenant_es_client(tenant=tenant), index=found["_index"], memory_id=entry_id)
         if hit is None or hit["_source"].get("tenant_id") != str(tenant.es_id):
             raise NotFound(f"no catalog entry {entry_id}", field="id")
@@ -96,6 +93,7 @@ def catalog_entry_update(
         try:
             _store(tenant, prepared, if_version=(hit["_seq_no"], hit["_primary_term"]))
         except ConflictError:
+            edit_backoff(attempt)
             continue  # changed since it was read: read it and check the ETag again
         audit_record(tenant=tenant, actor=actor, action="catalog.update", target=entry_id)
         return stored_view(prepared)

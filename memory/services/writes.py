@@ -184,6 +184,14 @@ def memory_etag(source: dict[str, Any]) -> str:
 EDIT_ATTEMPTS = 20
 
 
+def edit_backoff(attempt: int) -> None:
+    """A compare-and-set lost to another write: wait a little before reading again (at most ~2 s in all),
+    so a burst of use-count bumps, or a read that lags a refresh, does not use up the attempts at once."""
+    import time
+
+    time.sleep(min(0.2, 0.01 * (attempt + 1)))
+
+
 def fact_edit(
     *,
     subject: MemorySubject,
@@ -213,7 +221,7 @@ def fact_edit(
         raise NotFound(f"no fact {memory_id} for this user", field="memory_id") from None
     memory_id = found["_id"]
     expected = if_match.strip() if if_match is not None else None
-    for _ in range(EDIT_ATTEMPTS):
+    for attempt in range(EDIT_ATTEMPTS):
         hit = store.memory_get_current(scope.reader(), index=found["_index"], memory_id=memory_id)
         if hit is None:
             raise NotFound(f"no fact {memory_id} for this user", field="memory_id")
@@ -240,6 +248,7 @@ def fact_edit(
         if not fact_claim_versioned(
             scope=scope, hit=hit, new_id=prepared.memory_id, harsh=harsh, at=prepared.source["created_at"]
         ):
+            edit_backoff(attempt)
             continue  # changed since it was read (a rival edit, a use count): read and check again
         try:
             _index(scope, prepared, refresh=True)
