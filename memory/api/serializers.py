@@ -23,15 +23,49 @@ EXTERNAL_ID_HELP = (
 )
 
 
+NOT_TEXT = "must be a string (text), not {kind}"
+
+
+def _not_text(value: Any) -> str | None:
+    """Why ``value`` is not text for a text field (None when it is, or is null: the field's own rule)."""
+    if value is None or isinstance(value, str):
+        return None
+    kind = "a boolean" if isinstance(value, bool) else "a number" if isinstance(value, int | float) else "JSON data"
+    return NOT_TEXT.format(kind=kind)
+
+
 class Strict(serializers.Serializer):
     """Refuses fields it does not declare: a typo is an error, not a silently dropped value."""
+
+    # It also refuses anything but a string for a text field: DRF's CharField turns 1 into "1" and 1e999
+    # into "inf", so a number sent as a name or a fact would be stored as text nobody wrote. Every input
+    # serializer (memory and tenants APIs) derives from this one: one place for every text field.
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
                 raise serializers.ValidationError({name: ["unknown field"] for name in unknown})
+            not_text = self._not_text_fields(data)
+            if not_text:
+                raise serializers.ValidationError(not_text)
         return super().to_internal_value(data)
+
+    def _not_text_fields(self, data: dict[str, Any]) -> dict[str, Any]:
+        errors: dict[str, Any] = {}
+        for name, field in self.fields.items():
+            if field.read_only or name not in data:
+                continue
+            value = data[name]
+            if isinstance(field, serializers.CharField) and not isinstance(field, serializers.ChoiceField):
+                if reason := _not_text(value):
+                    errors[name] = [reason]
+            elif isinstance(field, serializers.ListField) and isinstance(field.child, serializers.CharField):
+                if isinstance(value, list):
+                    items = {n: [r] for n, item in enumerate(value) if (r := _not_text(item))}
+                    if items:
+                        errors[name] = items
+        return errors
 
     def given(self) -> dict[str, Any]:
         """The validated fields the caller actually sent (defaults belong to the services)."""

@@ -35,7 +35,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from atlas_site.errors import AtlasError, NotFound, ValidationFailed
+from atlas_site.errors import AtlasError, Conflict, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.llm import LlmError, chat_client, llm_configured, llm_model_name
@@ -660,7 +660,9 @@ def _events(window_key: str) -> dict[str, str]:
 def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = None) -> dict[str, list[str]]:
     """Write ``plan`` through the write services; safe to repeat: every document id is derived from its
     item's key, and every update carries the run's event id (applied once). An item whose fact,
-    playbook or episodes were forgotten since the plan was made is skipped (listed under ``gone``)."""
+    playbook or episodes were forgotten since the plan was made is skipped (listed under ``gone``); a
+    supersession of a fact something else replaced since (a person's edit, an agent) is skipped too —
+    a fact has one successor — and listed under ``replaced`` with the reason, naming the newest version."""
     events = _events(plan["window_key"])
     at = plan["planned_at"]
     changes: dict[str, list[str]] = {
@@ -674,6 +676,7 @@ def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = Non
             "refinements",
             "outcomes",
             "gone",
+            "replaced",
         )
     }
 
@@ -682,6 +685,9 @@ def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = Non
             result = write()
         except NotFound:
             changes["gone"].append(gone_id)
+            return None
+        except Conflict as conflict:
+            changes["replaced"].append(f"{gone_id}: {conflict.message}")
             return None
         if renew is not None:
             renew()

@@ -89,10 +89,10 @@ def test_an_operator_browses_searches_edits_follows_the_chain_and_forgets(client
 def test_a_stale_version_is_refused_and_nothing_changes(client, operator, maya, maya_fact):
     client.force_login(operator)
     etag = client.get(_url("memory", maya.pk, maya_fact["id"])).context["etag"]
-    writes.fact_edit(subject=maya, memory_id=maya_fact["id"], text="Maya lives in Faro")
+    faro = writes.fact_edit(subject=maya, memory_id=maya_fact["id"], text="Maya lives in Faro")
     stale = client.post(_url("memory", maya.pk, maya_fact["id"]), {"text": "Maya lives in Porto", "etag": etag})
-    assert stale.status_code == 409  # replaced meanwhile: edit the newest version
-    assert "newest version" in stale.content.decode()
+    assert stale.status_code == 412  # the version the form was read at was replaced meanwhile
+    assert f"newest version is {faro['id']}" in stale.content.decode()
     texts = [s["text"] for s in selectors.memory_chain_get(subject=maya, memory_id=maya_fact["id"])]
     assert texts == ["Maya lives in Lisbon", "Maya lives in Faro"]
     assert not AuditRecord.objects.filter(action="memory.edit").exists()

@@ -99,10 +99,13 @@ def test_an_edit_of_a_replaced_version_or_a_stale_etag_is_refused(world) -> None
     assert svc(
         "PATCH", f"subjects/alice/facts/{fact['id']}", json={"text": "Drinks tea"}, headers={"If-Match": etag}
     ).ok
+    tea = svc("GET", "subjects/alice/memories", params={"type": "semantic"}).json()["memories"][0]["id"]
     second = svc(
         "PATCH", f"subjects/alice/facts/{fact['id']}", json={"text": "Drinks water"}, headers={"If-Match": etag}
     )
-    assert "edit the newest version" in _problem(second, 409)["detail"]
+    assert f"edit the newest version ({tea})" in _problem(second, 412)["detail"]  # the precondition comes first
+    without = svc("PATCH", f"subjects/alice/facts/{fact['id']}", json={"text": "Drinks water"})
+    assert f"newest version is {tea}" in _problem(without, 409)["detail"]
     texts = {m["text"] for m in svc("GET", "subjects/alice/memories", params={"type": "semantic"}).json()["memories"]}
     assert texts == {"Drinks tea"}
 

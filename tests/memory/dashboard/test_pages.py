@@ -165,7 +165,9 @@ def test_an_edit_is_a_natural_supersession_and_a_stale_one_is_refused(browser_cl
     assert chain[-2]["superseded_by"] == [new_id] and not chain[-2].get("retracted")
     # The same form sent again (a second tab): the version it read is gone, nothing is written.
     again = browser_client.post(f"/memory/{current}/", {"text": "Lives somewhere else", "etag": etag})
-    assert again.status_code == 409 and "Nothing was saved" in again.content.decode()
+    # HTTP checks the precondition first (412), and the page names the newest version to edit instead.
+    assert again.status_code == 412 and "Nothing was saved" in again.content.decode()
+    assert f"newest version is {new_id}" in again.content.decode()
     stale = browser_client.post(f"/memory/{new_id}/", {"text": "Lives somewhere else", "etag": etag})
     assert stale.status_code == 412
     assert len(selectors.memory_chain_get(subject=maya, memory_id=new_id)) == 4

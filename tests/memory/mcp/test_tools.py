@@ -4,6 +4,7 @@ what each returns, and each kind of error as an MCP tool error (isError) naming 
 from __future__ import annotations
 
 import pytest
+from asgiref.sync import sync_to_async
 
 from memory.elastic.client import clients_reset
 from memory.services import writes
@@ -200,6 +201,9 @@ BAD_ARGUMENTS = [
     ("record_outcome", {"playbook_id": "x", "success": "yes"}, "success", "'yes' is not of type 'boolean'"),
     ("forget_memory", {"memory_id": ""}, "memory_id", "should be non-empty"),
     ("memory_chain", {"memory_id": 42}, "memory_id", "42 is not of type 'string'"),
+    ("remember", {"kind": "fact", "text": 1}, "text", "1 is not of type 'string'"),
+    ("update_fact", {"memory_id": "x", "text": 1e300}, "text", "is not of type 'string'"),
+    ("remember", {"kind": "playbook", "name": 7, "trigger_text": "t", "steps": ["a"]}, "name", "is not of type"),
 ]
 
 
@@ -327,6 +331,14 @@ def test_updating_a_superseded_version_is_a_conflict(atlas_server, acme) -> None
             new = payload(await s.call_tool("update_fact", {"memory_id": old["id"], "text": "Alice drives a Kia"}))
             stale = tool_error(await s.call_tool("update_fact", {"memory_id": old["id"], "text": "Alice cycles"}))
             assert (stale["code"], stale["field"]) == ("conflict", "memory_id") and new["id"] in stale["message"]
+            # The same rule as REST's: the error names the chain's newest version, however far along it is.
+            newest = await sync_to_async(writes.fact_write)(
+                subject=people["alice"], text="Alice drives a Tesla", supersedes=[new["id"]]
+            )
+            stale = tool_error(await s.call_tool("update_fact", {"memory_id": old["id"], "text": "Alice walks"}))
+            assert stale["code"] == "conflict" and f"newest version is {newest['id']}" in stale["message"]
+            listed = payload(await s.call_tool("list_memories", {"types": ["semantic"]}))
+            assert texts(listed) == ["Alice drives a Tesla"]
 
     run(go)
 
