@@ -25,6 +25,7 @@ from memory import selectors
 from memory.recall import memory_recall
 from memory.services import forget, writes
 from tenants import tokens
+from tenants.issued import issued_keep, issued_take
 
 from .access import actor_of, dashboard_view, error_page, subject_choose, subject_current
 from .forms import TYPE_LABELS, FactEditForm, ForgetAllForm, ListFilterForm, SearchForm, TokenCreateForm
@@ -329,14 +330,16 @@ def connect(request: HttpRequest) -> HttpResponse:
                 actor=actor_of(request),
                 person=request.user,  # a personal token: it stops when they lose this subject
             )
-            configs = tokens.mcp_client_configs(secret=issued.secret, server_url=settings.ATLAS_PUBLIC_URL)
-            context.update(
-                issued=issued,
-                configs=[(name, json.dumps(config, indent=2)) for name, config in configs.items()],
-                form=TokenCreateForm(),
-            )
-        else:
-            status = 400
+            # Post/redirect/get: a reload of the page that shows the secret creates nothing again.
+            issued_keep(session=request.session, issued=issued)
+            return redirect("dashboard:connect")
+        status = 400
+    issued = issued_take(session=request.session, tenant=subject.tenant)
+    if issued is not None:
+        configs = tokens.mcp_client_configs(secret=issued.secret, server_url=settings.ATLAS_PUBLIC_URL)
+        context.update(
+            issued=issued, configs=[(name, json.dumps(config, indent=2)) for name, config in configs.items()]
+        )
     context["tokens"] = tokens.tokens_list(tenant=subject.tenant, subject=subject)
     context["mcp_url"] = settings.ATLAS_PUBLIC_URL.rstrip("/") + "/mcp/"
     return render(request, "dashboard/connect.html", context, status=status)

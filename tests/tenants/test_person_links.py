@@ -125,7 +125,7 @@ def test_an_operator_with_the_memory_permissions_links_and_unlinks_through_the_a
 
     client.force_login(end_user)
     assert dashboard_shows(client, "blue drawer")
-    personal = client.post("/connect/", {"name": "laptop", "scopes": ["read", "write"]})
+    personal = client.post("/connect/", {"name": "laptop", "scopes": ["read", "write"]}, follow=True)
     secret = SECRET_SHAPE.search(personal.content.decode()).group(0)
 
     client.force_login(operator)
@@ -268,7 +268,7 @@ def estate(writer, acme, alice, bob, alice_fact):
 
     dashboard = Client()
     dashboard.force_login(end_user)
-    made = dashboard.post("/connect/", {"name": "laptop", "scopes": ["read", "write", "forget"]})
+    made = dashboard.post("/connect/", {"name": "laptop", "scopes": ["read", "write", "forget"]}, follow=True)
     secret = SECRET_SHAPE.search(made.content.decode()).group(0)
     return {"owner": owner, "end_user": end_user, "secret": secret, "prefix": secret.split("_")[1]}
 

@@ -295,10 +295,15 @@ def test_the_download_holds_every_index_the_archive_included(browser_client, may
 
 
 def test_tokens_are_shown_once_with_client_configs_and_revoked_by_their_owner_only(browser_client, maya, tom) -> None:
-    created = browser_client.post("/connect/", {"name": "laptop", "scopes": ["read", "write"]})
+    posted = browser_client.post("/connect/", {"name": "laptop", "scopes": ["read", "write"]})
+    assert posted.status_code == 302 and posted["Location"] == "/connect/"  # post/redirect/get
+    waiting = repr(dict(browser_client.session))  # the secret waits for the redirect, encrypted
+    created = browser_client.get("/connect/")
+    assert ApiToken.objects.filter(subject=maya, name="laptop").count() == 1
     page = created.content.decode()
     secret = re.search(r"atlas_[a-z0-9]{12}_[A-Za-z0-9_-]{43}", page).group(0)
     assert page.count(secret) == 4  # the token, and in each of the three client configurations
+    assert secret not in waiting and secret.split("_")[2] not in waiting
     assert "mcp-remote" in page and created["Cache-Control"].startswith("max-age=0")
     assert tokens.token_authenticate(presented=secret).subject == maya
     assert secret not in browser_client.get("/connect/").content.decode()
