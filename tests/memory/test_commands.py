@@ -236,8 +236,11 @@ def test_eval_cli_prints_metrics_per_type_and_leaks(imported, tmp_path: Path) ->
 
 
 def test_forget_cli(imported) -> None:
-    out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "tom")
-    assert out.strip() == "forgot every memory of cli-co/tom: {'episodic': 1}"
+    out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "tom", "--yes")
+    said, summary, receipt = out.split("\n", 2)
+    assert said == "forgot every memory of cli-co/tom: {'episodic': 1}"
+    assert summary.startswith("receipt: documents deleted: episodic 1; run records: 0; idempotency records: 0;")
+    assert json.loads(receipt)["indices"]["episodic"]["count"] == 1
     with pytest.raises(CommandError) as info:
         run("atlas_forget", "--tenant", "cli-co")
     assert "add --yes" in str(info.value)
@@ -246,7 +249,10 @@ def test_forget_cli(imported) -> None:
 def test_forget_cli_takes_the_id_the_import_gave(imported) -> None:
     """The import named the memory "m-f2": that is the id its owner knows, so it works wherever an id does."""
     out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "maya", "--memory", "m-f2")
-    assert out.strip() == "forgot memory m-f2 of cli-co/maya"
+    said, summary, receipt = out.split("\n", 2)
+    assert said == "forgot memory m-f2 of cli-co/maya"
+    assert summary.startswith("receipt: documents deleted: semantic 1;")
+    assert json.loads(receipt)["indices"]["semantic"]["count"] == 1
     with pytest.raises(CommandError) as info:
         run("atlas_forget", "--tenant", "cli-co", "--user", "maya", "--memory", "m-f2")
     assert "no memory m-f2 for this user" in str(info.value)
@@ -266,8 +272,7 @@ def test_reindex_moves_documents_to_a_new_version(imported) -> None:
         f"{before} → {after}, {total} document(s), re-embedded: {total} in embedding, {total} in embedding_multilingual"
         f", {total} in embedding_crosslingual\n" in out
     )
-    settings = es.indices.get_settings(index=before)[before]["settings"]["index"]
-    assert settings.get("blocks", {}).get("write") in (None, "false", False)
+    assert not es.indices.exists(index=before)  # nothing reads it, and it would keep what forgetting deletes
 
 
 def test_demo_seed_reads_its_password_from_the_environment_or_a_file(atlas_es, db, tmp_path: Path, monkeypatch) -> None:
