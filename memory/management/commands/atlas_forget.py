@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from memory.services.forget import memory_forget, subject_memories_forget, tenant_memories_forget
+import json
+
+from memory.services.forget import memory_forget, receipt_summary, subject_memories_forget, tenant_memories_forget
 from tenants.management.base import AtlasCommand
 from tenants.selectors import subject_get, tenant_get
 
@@ -25,13 +27,25 @@ class Command(AtlasCommand):
         if user:
             subject = subject_get(tenant=owner, external_id=user)
             if memory:
-                memory_forget(subject=subject, memory_id=memory, actor=self.actor)
+                result = memory_forget(subject=subject, memory_id=memory, actor=self.actor)
                 self.stdout.write(self.style.SUCCESS(f"forgot memory {memory} of {subject}"))
+                self._receipt(result["receipt"])
                 return
-            counts = subject_memories_forget(subject=subject, actor=self.actor)
-            self.stdout.write(self.style.SUCCESS(f"forgot every memory of {subject}: {counts or 'none stored'}"))
+            result = subject_memories_forget(subject=subject, actor=self.actor)
+            self.stdout.write(
+                self.style.SUCCESS(f"forgot every memory of {subject}: {result['counts'] or 'none stored'}")
+            )
+            self._receipt(result["receipt"])
             return
         if not yes:
             raise CommandError(f"this deletes every memory of tenant {owner.slug}, its catalog included; add --yes")
-        counts = tenant_memories_forget(tenant=owner, actor=self.actor)
-        self.stdout.write(self.style.SUCCESS(f"forgot every memory of tenant {owner.slug}: {counts or 'none stored'}"))
+        result = tenant_memories_forget(tenant=owner, actor=self.actor)
+        self.stdout.write(
+            self.style.SUCCESS(f"forgot every memory of tenant {owner.slug}: {result['counts'] or 'none stored'}")
+        )
+        self._receipt(result["receipt"])
+
+    def _receipt(self, receipt: dict) -> None:
+        """The receipt: a line to read, then the whole of it (ids per store) as JSON."""
+        self.stdout.write(f"receipt: {receipt_summary(receipt)}")
+        self.stdout.write(json.dumps(receipt, indent=2))

@@ -81,8 +81,11 @@ def test_write_recall_list_get_chain_forget(world) -> None:
     assert [m["id"] for m in listing["memories"]] == [new["id"]]
     with_old = svc("GET", "subjects/alice/memories", params={"type": "semantic", "superseded": "true"}).json()
     assert {m["id"] for m in with_old["memories"]} == {new["id"], fact["id"]}
-    gone = svc("DELETE", f"subjects/alice/memories/{episode.json()['id']}")
-    assert gone.json() == {"id": episode.json()["id"], "type": "episodic", "forgotten": True}
+    gone = svc("DELETE", f"subjects/alice/memories/{episode.json()['id']}").json()
+    receipt = gone.pop("receipt")
+    assert gone == {"id": episode.json()["id"], "type": "episodic", "forgotten": True}
+    assert receipt["indices"] == {"episodic": {"count": 1, "ids": [episode.json()["id"]], "truncated": False}}
+    assert receipt["idempotency_records"] == {"count": 0, "ids": [], "truncated": False}
     _problem(svc("GET", f"subjects/alice/memories/{episode.json()['id']}"), 404)
 
 
@@ -246,6 +249,7 @@ def test_forget_everything_needs_the_subject_repeated(world) -> None:
     assert svc("GET", "subjects/bob/memories").json()["memories"]
     done = svc("DELETE", "subjects/bob/memories", json={"confirm": "bob"})
     assert done.status_code == 200 and done.json()["forgotten"]["semantic"] == 1
+    assert done.json()["receipt"]["indices"]["semantic"]["count"] == 1
     assert svc("GET", "subjects/bob/memories").json()["memories"] == []
 
 
