@@ -18,8 +18,12 @@ never carries the forgotten text.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from django.db.models import QuerySet
 
 from atlas_site.errors import NotFound, ValidationFailed
 from atlas_site.idempotency import idempotency_records_forget
@@ -33,6 +37,7 @@ from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
+from .consolidation import consolidation_leases_release, consolidation_leases_take_over
 from .consolidation_guards import secrets_redacted
 from .languages import non_english_census
 
@@ -152,6 +157,18 @@ def _holds_any(record: dict[str, Any], texts: list[str]) -> bool:
     return any(text in body for text in texts)
 
 
+@contextmanager
+def _consolidation_held(subjects: QuerySet[MemorySubject]) -> Iterator[None]:
+    """Hold the subjects' consolidation leases while forgetting: a run in progress stops at its next
+    renewal (before it stores a plan quoting what is forgotten, before each write), none starts."""
+    owner = f"forget-{uuid.uuid4().hex[:12]}"
+    consolidation_leases_take_over(subjects=subjects, owner=owner)
+    try:
+        yield
+    finally:
+        consolidation_leases_release(subjects=subjects, owner=owner)
+
+
 # ----------------------------------------------------------------------------------- services
 def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict[str, Any]:
     """Delete one of the subject's memories (a shared catalog entry is not theirs to forget), with every
@@ -177,8 +194,9 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
             ]
         }
     }
-    deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
-    runs = _runs_scrub(subject=subject, texts=texts)
+    with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
+        deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
+        runs = _runs_scrub(subject=subject, texts=texts)
     idempotency = idempotency_records_forget(
         tenant_id=str(subject.tenant.es_id),
         subject=subject.external_id,
@@ -200,8 +218,9 @@ def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, 
     every other copy of their text; ``counts`` per type and the ``receipt`` per store."""
     scope = SubjectScope.of(subject)
     query = own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)
-    deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
-    runs = _runs_delete(ConsolidationRun.objects.filter(subject=subject))
+    with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
+        deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
+        runs = _runs_delete(ConsolidationRun.objects.filter(subject=subject))
     idempotency = idempotency_records_forget(tenant_id=str(subject.tenant.es_id), subject=subject.external_id)
     receipt = _receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     non_english_census(tenant=subject.tenant, subjects=[subject])  # forgotten, so not remembered as written
@@ -221,8 +240,9 @@ def tenant_memories_forget(*, tenant: Tenant, actor: str) -> dict[str, Any]:
     deactivating it: that revokes its key); ``counts`` per type and the ``receipt`` per store."""
     reader = tenant_es_client(tenant=tenant)
     query = {"term": {"tenant_id": str(tenant.es_id)}}
-    deleted = _delete_all(reader, writer_es_client(), query, ALL_INDICES)
-    runs = _runs_delete(ConsolidationRun.objects.filter(tenant=tenant))
+    with _consolidation_held(MemorySubject.objects.filter(tenant=tenant)):
+        deleted = _delete_all(reader, writer_es_client(), query, ALL_INDICES)
+        runs = _runs_delete(ConsolidationRun.objects.filter(tenant=tenant))
     idempotency = idempotency_records_forget(tenant_id=str(tenant.es_id), subject="")  # the catalog's routes
     for external_id in MemorySubject.objects.filter(tenant=tenant).values_list("external_id", flat=True):
         idempotency += idempotency_records_forget(tenant_id=str(tenant.es_id), subject=external_id)

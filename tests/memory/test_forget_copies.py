@@ -5,15 +5,18 @@ tenant (theirs all go, nobody else's); and the receipt bounds its id lists."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
 
 from atlas_site.idempotency import idempotency_record_get, idempotency_record_store
 from memory.models import ConsolidationRun
-from memory.selectors import memory_get
+from memory.selectors import memory_get, memory_list
 from memory.services import forget, writes
-from memory.services.consolidation import consolidation_run, consolidation_run_approve
+from memory.services.consolidation import consolidation_run, consolidation_run_approve, lease_holder
 from tests.fake_llm import FakeLlm, empty_plan, fact
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -141,3 +144,37 @@ def test_a_receipt_lists_a_bounded_number_of_ids_and_says_so(maya, monkeypatch) 
     assert semantic["count"] == 3 and semantic["truncated"] is True
     assert len(semantic["ids"]) == 2 and set(semantic["ids"]) < set(written)
     assert receipt["indices"]["episodic"] == {"count": 0, "ids": [], "truncated": False}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_consolidation_in_flight_neither_stores_nor_applies_the_plan_of_a_forgotten_subject(maya, llm) -> None:
+    """The run asks the LLM about Maya's episodes; Maya is forgotten meanwhile. Its answer quotes them:
+    the run must not store it (writing the deleted run record back) nor write its facts."""
+    said = _said(maya, "I keep bees on the roof")
+    llm.script(empty_plan(facts=[fact("Maya keeps bees on the roof", [said])]))
+    llm.gate.clear()  # the LLM holds its answer
+    outcome: dict = {}
+
+    def consolidate() -> None:
+        try:
+            outcome["run"] = consolidation_run(subject=maya)
+        except Exception as err:  # noqa: BLE001 — asserted below
+            outcome["error"] = err
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=consolidate)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not llm.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert llm.requests, "the run never asked the LLM"
+    forgotten = forget.subject_memories_forget(subject=maya, actor="test")
+    assert forgotten["counts"] == {"episodic": 1}
+    llm.gate.set()
+    thread.join(timeout=120)
+    assert "error" not in outcome, outcome
+    assert outcome["run"].status == "busy"
+    assert not ConsolidationRun.objects.filter(subject=maya).exists()
+    assert memory_list(subject=maya, memory_types=["semantic"], page_size=10)["memories"] == []
+    assert lease_holder(subject=maya) is None  # forgetting released the lease it took
