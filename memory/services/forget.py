@@ -27,7 +27,7 @@ from django.db.models import QuerySet
 
 from atlas_site.errors import NotFound, ValidationFailed
 from atlas_site.idempotency import idempotency_records_forget
-from memory.elastic import store
+from memory.elastic import queries, store
 from memory.elastic.indices import MEMORY_TYPES, memory_type_of_index
 from memory.elastic.queries import own_documents_filter
 from memory.embeddings import query_caches_clear
@@ -152,9 +152,13 @@ def _runs_delete(runs) -> list[int]:
     return ids
 
 
-def _holds_any(record: dict[str, Any], texts: list[str]) -> bool:
-    body = json.dumps(record.get("body"), ensure_ascii=False)
-    return any(text in body for text in texts)
+def _holds_any(record: dict[str, Any], memory_id: str, texts: list[str]) -> bool:
+    """Whether a stored answer is the memory's (its POST's answer) or quotes its text."""
+    body = record.get("body")
+    if isinstance(body, dict) and body.get("id") == memory_id:
+        return True
+    quoted = json.dumps(body, ensure_ascii=False)
+    return any(text in quoted for text in texts)
 
 
 @contextmanager
@@ -186,21 +190,14 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     memory_type = hit["_source"].get("memory_type")
     texts = _memory_texts(hit["_source"])
     # The document, and its copies in older generations of its index.
-    same = {
-        "bool": {
-            "filter": [
-                {"ids": {"values": [memory_id]}},
-                own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id),
-            ]
-        }
-    }
+    same = queries.ids_within([memory_id], [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)])
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
         runs = _runs_scrub(subject=subject, texts=texts)
     idempotency = idempotency_records_forget(
         tenant_id=str(subject.tenant.es_id),
         subject=subject.external_id,
-        matches=lambda record: _holds_any(record, texts),
+        matches=lambda record: _holds_any(record, memory_id, texts),
     )
     receipt = _receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     audit_record(
@@ -239,7 +236,7 @@ def tenant_memories_forget(*, tenant: Tenant, actor: str) -> dict[str, Any]:
     """Delete every memory of the tenant, its catalog included, and every other copy of their text (before
     deactivating it: that revokes its key); ``counts`` per type and the ``receipt`` per store."""
     reader = tenant_es_client(tenant=tenant)
-    query = {"term": {"tenant_id": str(tenant.es_id)}}
+    query = queries.field_equals("tenant_id", str(tenant.es_id))
     with _consolidation_held(MemorySubject.objects.filter(tenant=tenant)):
         deleted = _delete_all(reader, writer_es_client(), query, ALL_INDICES)
         runs = _runs_delete(ConsolidationRun.objects.filter(tenant=tenant))

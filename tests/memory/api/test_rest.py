@@ -218,6 +218,39 @@ def test_idempotency_key_stores_once_and_replays(world) -> None:
     _problem(svc("POST", "subjects/alice/episodes", json={"text": "something else"}, headers=headers), 422)
 
 
+def test_forgetting_drops_the_stored_answers_that_hold_the_text(world) -> None:
+    """A retry after forgetting is not answered from the stored first answer (the forgotten text) — for
+    one memory, for the whole subject (with the subject's own token too), and for a deleted catalog entry."""
+    svc, own = world["svc"], world["own"]
+
+    def posted(api, path: str, body: dict, key: str) -> dict:
+        response = api("POST", path, json=body, headers={"Idempotency-Key": key})
+        assert response.status_code == 201, response.text
+        return response.json()
+
+    def replayed(api, path: str, body: dict, key: str) -> bool:
+        return (
+            api("POST", path, json=body, headers={"Idempotency-Key": key}).headers.get("Idempotent-Replayed") == "true"
+        )
+
+    secret = {"text": "Alice's door code is four-two-one"}
+    kept = {"text": "Alice likes jazz"}
+    fact = posted(svc, "subjects/alice/facts", secret, "f-1")
+    posted(svc, "subjects/alice/facts", kept, "f-2")
+    assert replayed(svc, "subjects/alice/facts", secret, "f-1")
+    receipt = svc("DELETE", f"subjects/alice/memories/{fact['id']}").json()["receipt"]
+    assert receipt["idempotency_records"]["count"] == 1
+    assert replayed(svc, "subjects/alice/facts", kept, "f-2")  # another memory's answer stays
+    assert not replayed(svc, "subjects/alice/facts", secret, "f-1")  # a retry writes it again, as new
+    posted(own, "subjects/alice/episodes", {"text": "said through my own token"}, "e-1")
+    receipt = svc("DELETE", "subjects/alice/memories", json={"confirm": "alice"}).json()["receipt"]
+    assert receipt["idempotency_records"]["count"] == 3  # f-2, the second f-1 and the subject token's e-1
+    assert not replayed(own, "subjects/alice/episodes", {"text": "said through my own token"}, "e-1")
+    entry = posted(svc, "catalog", {"title": "Door", "text": "The shop's door code is 1234"}, "c-1")
+    assert svc("DELETE", f"catalog/{entry['id']}").status_code == 200
+    assert not replayed(svc, "catalog", {"title": "Door", "text": "The shop's door code is 1234"}, "c-1")
+
+
 def test_subject_tokens_act_only_as_their_subject(world) -> None:
     own = world["own"]
     assert own("POST", "subjects/alice/episodes", json={"text": "mine"}).status_code == 201
