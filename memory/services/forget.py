@@ -57,9 +57,10 @@ def _store_receipt(ids: Iterable[Any]) -> dict[str, Any]:
     return {"count": len(listed), "ids": listed[:RECEIPT_MAX_IDS], "truncated": len(listed) > RECEIPT_MAX_IDS}
 
 
-def _receipt(
+def forget_receipt(
     *, deleted: dict[str, list[str]], runs: list[int], idempotency: list[str], cache_entries: int
 ) -> dict[str, Any]:
+    """What a deletion removed, per store (the shape every interface shows)."""
     return {
         "indices": {memory_type: _store_receipt(ids) for memory_type, ids in deleted.items()},
         "run_records": _store_receipt(runs),
@@ -199,7 +200,7 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         subject=subject.external_id,
         matches=lambda record: _holds_any(record, memory_id, texts),
     )
-    receipt = _receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
+    receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     audit_record(
         tenant=subject.tenant,
         actor=actor,
@@ -219,7 +220,7 @@ def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, 
         deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
         runs = _runs_delete(ConsolidationRun.objects.filter(subject=subject))
     idempotency = idempotency_records_forget(tenant_id=str(subject.tenant.es_id), subject=subject.external_id)
-    receipt = _receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
+    receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     non_english_census(tenant=subject.tenant, subjects=[subject])  # forgotten, so not remembered as written
     counts = _counts(deleted)
     audit_record(
@@ -243,7 +244,7 @@ def tenant_memories_forget(*, tenant: Tenant, actor: str) -> dict[str, Any]:
     idempotency = idempotency_records_forget(tenant_id=str(tenant.es_id), subject="")  # the catalog's routes
     for external_id in MemorySubject.objects.filter(tenant=tenant).values_list("external_id", flat=True):
         idempotency += idempotency_records_forget(tenant_id=str(tenant.es_id), subject=external_id)
-    receipt = _receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
+    receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     non_english_census(tenant=tenant)
     counts = _counts(deleted)
     audit_record(

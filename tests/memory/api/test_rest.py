@@ -247,7 +247,9 @@ def test_forgetting_drops_the_stored_answers_that_hold_the_text(world) -> None:
     assert receipt["idempotency_records"]["count"] == 3  # f-2, the second f-1 and the subject token's e-1
     assert not replayed(own, "subjects/alice/episodes", {"text": "said through my own token"}, "e-1")
     entry = posted(svc, "catalog", {"title": "Door", "text": "The shop's door code is 1234"}, "c-1")
-    assert svc("DELETE", f"catalog/{entry['id']}").status_code == 200
+    deleted = svc("DELETE", f"catalog/{entry['id']}").json()["receipt"]
+    assert deleted["indices"] == {"catalog": {"count": 1, "ids": [entry["id"]], "truncated": False}}
+    assert deleted["idempotency_records"]["count"] == 1
     assert not replayed(svc, "catalog", {"title": "Door", "text": "The shop's door code is 1234"}, "c-1")
 
 
@@ -411,5 +413,6 @@ def test_the_external_id_a_writer_gave_works_wherever_an_id_does(world) -> None:
     chain = svc("GET", "subjects/alice/memories/f-3/chain").json()["chain"]
     assert [m["id"] for m in chain] == [fact["id"], edited.json()["id"]]
     forgotten = svc("DELETE", "subjects/alice/memories/f-3").json()
+    assert forgotten.pop("receipt")["indices"]["semantic"]["ids"] == [fact["id"]]
     assert forgotten == {"id": fact["id"], "type": "semantic", "forgotten": True}
     _problem(world["own"]("GET", "subjects/bob/memories/f-3"), 404)
