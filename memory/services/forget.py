@@ -17,7 +17,6 @@ never carries the forgotten text.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -158,8 +157,7 @@ def _holds_any(record: dict[str, Any], memory_id: str, texts: list[str]) -> bool
     body = record.get("body")
     if isinstance(body, dict) and body.get("id") == memory_id:
         return True
-    quoted = json.dumps(body, ensure_ascii=False)
-    return any(text in quoted for text in texts)
+    return _scrubbed(body, texts) != body
 
 
 @contextmanager

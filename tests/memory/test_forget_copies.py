@@ -63,6 +63,7 @@ def test_forgetting_one_memory_scrubs_its_text_from_run_records_and_stored_answe
     assert memory_get(subject=maya, memory_id=sails_id)["text"] == "Maya sails on the Tagus on Sundays"
     _answer("idem:sails", maya, {"id": sails_id, "text": "Maya sails on the Tagus on Sundays"})
     _answer("idem:cello", maya, {"id": cello_id, "text": "Maya plays the cello"})
+    _answer("idem:quoted", maya, {"id": "other", "steps": ['she said "Maya sails on the Tagus on Sundays"']})
 
     result = forget.memory_forget(subject=maya, memory_id=sails_id, actor="test")
 
@@ -74,11 +75,11 @@ def test_forgetting_one_memory_scrubs_its_text_from_run_records_and_stored_answe
         {"kind": "fact", "reason": run.rejected[0]["reason"], "text": "Maya might sail on the Tagus competitively"}
     ]
     assert run.changes["facts"] == [sails_id, cello_id]  # ids, not text
-    assert idempotency_record_get(slot="idem:sails") is None
+    assert idempotency_record_get(slot="idem:sails") is None and idempotency_record_get(slot="idem:quoted") is None
     assert idempotency_record_get(slot="idem:cello")["body"]["text"] == "Maya plays the cello"
     receipt = result["receipt"]
     assert receipt["run_records"] == {"count": 1, "ids": [str(run.pk)], "truncated": False}
-    assert receipt["idempotency_records"] == {"count": 1, "ids": ["idem:sails"], "truncated": False}
+    assert receipt["idempotency_records"] == {"count": 2, "ids": ["idem:sails", "idem:quoted"], "truncated": False}
     assert receipt["indices"] == {"semantic": {"count": 1, "ids": [sails_id], "truncated": False}}
     assert memory_get(subject=maya, memory_id=cello_id)["text"] == "Maya plays the cello"
 
