@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 import requests
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import Permission
 from django.core.cache import cache
-from django.db import connection, connections
+from django.db import connection, connections, models
+from django.db.models.functions import Cast
 from django.urls import reverse
 from elasticsearch import helpers
 
@@ -87,6 +92,33 @@ def _engine_files_holding(canary: str, data_dir: Path | None) -> list[str]:
     ]
 
 
+def _rows_holding(canary: str) -> list[str]:
+    """Rows of any model whose text, character or JSON columns hold the canary."""
+    found = []
+    for model in apps.get_models():
+        for field in model._meta.concrete_fields:
+            if isinstance(field, models.CharField | models.TextField | models.JSONField):
+                rows = model._default_manager.annotate(_as_text=Cast(field.name, models.TextField()))
+                if rows.filter(_as_text__contains=canary).exists():
+                    found.append(f"database rows {model._meta.db_table}.{field.column}")
+    return found
+
+
+def _cache_entries_holding(needle: bytes) -> list[str]:
+    """Keys of Django's cache whose key or stored value holds the bytes (values are pickles, which keep
+    str as UTF-8): local memory, or Redis (what production and the PostgreSQL/Redis CI run use)."""
+    backend = cache._cache
+    if isinstance(backend, dict):  # LocMemCache
+        return [key for key, value in list(backend.items()) if needle in key.encode() or needle in value]
+    client = backend.get_client(None)  # django.core.cache.backends.redis.RedisCacheClient
+    prefix = settings.CACHES["default"].get("KEY_PREFIX", "")
+    return [
+        key.decode()
+        for key in client.scan_iter(match=f"{prefix}*")
+        if needle in key or needle in (client.get(key) or b"")
+    ]
+
+
 def _places_holding(canary: str, es, data_dir: Path | None) -> list[str]:
     """Every place the canary is still found, named."""
     found: list[str] = []
@@ -97,22 +129,22 @@ def _places_holding(canary: str, es, data_dir: Path | None) -> list[str]:
             if canary in json.dumps(hit["_source"]):
                 found.append(f"index {index} doc {hit['_id']}")
     found += _engine_files_holding(canary, data_dir)
-    # The database file read raw (rows, free pages, the journal or write-ahead log beside it).
+    # Every text column of every table (any database), then SQLite's file read raw (rows, free pages,
+    # the journal or write-ahead log beside it).
+    found += _rows_holding(canary)
     for alias in connections:
         connections[alias].close()
-    database = Path(connection.settings_dict["NAME"])
-    for path in (database, Path(f"{database}-wal"), Path(f"{database}-journal")):
-        if path.exists() and needle in path.read_bytes():
-            found.append(f"database file {path.name}")
+    if connection.vendor == "sqlite":
+        database = Path(connection.settings_dict["NAME"])
+        for path in (database, Path(f"{database}-wal"), Path(f"{database}-journal")):
+            if path.exists() and needle in path.read_bytes():
+                found.append(f"database file {path.name}")
     # The embedded broker's folder: queued task messages and stored task results.
     broker = Path(settings.CELERY_BROKER_DIR)
     for path in broker.rglob("*") if broker.exists() else ():
         if path.is_file() and needle in path.read_bytes():
             found.append(f"broker file {path.relative_to(broker)}")
-    # Django's cache (local memory here: values are pickles, which keep str as UTF-8).
-    for key, value in list(cache._cache.items()):
-        if needle in key.encode() or needle in value:
-            found.append(f"django cache {key}")
+    found += [f"django cache {key}" for key in _cache_entries_holding(needle)]
     # The query-embedding caches (one per model) are keyed by the query's text.
     for provider in (embedding_provider(), *embeddings._extra_providers.values()):
         if any(canary in text for text in list(provider.query_cache._entries)):
@@ -203,6 +235,7 @@ def test_a_canary_planted_through_every_write_path_is_found_nowhere_after_forget
     assert any(p.startswith(f"index {leftover}") for p in planted)
     # The search sees the canary in each kind of store it was planted in (the broker and logs hold none).
     assert {"index", "database", "django", "query-embedding"} <= {p.split()[0] for p in planted}, planted
+    assert any(p.startswith("database rows memory_consolidationrun.") for p in planted), planted
 
     # Forget the subject over REST (what an agent does), then look everywhere.
     forgotten = api("DELETE", "subjects/maya/memories", json={"confirm": "maya"})
@@ -227,25 +260,43 @@ def test_a_canary_planted_through_every_write_path_is_found_nowhere_after_forget
     assert MemorySubject.objects.filter(pk=maya.pk).exists()  # the subject stays; its memories are gone
 
 
-def test_the_embedded_sqlite_database_overwrites_what_it_deletes(db, monkeypatch) -> None:
+_SECURE_DELETE_PROBE = """
+import django
+from django.db import connection
+from django.db.backends.sqlite3 import base
+
+django.setup()
+real_connect = base.Database.connect
+
+
+def connect_as_a_build_without_it(*args, **kwargs):
+    opened = real_connect(*args, **kwargs)
+    opened.execute("PRAGMA secure_delete=0")
+    return opened
+
+
+base.Database.connect = connect_as_a_build_without_it
+with connection.cursor() as cursor:
+    cursor.execute("PRAGMA secure_delete")
+    print(connection.vendor, cursor.fetchone()[0])
+"""
+
+
+def test_the_embedded_sqlite_database_overwrites_what_it_deletes(tmp_path: Path) -> None:
     """SQLite keeps deleted rows' bytes in its free pages unless ``secure_delete`` is on
     (https://www.sqlite.org/pragma.html#pragma_secure_delete); its default is a compile-time choice
-    (Debian's build turns it on, others do not), so the embedded default turns it on itself."""
-    from django.db.backends.sqlite3 import base
-
-    assert connection.vendor == "sqlite"
-    real_connect = base.Database.connect
-
-    def connect_as_a_build_without_it(*args, **kwargs):
-        opened = real_connect(*args, **kwargs)
-        opened.execute("PRAGMA secure_delete=0")
-        return opened
-
-    monkeypatch.setattr(base.Database, "connect", connect_as_a_build_without_it)
-    fresh = connections.create_connection("default")
-    try:
-        with fresh.cursor() as cursor:
-            cursor.execute("PRAGMA secure_delete")
-            assert cursor.fetchone()[0] == 1
-    finally:
-        fresh.close()
+    (Debian's build turns it on, others do not), so the embedded default turns it on itself. Checked in
+    a process with the embedded default's settings (no DATABASE_URL), whatever database this run uses,
+    on a connection opened as a SQLite built without it would be."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env.update(DJANGO_SETTINGS_MODULE="atlas_site.settings", ATLAS_DATA_DIR=str(tmp_path), ATLAS_ENV_FILE=os.devnull)
+    probe = subprocess.run(
+        [sys.executable, "-c", _SECURE_DELETE_PROBE],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split() == ["sqlite", "1"]
