@@ -10,7 +10,8 @@
   endpoint counts its requests against the same key (``token_rate_wait``).
 - ``Idempotency-Key`` on POST: the first answer is stored for 24 hours per (token, key) and replayed
   to every retry with the same body; the same key with another body is a 422, and a retry that
-  arrives while the first is still running is a 409.
+  arrives while the first is still running is a 409. The answer holds memory text, so it is stored
+  under the subject (or the tenant) it is about, where forgetting finds it (atlas_site.idempotency).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
@@ -35,13 +35,18 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 
 from atlas_site.errors import AtlasError, ValidationFailed
+from atlas_site.idempotency import (
+    idempotency_record_claim,
+    idempotency_record_get,
+    idempotency_record_release,
+    idempotency_record_store,
+)
 from tenants.tokens import TokenPrincipal, token_authenticate
 
 if TYPE_CHECKING:  # rest_framework.views imports this module through its settings: no import cycle
     from rest_framework.views import APIView
 
 PROBLEM_JSON = "application/problem+json"
-IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 _TITLES = {
     400: "Bad request",
     401: "Not authenticated",
@@ -215,9 +220,9 @@ def idempotent(view: Callable) -> Callable:
         principal = principal_of(request)
         slot = "idem:" + hashlib.sha256(f"{principal.token.pk}:{request.path}:{key}".encode()).hexdigest()
         digest = _body_digest(request)
-        stored = cache.get(slot)
-        if stored is None and not cache.add(slot, {"state": "running", "digest": digest}, 60):
-            stored = cache.get(slot)
+        stored = idempotency_record_get(slot=slot)
+        if stored is None and not idempotency_record_claim(slot=slot, digest=digest):
+            stored = idempotency_record_get(slot=slot)
         if stored is not None:
             if stored["digest"] != digest:
                 return problem(
@@ -231,10 +236,10 @@ def idempotent(view: Callable) -> Callable:
         try:
             response = view(self, request, *args, **kwargs)
         except Exception:
-            cache.delete(slot)  # nothing was stored: a retry may try again
+            idempotency_record_release(slot=slot)  # nothing was stored: a retry may try again
             raise
         if response.status_code >= 500 or response.status_code == status.HTTP_429_TOO_MANY_REQUESTS:
-            cache.delete(slot)
+            idempotency_record_release(slot=slot)
         else:
             record = {
                 "state": "done",
@@ -244,7 +249,10 @@ def idempotent(view: Callable) -> Callable:
                 "content_type": response.get("Content-Type"),
                 "at": time.time(),
             }
-            cache.set(slot, record, IDEMPOTENCY_TTL_SECONDS)
+            # Whose answer it is: the subject the route names, or the tenant (the catalog's routes).
+            idempotency_record_store(
+                slot=slot, record=record, tenant_id=str(principal.tenant.es_id), subject=str(kwargs.get("subject", ""))
+            )
         return response
 
     return wrapper

@@ -89,6 +89,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Web, worker and beat share the file: wait for locks instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+    # Deleted rows' bytes stay in SQLite's free pages unless secure_delete is on (its compile-time default
+    # differs between builds): forgetting must not leave the text in the file.
+    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA secure_delete=ON;"
     # A file, not memory, for the test database: a real Celery worker process must see it.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-atlas.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

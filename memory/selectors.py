@@ -237,6 +237,17 @@ def memories_get(*, subject: MemorySubject, memory_ids: list[str]) -> dict[str, 
     return {requested: memory_shape(hit) for requested, hit in found.items()}
 
 
+def tenant_memory_counts(*, tenant: Tenant) -> dict[str, int]:
+    """How many memories of each type the tenant holds (every subject's, the archive and the catalog), with
+    the tenant's own key, in one round trip."""
+    from tenants.selectors import tenant_es_client
+
+    types = (*OWNED_TYPES, "catalog")
+    body = queries.count_body(filters=[queries.field_equals("tenant_id", str(tenant.es_id))])
+    responses = store.memories_msearch(tenant_es_client(tenant=tenant), searches=[((t,), body) for t in types])
+    return {t: r["hits"]["total"]["value"] for t, r in zip(types, responses, strict=True)}
+
+
 def memory_counts(*, subject: MemorySubject) -> dict[str, int]:
     """How many memories of each type the subject owns (the archive included), counted exactly, in one round trip."""
     scope = SubjectScope.of(subject)

@@ -245,14 +245,35 @@ class ChainOut(serializers.Serializer):
     chain = MemoryOut(many=True, help_text="Oldest first, across the hot index and the archive.")
 
 
+class StoreReceiptOut(serializers.Serializer):
+    count = serializers.IntegerField(help_text="How many were removed from this store.")
+    ids = serializers.ListField(
+        child=serializers.CharField(), help_text="Their ids (at most 1,000; cache entries are never listed)."
+    )
+    truncated = serializers.BooleanField(help_text="True when there were more ids than listed.")
+
+
+class ReceiptOut(serializers.Serializer):
+    """What forgetting removed, per store: every copy of the text, wherever it was kept."""
+
+    indices = serializers.DictField(
+        child=StoreReceiptOut(), help_text="Per memory type: documents deleted (every index generation)."
+    )
+    run_records = StoreReceiptOut(help_text="Consolidation run records deleted, or scrubbed of the memory's text.")
+    idempotency_records = StoreReceiptOut(help_text="Stored POST answers (Idempotency-Key replays) dropped.")
+    query_embedding_cache = StoreReceiptOut(help_text="Query-embedding cache entries cleared (this process).")
+
+
 class ForgottenOut(serializers.Serializer):
     id = serializers.CharField()
     type = serializers.CharField()
     forgotten = serializers.BooleanField()
+    receipt = ReceiptOut()
 
 
 class ForgottenAllOut(serializers.Serializer):
     forgotten = serializers.DictField(child=serializers.IntegerField(), help_text="Deleted memories per type.")
+    receipt = ReceiptOut()
 
 
 class FieldErrorOut(serializers.Serializer):

@@ -334,7 +334,8 @@ class MemoriesView(SubjectView):
             raise ValidationFailed(
                 "confirm must repeat the subject's id: forgetting everything cannot be undone", field="confirm"
             )
-        return Response({"forgotten": forget.subject_memories_forget(subject=who, actor=actor_of(request))})
+        result = forget.subject_memories_forget(subject=who, actor=actor_of(request))
+        return Response({"forgotten": result["counts"], "receipt": result["receipt"]})
 
 
 class MemoryView(SubjectView):

@@ -216,8 +216,11 @@ def memory_forget(request: HttpRequest, memory_id: str) -> HttpResponse:
     if memory["shared"]:
         raise NotFound("catalog entries belong to the whole tenant: they are not yours to forget")
     if request.method == "POST":
-        forget.memory_forget(subject=request.subject, memory_id=memory["id"], actor=actor_of(request))
-        messages.success(request, "Forgotten: that memory is deleted.")
+        result = forget.memory_forget(subject=request.subject, memory_id=memory["id"], actor=actor_of(request))
+        messages.success(
+            request,
+            f"Forgotten: that memory is deleted, with every copy of its text. Removed — {forget.receipt_summary(result['receipt'])}.",
+        )
         tab = {v: k for k, v in TABS.items()}.get(memory["type"], "facts")
         return redirect("dashboard:tab", tab=tab)
     chain = []
@@ -235,8 +238,13 @@ def forget_all(request: HttpRequest) -> HttpResponse:
     subject = request.subject
     form = ForgetAllForm(request.POST or None, expected=subject.external_id)
     if request.method == "POST" and form.is_valid():
-        counts = forget.subject_memories_forget(subject=subject, actor=actor_of(request))
-        return render(request, "dashboard/forgotten_all.html", {"counts": counts, "total": sum(counts.values())})
+        result = forget.subject_memories_forget(subject=subject, actor=actor_of(request))
+        counts = result["counts"]
+        return render(
+            request,
+            "dashboard/forgotten_all.html",
+            {"counts": counts, "total": sum(counts.values()), "receipt": result["receipt"]},
+        )
     counts = selectors.memory_counts(subject=subject)
     return render(
         request,

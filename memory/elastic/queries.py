@@ -183,6 +183,11 @@ def ids_query(ids: list[str]) -> dict[str, Any]:
     return {"ids": {"values": ids}}
 
 
+def ids_within(ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """The documents with these ids that the filters also match."""
+    return {"bool": {"filter": [ids_query(ids), *filters]}}
+
+
 def supersession_targets_query(*, target_ids: list[str]) -> dict[str, Any]:
     return {"terms": {"supersedes": target_ids}}
 

@@ -18,7 +18,7 @@ from atlas_site.errors import ValidationFailed
 
 from .client import es_errors
 from .documents import VECTOR_FIELDS
-from .indices import alias_name
+from .indices import alias_name, generations_pattern
 
 RETRY_ON_CONFLICT = 20
 HOT_TYPES = ("episodic", "semantic", "procedural", "catalog")
@@ -414,9 +414,12 @@ def memories_scan(
     query: dict[str, Any],
     page: int = 500,
     include_embedding: bool = False,
+    every_generation: bool = False,
 ) -> Iterator[dict[str, Any]]:
-    """Every matching hit (index, id, source), paged with search_after."""
+    """Every matching hit (index, id, source), paged with search_after; ``every_generation`` reads every
+    concrete index of the types, not only those behind their aliases (forgetting reaches old versions)."""
     excludes = [] if include_embedding else VECTOR_FIELDS
+    index = generations_pattern(memory_types) if every_generation else indices_of(memory_types)
     after = None
     while True:
         # _id cannot be sorted on (no doc values); memory_id is its keyword copy.
@@ -424,9 +427,7 @@ def memories_scan(
         if after is not None:
             body["search_after"] = after
         with es_errors("list memories"):
-            hits = reader.search(index=indices_of(memory_types), source_excludes=excludes or None, **body)["hits"][
-                "hits"
-            ]
+            hits = reader.search(index=index, source_excludes=excludes or None, **body)["hits"]["hits"]
         yield from hits
         if len(hits) < page:
             return

@@ -409,7 +409,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Permanently delete one of the user's memories (an episode, fact or playbook) by id, when the "
             "user asks you to forget it. It cannot be undone and leaves no history; to correct a fact, "
             "use update_fact instead. Shared catalog entries cannot be forgotten. Returns the id and type "
-            "of what was deleted."
+            "of what was deleted, and a receipt of every copy of its text removed, per store."
         ),
         input_schema=_schema({"memory_id": {**_MEMORY_ID, "description": "The memory to delete."}}, ["memory_id"]),
         handler=forget_memory,

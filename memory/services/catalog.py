@@ -13,13 +13,16 @@ from typing import Any
 from elasticsearch import ConflictError
 
 from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
-from memory.elastic import store
+from atlas_site.idempotency import idempotency_records_forget
+from memory.elastic import queries, store
+from memory.embeddings import query_caches_clear
 from memory.scope import tenant_read_filters
 from tenants.models import Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
 from .documents import PreparedMemory, catalog_prepare, embed_into
+from .forget import forget_receipt
 from .languages import non_english_marked
 from .writes import EDIT_ATTEMPTS, edit_backoff, memory_etag, stored_view
 
@@ -101,8 +104,22 @@ def catalog_entry_update(
 
 
 def catalog_entry_delete(*, tenant: Tenant, entry_id: Any, actor: str) -> dict[str, Any]:
+    """Delete the entry with every copy of its text: in older index generations, and the stored answer
+    of the POST that created it (replayed to retries for 24 hours)."""
     hit = catalog_entry_fetch(tenant=tenant, entry_id=entry_id)
     entry_id = hit["_id"]
-    store.memories_delete(writer_es_client(), [(hit["_index"], entry_id)])
+    copies = store.memories_scan(
+        tenant_es_client(tenant=tenant),
+        memory_types=("catalog",),
+        query=queries.ids_within([entry_id], tenant_read_filters(str(tenant.es_id))),
+        every_generation=True,
+    )
+    store.memories_delete(writer_es_client(), [(hit["_index"], entry_id), *((c["_index"], c["_id"]) for c in copies)])
+    idempotency = idempotency_records_forget(
+        tenant_id=str(tenant.es_id), subject="", matches=lambda record: (record.get("body") or {}).get("id") == entry_id
+    )
+    receipt = forget_receipt(
+        deleted={"catalog": [entry_id]}, runs=[], idempotency=idempotency, cache_entries=query_caches_clear()
+    )
     audit_record(tenant=tenant, actor=actor, action="catalog.delete", target=entry_id)
-    return {"id": entry_id, "type": "catalog", "forgotten": True}
+    return {"id": entry_id, "type": "catalog", "forgotten": True, "receipt": receipt}

@@ -32,7 +32,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from atlas_site.errors import AtlasError, Conflict, NotFound, ValidationFailed
@@ -202,6 +202,24 @@ def consolidation_lease_renew(*, subject: MemorySubject, owner: str) -> None:
     expires = timezone.now() + timedelta(seconds=settings.ATLAS_CONSOLIDATION_LEASE_SECONDS)
     if not ConsolidationState.objects.filter(subject=subject, lease_owner=owner).update(lease_expires_at=expires):
         raise LeaseLost(f"the consolidation lease of {subject} was taken over; this run stops")
+
+
+def consolidation_leases_take_over(*, subjects: QuerySet[MemorySubject], owner: str) -> None:
+    """Take the subjects' leases whoever holds them (forgetting): a run in progress loses its lease at its
+    next renewal — before it stores a plan and before each write — and stops; none starts until released."""
+    ConsolidationState.objects.bulk_create(
+        (ConsolidationState(subject_id=pk) for pk in subjects.values_list("pk", flat=True).iterator()),
+        ignore_conflicts=True,
+        batch_size=500,
+    )
+    expires = timezone.now() + timedelta(seconds=settings.ATLAS_CONSOLIDATION_LEASE_SECONDS)
+    ConsolidationState.objects.filter(subject__in=subjects).update(lease_owner=owner, lease_expires_at=expires)
+
+
+def consolidation_leases_release(*, subjects: QuerySet[MemorySubject], owner: str) -> None:
+    ConsolidationState.objects.filter(subject__in=subjects, lease_owner=owner).update(
+        lease_owner="", lease_expires_at=None
+    )
 
 
 def consolidation_lease_release(*, subject: MemorySubject, owner: str) -> None:
@@ -810,7 +828,8 @@ def _finish(run: ConsolidationRun, status: str, started: float, *, error: str = 
     run.error = error[:4000]
     run.duration_ms += int((time.perf_counter() - started) * 1000)
     run.finished_at = timezone.now()
-    run.save()
+    # An update, never an insert: a record that forgetting deleted meanwhile is not written back.
+    run.save(force_update=True)
 
 
 def _resumable(subject: MemorySubject, start: tuple[datetime, str] | None) -> ConsolidationRun | None:
@@ -942,6 +961,9 @@ def _plan_fresh(
         outcome.status = Status.NEEDS_REVIEW if review else "dry_run"
         outcome.error = review or ""
         return outcome
+    # Still ours? Forgetting takes the subject's lease over while the LLM thinks: the plan (which may
+    # quote the forgotten memories) is then neither stored nor applied.
+    consolidation_lease_renew(subject=subject, owner=owner)
     _usage_into(run, answer.usage)
     run.llm_model = answer.model[:200]
     run.rejected = validator.rejected
@@ -949,7 +971,7 @@ def _plan_fresh(
     if review:
         _finish(run, Status.NEEDS_REVIEW, started, error=review)
         return Outcome(Status.NEEDS_REVIEW, plan=plan, rejected=validator.rejected, run=run, error=review)
-    run.save()  # the plan is durable before the first write
+    run.save(force_update=True)  # the plan is durable before the first write
     outcome.run = run
     return outcome
 

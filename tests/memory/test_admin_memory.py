@@ -75,7 +75,9 @@ def test_an_operator_browses_searches_edits_follows_the_chain_and_forgets(client
 
     confirm = client.get(_url("memory_forget", maya.pk, new_id))
     assert confirm.status_code == 200 and "cannot be restored" in confirm.content.decode()
-    assert client.post(_url("memory_forget", maya.pk, new_id)).status_code == 302
+    forgotten = client.post(_url("memory_forget", maya.pk, new_id), follow=True)
+    (shown,) = [str(m) for m in forgotten.context["messages"]]
+    assert shown.startswith(f"Memory {new_id} is forgotten. Removed — documents deleted: semantic 1; run records: 0;")
     assert client.get(_url("memory", maya.pk, new_id)).status_code == 404
 
     actions = list(AuditRecord.objects.filter(actor="admin:ops@example.com").values_list("action", flat=True))

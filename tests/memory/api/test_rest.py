@@ -81,8 +81,11 @@ def test_write_recall_list_get_chain_forget(world) -> None:
     assert [m["id"] for m in listing["memories"]] == [new["id"]]
     with_old = svc("GET", "subjects/alice/memories", params={"type": "semantic", "superseded": "true"}).json()
     assert {m["id"] for m in with_old["memories"]} == {new["id"], fact["id"]}
-    gone = svc("DELETE", f"subjects/alice/memories/{episode.json()['id']}")
-    assert gone.json() == {"id": episode.json()["id"], "type": "episodic", "forgotten": True}
+    gone = svc("DELETE", f"subjects/alice/memories/{episode.json()['id']}").json()
+    receipt = gone.pop("receipt")
+    assert gone == {"id": episode.json()["id"], "type": "episodic", "forgotten": True}
+    assert receipt["indices"] == {"episodic": {"count": 1, "ids": [episode.json()["id"]], "truncated": False}}
+    assert receipt["idempotency_records"] == {"count": 0, "ids": [], "truncated": False}
     _problem(svc("GET", f"subjects/alice/memories/{episode.json()['id']}"), 404)
 
 
@@ -297,6 +300,41 @@ def test_idempotency_key_stores_once_and_replays(world) -> None:
     _problem(svc("POST", "subjects/alice/episodes", json={"text": "something else"}, headers=headers), 422)
 
 
+def test_forgetting_drops_the_stored_answers_that_hold_the_text(world) -> None:
+    """A retry after forgetting is not answered from the stored first answer (the forgotten text) — for
+    one memory, for the whole subject (with the subject's own token too), and for a deleted catalog entry."""
+    svc, own = world["svc"], world["own"]
+
+    def posted(api, path: str, body: dict, key: str) -> dict:
+        response = api("POST", path, json=body, headers={"Idempotency-Key": key})
+        assert response.status_code == 201, response.text
+        return response.json()
+
+    def replayed(api, path: str, body: dict, key: str) -> bool:
+        return (
+            api("POST", path, json=body, headers={"Idempotency-Key": key}).headers.get("Idempotent-Replayed") == "true"
+        )
+
+    secret = {"text": "Alice's door code is four-two-one"}
+    kept = {"text": "Alice likes jazz"}
+    fact = posted(svc, "subjects/alice/facts", secret, "f-1")
+    posted(svc, "subjects/alice/facts", kept, "f-2")
+    assert replayed(svc, "subjects/alice/facts", secret, "f-1")
+    receipt = svc("DELETE", f"subjects/alice/memories/{fact['id']}").json()["receipt"]
+    assert receipt["idempotency_records"]["count"] == 1
+    assert replayed(svc, "subjects/alice/facts", kept, "f-2")  # another memory's answer stays
+    assert not replayed(svc, "subjects/alice/facts", secret, "f-1")  # a retry writes it again, as new
+    posted(own, "subjects/alice/episodes", {"text": "said through my own token"}, "e-1")
+    receipt = svc("DELETE", "subjects/alice/memories", json={"confirm": "alice"}).json()["receipt"]
+    assert receipt["idempotency_records"]["count"] == 3  # f-2, the second f-1 and the subject token's e-1
+    assert not replayed(own, "subjects/alice/episodes", {"text": "said through my own token"}, "e-1")
+    entry = posted(svc, "catalog", {"title": "Door", "text": "The shop's door code is 1234"}, "c-1")
+    deleted = svc("DELETE", f"catalog/{entry['id']}").json()["receipt"]
+    assert deleted["indices"] == {"catalog": {"count": 1, "ids": [entry["id"]], "truncated": False}}
+    assert deleted["idempotency_records"]["count"] == 1
+    assert not replayed(svc, "catalog", {"title": "Door", "text": "The shop's door code is 1234"}, "c-1")
+
+
 def test_subject_tokens_act_only_as_their_subject(world) -> None:
     own = world["own"]
     assert own("POST", "subjects/alice/episodes", json={"text": "mine"}).status_code == 201
@@ -328,6 +366,7 @@ def test_forget_everything_needs_the_subject_repeated(world) -> None:
     assert svc("GET", "subjects/bob/memories").json()["memories"]
     done = svc("DELETE", "subjects/bob/memories", json={"confirm": "bob"})
     assert done.status_code == 200 and done.json()["forgotten"]["semantic"] == 1
+    assert done.json()["receipt"]["indices"]["semantic"]["count"] == 1
     assert svc("GET", "subjects/bob/memories").json()["memories"] == []
 
 
@@ -456,5 +495,6 @@ def test_the_external_id_a_writer_gave_works_wherever_an_id_does(world) -> None:
     chain = svc("GET", "subjects/alice/memories/f-3/chain").json()["chain"]
     assert [m["id"] for m in chain] == [fact["id"], edited.json()["id"]]
     forgotten = svc("DELETE", "subjects/alice/memories/f-3").json()
+    assert forgotten.pop("receipt")["indices"]["semantic"]["ids"] == [fact["id"]]
     assert forgotten == {"id": fact["id"], "type": "semantic", "forgotten": True}
     _problem(world["own"]("GET", "subjects/bob/memories/f-3"), 404)

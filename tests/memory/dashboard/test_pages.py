@@ -253,7 +253,10 @@ def test_forget_one_memory_after_a_confirmation(browser_client, maya, maya_memor
     mid = maya_memories["likes"]["id"]
     confirm = browser_client.get(f"/memory/{mid}/forget/").content.decode()
     assert "What will be lost" in confirm and "Prefers window seats" in confirm
-    assert browser_client.post(f"/memory/{mid}/forget/").status_code == 302
+    forgotten = browser_client.post(f"/memory/{mid}/forget/", follow=True)
+    shown = [str(m) for m in forgotten.context["messages"]]
+    assert len(shown) == 1 and shown[0].startswith("Forgotten: that memory is deleted, with every copy of its text.")
+    assert "Removed — documents deleted: semantic 1; run records: 0; idempotency records: 0;" in shown[0]
     assert browser_client.get(f"/memory/{mid}/").status_code == 404
     assert AuditRecord.objects.filter(action="memory.forget", actor="person:maya@example.org").count() == 1
 
@@ -269,6 +272,9 @@ def test_forget_everything_needs_the_typed_id_and_leaves_only_the_audit_line(
     assert wrong.status_code == 400 and selectors.memory_counts(subject=maya) == counts
     done = browser_client.post("/forget-everything/", {"confirm": "maya"})
     assert done.status_code == 200 and "7 memories deleted" in done.content.decode()
+    assert "Every other copy of their text went too: 0 consolidation records, 0 stored agent answers" in (
+        done.content.decode()
+    )
     assert selectors.memory_counts(subject=maya) == {"episodic": 0, "semantic": 0, "procedural": 0, "archive": 0}
     record = AuditRecord.objects.get(action="memory.forget_subject")
     assert record.actor == "person:maya@example.org" and "Lisbon" not in json.dumps(record.detail)

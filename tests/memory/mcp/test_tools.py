@@ -119,7 +119,9 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
             assert [step["instruction"] for step in refined["steps"]] == ["Ask for the dates", "Call Sam"]
 
             forgotten = payload(await s.call_tool("forget_memory", {"memory_id": episode["id"]}))
+            receipt = forgotten.pop("receipt")
             assert forgotten == {"id": episode["id"], "type": "episodic", "forgotten": True}
+            assert receipt["indices"] == {"episodic": {"count": 1, "ids": [episode["id"]], "truncated": False}}
             again = tool_error(await s.call_tool("forget_memory", {"memory_id": episode["id"]}))
             assert (again["code"], again["field"]) == ("not_found", "memory_id")
             left = payload(await s.call_tool("list_memories", {"types": ["episodic"]}))
