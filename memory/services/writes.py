@@ -240,7 +240,9 @@ def fact_edit(
             text=text,
             fact_type=fact_type if fact_type is not None else old.get("fact_type", "world"),
             confidence=confidence if confidence is not None else old.get("confidence", 0.8),
-            source_episodes=old.get("source_episodes") or None,
+            # A harsh correction says the old version was wrong: what it was distilled from is not the
+            # correction's source (the correction is). A natural change keeps the history it grew from.
+            source_episodes=None if contradiction == "harsh" else old.get("source_episodes") or None,
             valid_from=old.get("valid_from"),
             valid_to=old.get("valid_to"),
             supersedes=[memory_id],

@@ -116,6 +116,21 @@ def test_search_shows_a_facts_evidence_under_it_and_can_list_it_apart(browser_cl
     assert "Learnt from" not in apart and f'href="/memory/{said["id"]}/"' in apart
 
 
+def test_a_harsh_correction_does_not_claim_the_wrong_versions_source(browser_client, maya) -> None:
+    said = writes.episode_write(subject=maya, text="Book window seats for me on the Lisbon train")
+    wrong = writes.fact_write(subject=maya, text="Prefers window seats", source_episodes=[said["id"]])
+    right = writes.fact_edit(subject=maya, memory_id=wrong["id"], text="Prefers aisle seats", contradiction="harsh")
+    assert right["source_episodes"] == []
+    page = browser_client.get(f"/memory/{right['id']}/").content.decode()
+    assert "Book window seats" not in page and "the version before it was wrong" in page
+    changed = writes.fact_edit(subject=maya, memory_id=right["id"], text="Prefers aisle seats, front half")
+    assert changed["source_episodes"] == []  # a natural change keeps what its version had: nothing here
+    kept = writes.fact_write(subject=maya, text="Takes the train to Lisbon", source_episodes=[said["id"]])
+    assert writes.fact_edit(subject=maya, memory_id=kept["id"], text="Takes the 8:15 train to Lisbon")[
+        "source_episodes"
+    ] == [said["id"]]
+
+
 def test_search_honours_the_fact_type_and_the_days(browser_client, maya, maya_memories) -> None:
     writes.episode_write(subject=maya, text="Lisbon was rainy all March", at="2025-03-10T23:30:00Z")
     writes.fact_write(subject=maya, text="Visits Lisbon every March", fact_type="preference", at="2025-03-11T00:00:00Z")
