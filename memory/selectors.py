@@ -249,8 +249,17 @@ def tenant_memory_counts(*, tenant: Tenant) -> dict[str, int]:
 
 
 def memory_counts(*, subject: MemorySubject) -> dict[str, int]:
-    """How many memories of each type the subject owns (the archive included), counted exactly, in one round trip."""
+    """How many memories the subject owns, counted exactly in one round trip: ``semantic`` counts the
+    current facts only, ``replaced`` the older versions still in the hot index, ``archive`` those moved
+    out (together: every fact version); the other types all theirs."""
     scope = SubjectScope.of(subject)
     body = queries.count_body(filters=scope.read_filters())
-    responses = store.memories_msearch(scope.reader(), searches=[((t,), body) for t in OWNED_TYPES])
-    return {t: r["hits"]["total"]["value"] for t, r in zip(OWNED_TYPES, responses, strict=True)}
+    searches = [((t,), body) for t in OWNED_TYPES]
+    current = queries.count_body(
+        filters=[*scope.read_filters(), *queries.visibility_filter(include_superseded=False, as_of=None)]
+    )
+    replaced = queries.count_body(filters=[*scope.read_filters(), *queries.replaced_filter()])
+    searches[OWNED_TYPES.index("semantic")] = (("semantic",), current)
+    responses = store.memories_msearch(scope.reader(), searches=[*searches, (("semantic",), replaced)])
+    counts = {t: r["hits"]["total"]["value"] for t, r in zip(OWNED_TYPES, responses, strict=False)}
+    return counts | {"replaced": responses[-1]["hits"]["total"]["value"]}

@@ -269,7 +269,7 @@ def test_forgetting_a_subject_or_a_tenant_asks_first_and_names_what_goes(importe
     with pytest.raises(CommandError) as info:
         run("atlas_forget", "--tenant", "cli-co", "--user", "maya")
     assert str(info.value) == (
-        "this deletes every memory of cli-co/maya: 4 memories (2 facts, 1 conversation turn, 1 playbook); "
+        "this deletes every memory of cli-co/maya: 4 memories (1 fact, 1 older fact version, 1 conversation turn, 1 playbook); "
         "there is no terminal to confirm on: add --yes"
     )
     with pytest.raises(CommandError) as info:
@@ -283,7 +283,7 @@ def test_forgetting_a_subject_or_a_tenant_asks_first_and_names_what_goes(importe
         call_command("atlas_forget", "--tenant", "cli-co", "--user", "maya", stdout=out)
     assert str(info.value) == "not confirmed: nothing was deleted"
     assert out.getvalue() == (
-        "This deletes every memory of cli-co/maya: 4 memories (2 facts, 1 conversation turn, 1 playbook), "
+        "This deletes every memory of cli-co/maya: 4 memories (1 fact, 1 older fact version, 1 conversation turn, 1 playbook), "
         "and every other copy of their text. It cannot be undone.\nType maya to confirm: "
     )
     assert _stored("cli-co", "maya") == before

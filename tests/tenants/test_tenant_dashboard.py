@@ -44,6 +44,11 @@ def test_an_owner_manages_subjects_and_opens_their_memories(client, estate, acme
     listing = client.get(_u("subjects", "acme"))
     assert listing.status_code == 200
     assert dict(listing.context["rows"])[alice]["semantic"] == 1
+    # Counts are of current facts: a correction adds an older version, not a fact (issue 27 point 9).
+    writes.fact_edit(subject=alice, memory_id=estate["fact"], text="Alice likes green tea, no sugar")
+    row = dict(client.get(_u("subjects", "acme")).context["rows"])[alice]
+    assert (row["semantic"], row["replaced"], row["archive"]) == (1, 1, 0)
+    assert "<td>1</td><td>1</td>" in client.get(_u("subjects", "acme")).content.decode()
     created = client.post(
         _u("subjects", "acme"), {"external_id": "carol", "display_name": "Carol", "email": "member@acme.test"}
     )

@@ -19,6 +19,7 @@ from tenants.selectors import subject_get, tenant_get
 
 TYPE_NAMES = {
     "semantic": ("fact", "facts"),
+    "replaced": ("older fact version", "older fact versions"),
     "archive": ("archived fact version", "archived fact versions"),
     "episodic": ("conversation turn", "conversation turns"),
     "procedural": ("playbook", "playbooks"),
