@@ -116,6 +116,9 @@ class SubjectView(APIView):
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
         who = getattr(self, "subject_resolved", None)
+        if who is None and response.status_code < 300 and "subject" in kwargs:
+            # A replayed Idempotency-Key answer never ran the handler: resolve the subject it was for.
+            who = principal_of(request).subject_for(kwargs["subject"])
         if who is not None and isinstance(response.data, dict | list):
             response.data = _subject_named(response.data, internal=str(who.es_id), external=who.external_id)
         return super().finalize_response(request, response, *args, **kwargs)
