@@ -79,7 +79,9 @@ def mcp_server_build() -> Server:
     """The SDK server: the tool list, and tools/call for the principal the endpoint authenticated."""
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[spec.tool for spec in TOOLS])
+        # Only what the token may call: a read,write token is not offered forget_memory to fail on.
+        scopes = _principal(ctx).scopes
+        return types.ListToolsResult(tools=[spec.tool for spec in TOOLS if spec.scope in scopes])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         principal = _principal(ctx)

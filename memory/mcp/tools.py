@@ -20,7 +20,7 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from atlas_site.errors import AtlasError, ValidationFailed
+from atlas_site.errors import AtlasError, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic.client import es_errors
 from memory.recall import memory_recall
@@ -183,7 +183,13 @@ def update_fact(
 
 
 def forget_memory(*, subject: MemorySubject, principal: TokenPrincipal, memory_id: str) -> dict[str, Any]:
-    return memory_forget(subject=subject, memory_id=memory_id, actor=f"mcp:{principal.token.prefix}")
+    """Idempotent, as its annotation says: forgetting what is already gone is not an error. The answer
+    is the same for a memory never this user's, so it tells nothing about other subjects."""
+    try:
+        return memory_forget(subject=subject, memory_id=memory_id, actor=f"mcp:{principal.token.prefix}")
+    except NotFound:
+        detail = "no memory with this id: already forgotten, or never one of this user's"
+        return {"id": memory_id, "forgotten": False, "detail": detail}
 
 
 def list_memories(
@@ -409,7 +415,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Permanently delete one of the user's memories (an episode, fact or playbook) by id, when the "
             "user asks you to forget it. It cannot be undone and leaves no history; to correct a fact, "
             "use update_fact instead. Shared catalog entries cannot be forgotten. Returns the id and type "
-            "of what was deleted, and a receipt of every copy of its text removed, per store."
+            "of what was deleted, and a receipt of every copy of its text removed, per store. Forgetting "
+            "what is already gone answers forgotten: false, not an error."
         ),
         input_schema=_schema({"memory_id": {**_MEMORY_ID, "description": "The memory to delete."}}, ["memory_id"]),
         handler=forget_memory,

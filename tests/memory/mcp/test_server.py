@@ -96,6 +96,24 @@ def test_initialize_and_the_tool_list_with_the_official_client(atlas_server, ali
     assert [t.name for t in listed.tools if t.annotations.destructive_hint] == ["forget_memory"]
 
 
+def test_a_token_is_offered_only_the_tools_its_scopes_allow(atlas_server, alice) -> None:
+    """The README's configuration has read,write: forget_memory must not be listed only to fail."""
+    tenant, subject = alice
+
+    def listed(scopes: str) -> list[str]:
+        issued = tokens.token_create(tenant=tenant, subject=subject, name=scopes, scopes=scopes, actor="t")
+
+        async def go() -> list[str]:
+            async with mcp_session(atlas_server.url, issued.secret) as session:
+                return [tool.name for tool in (await session.list_tools()).tools]
+
+        return run(go)
+
+    assert listed("read") == ["recall_memory", "list_memories", "memory_chain"]
+    assert listed("read,write") == [name for name in TOOL_NAMES if name != "forget_memory"]
+    assert listed("forget") == ["forget_memory"]
+
+
 def test_the_official_client_in_its_default_mode_speaks_the_2026_protocol_too(atlas_server, alice) -> None:
     """``mcp.client.Client`` probes server/discover and adopts 2026-07-28 (per-request envelopes, no
     initialize); the same endpoint, auth and tools serve it."""

@@ -122,8 +122,12 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
             receipt = forgotten.pop("receipt")
             assert forgotten == {"id": episode["id"], "type": "episodic", "forgotten": True}
             assert receipt["indices"] == {"episodic": {"count": 1, "ids": [episode["id"]], "truncated": False}}
-            again = tool_error(await s.call_tool("forget_memory", {"memory_id": episode["id"]}))
-            assert (again["code"], again["field"]) == ("not_found", "memory_id")
+            again = payload(await s.call_tool("forget_memory", {"memory_id": episode["id"]}))
+            assert again == {
+                "id": episode["id"],
+                "forgotten": False,
+                "detail": "no memory with this id: already forgotten, or never one of this user's",
+            }
             left = payload(await s.call_tool("list_memories", {"types": ["episodic"]}))
             assert left["memories"] == []
 
@@ -264,7 +268,6 @@ def test_unknown_ids_are_not_found(atlas_server, acme) -> None:
     calls = [
         ("memory_chain", {"memory_id": unknown}, "memory_id", f"no fact {unknown} for this user"),
         ("update_fact", {"memory_id": unknown, "text": "t"}, "memory_id", f"no fact {unknown} for this user"),
-        ("forget_memory", {"memory_id": unknown}, "memory_id", f"no memory {unknown} for this user"),
         ("record_outcome", {"playbook_id": unknown, "success": True}, "playbook_id", f"no playbook {unknown}"),
         (
             "remember",
@@ -282,6 +285,8 @@ def test_unknown_ids_are_not_found(atlas_server, acme) -> None:
                 error = tool_error(result)
                 assert (error["code"], error["field"]) == ("not_found", field)
             assert payload(await s.call_tool("list_memories", {}))["memories"] == []
+            gone = payload(await s.call_tool("forget_memory", {"memory_id": unknown}))  # idempotent: no error
+            assert (gone["id"], gone["forgotten"]) == (unknown, False)
 
     run(go)
 
