@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memory.elastic.indices import MEMORY_TYPES
@@ -158,17 +159,47 @@ class StepIn(Strict):
     tool = serializers.CharField(required=False)
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "minLength": 1, "description": "The instruction alone."},
+            {"$ref": "#/components/schemas/StepIn"},
+        ]
+    }
+)
+class StepField(serializers.Field):
+    """A step as import and MCP take it: the instruction alone (a string), or an object with it."""
+
+    default_error_messages = {"invalid": "a step is a string (the instruction) or an object with an instruction"}
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, str):
+            data = {"instruction": data}
+        if not isinstance(data, dict):
+            self.fail("invalid")
+        step = StepIn(data=data)
+        step.is_valid(raise_exception=True)
+        return step.given()
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+def steps_field(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(child=StepField(), allow_empty=False, **kwargs)
+
+
 class PlaybookIn(Strict):
     name = serializers.CharField()
     trigger_text = serializers.CharField(help_text="When to use it, in the words a user would say.")
     description = serializers.CharField(required=False)
-    steps = StepIn(many=True)
+    steps = steps_field(help_text="In order: each the instruction alone, or {instruction, tool, order}.")
     external_id = serializers.CharField(required=False, help_text=EXTERNAL_ID_HELP)
 
 
 class OutcomeIn(Strict):
     success = serializers.BooleanField()
-    refined_steps = StepIn(many=True, required=False, help_text="Replace the steps (version + 1).")
+    refined_steps = steps_field(required=False, help_text="Replace the steps (version + 1), as a playbook's.")
 
 
 class ForgetAllIn(Strict):

@@ -76,15 +76,25 @@ _STEPS = {
     "type": "array",
     "minItems": 1,
     "maxItems": MAX_STEPS,
-    "description": "The steps in order.",
+    "description": "The steps in order: each the instruction alone, or an object with it and a tool.",
     "items": {
-        "type": "object",
-        "properties": {
-            "instruction": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "What to do."},
-            "tool": {"type": "string", "minLength": 1, "maxLength": MAX_SHORT_CHARS, "description": "Tool to use."},
-        },
-        "required": ["instruction"],
-        "additionalProperties": False,
+        "oneOf": [
+            {"type": "string", "minLength": 1, "maxLength": 2000, "description": "The instruction alone."},
+            {
+                "type": "object",
+                "properties": {
+                    "instruction": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "What to do."},
+                    "tool": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_SHORT_CHARS,
+                        "description": "Tool to use.",
+                    },
+                },
+                "required": ["instruction"],
+                "additionalProperties": False,
+            },
+        ]
     },
 }
 

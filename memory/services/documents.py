@@ -291,26 +291,32 @@ def _memory_id(tenant_id: str, user_id: str, memory_type: str, external_id: str 
     return memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type=memory_type, external_id=external_id)
 
 
-def steps_validate(value: Any) -> list[dict[str, Any]]:
+def steps_validate(value: Any, *, field_name: str = "steps") -> list[dict[str, Any]]:
+    """A playbook's steps: each the instruction alone (a string) or {instruction, tool, order}; an error
+    names the step (``steps[2].instruction``, counted from 0 as the JSON list is)."""
     if value is None:
-        raise ValidationFailed("steps is required", field="steps")
+        raise ValidationFailed(f"{field_name} is required: a playbook is a list of steps", field=field_name)
     if not isinstance(value, list) or not value:
-        raise ValidationFailed("steps must be a non-empty list", field="steps")
+        raise ValidationFailed(f"{field_name} must be a non-empty list of steps", field=field_name)
     if len(value) > MAX_STEPS:
-        raise ValidationFailed(f"a playbook has at most {MAX_STEPS} steps", field="steps")
+        raise ValidationFailed(f"a playbook has at most {MAX_STEPS} steps", field=field_name)
     steps = []
-    for n, step in enumerate(value, 1):
+    for n, step in enumerate(value):
+        where = f"{field_name}[{n}]"
         if isinstance(step, str):
             step = {"instruction": step}
         if not isinstance(step, dict):
-            raise ValidationFailed("each step is an object with an instruction", field="steps")
-        order = step.get("order", n)
+            raise ValidationFailed("a step is a string (the instruction) or an object with an instruction", field=where)
+        unknown = sorted(set(step) - {"order", "instruction", "tool"}, key=str)
+        if unknown:
+            raise ValidationFailed(f"unknown field(s) {', '.join(map(str, unknown))} in a step", field=where)
+        order = step.get("order", n + 1)
         if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= MAX_STEP_ORDER:
-            raise ValidationFailed(f"a step's order is an integer from 1 to {MAX_STEP_ORDER}", field="steps")
-        instruction = require_text(step.get("instruction"), field_name="steps.instruction", max_chars=2000)
+            raise ValidationFailed(f"a step's order is an integer from 1 to {MAX_STEP_ORDER}", field=f"{where}.order")
+        instruction = require_text(step.get("instruction"), field_name=f"{where}.instruction", max_chars=2000)
         tool = step.get("tool")
         if tool is not None:
-            tool = require_text(tool, field_name="steps.tool", max_chars=MAX_SHORT_CHARS)
+            tool = require_text(tool, field_name=f"{where}.tool", max_chars=MAX_SHORT_CHARS)
         steps.append({"order": order, "instruction": instruction, "tool": tool})
     return sorted(steps, key=lambda s: s["order"])
 
@@ -328,6 +334,15 @@ def playbook_prepare(
     external_id: Any = None,
     derived_key: str | None = None,
 ) -> PreparedMemory:
+    missing = [
+        field for field, value in (("name", name), ("trigger_text", trigger_text), ("steps", steps)) if value is None
+    ]
+    if missing:  # say everything a playbook lacks at once, not the first field checked
+        listed = " and ".join(missing) if len(missing) < 3 else "name, trigger_text and steps"
+        verb = "is" if len(missing) == 1 else "are"
+        raise ValidationFailed(
+            f"{listed} {verb} required: a playbook has a name, a trigger_text and steps", field=missing[0]
+        )
     name = require_text(name, field_name="name", max_chars=MAX_SHORT_CHARS)
     trigger_text = require_text(trigger_text, field_name="trigger_text", max_chars=2000)
     description = require_text(description, field_name="description", required=False)

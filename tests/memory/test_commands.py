@@ -148,14 +148,20 @@ def test_a_partial_import_says_so_once_and_fails_unless_allowed(atlas_es, db, tm
         "imported 1 of 3 line(s) into partial-co: 1 procedural; 0 supersession link(s); 2 error(s); "
         "created subjects maya\n"
     )
-    assert err.getvalue() == "line 2: trigger_text is required\nline 3: not UTF-8 text\n"
+    assert (
+        err.getvalue()
+        == "line 2: trigger_text is required: a playbook has a name, a trigger_text and steps\nline 3: not UTF-8 text\n"
+    )
     assert str(failed.value) == (
         "the import is partial (the lines above were skipped): fix them and import the file again "
         "(re-importing overwrites, it does not duplicate), or pass --allow-partial to accept it"
     )
     out, err = run("atlas_import", str(path), "--tenant", "partial-co", "--allow-partial")
     assert out == "imported 1 of 3 line(s) into partial-co: 1 procedural; 0 supersession link(s); 2 error(s)\n"
-    assert err == "line 2: trigger_text is required\nline 3: not UTF-8 text\n"
+    assert (
+        err
+        == "line 2: trigger_text is required: a playbook has a name, a trigger_text and steps\nline 3: not UTF-8 text\n"
+    )
 
 
 def test_reimport_overwrites_instead_of_duplicating(imported) -> None:

@@ -219,13 +219,24 @@ def test_any_line_at_all_is_a_memory_or_a_validation_error(subjects, line) -> No
     _check(line, subjects)
 
 
+PLAYBOOK = ": a playbook has a name, a trigger_text and steps"
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ({"memory_type": "procedural", "name": "n", "steps": ["s"]}, "trigger_text is required"),
-        ({"memory_type": "procedural", "trigger_text": "t", "steps": ["s"]}, "name is required"),
-        ({"memory_type": "procedural", "name": "n", "trigger_text": "t"}, "steps is required"),
-        ({"memory_type": "procedural", "name": "n", "trigger_text": "t", "steps": None}, "steps is required"),
+        ({"memory_type": "procedural", "name": "n", "steps": ["s"]}, "trigger_text is required" + PLAYBOOK),
+        ({"memory_type": "procedural", "trigger_text": "t", "steps": ["s"]}, "name is required" + PLAYBOOK),
+        ({"memory_type": "procedural", "name": "n", "trigger_text": "t"}, "steps is required" + PLAYBOOK),
+        (
+            {"memory_type": "procedural", "name": "n", "trigger_text": "t", "steps": None},
+            "steps is required" + PLAYBOOK,
+        ),
+        ({"memory_type": "procedural", "name": "n"}, "trigger_text and steps are required" + PLAYBOOK),
+        (
+            {"memory_type": "procedural", "name": "n", "trigger_text": "t", "steps": ["a", 5]},
+            "a step is a string (the instruction) or an object with an instruction",
+        ),
         ({"memory_type": "catalog", "text": "x", "user_id": None}, "title is required"),
         ({"memory_type": "semantic", "text": "x", "source_episodes": [5]}, "source_episodes must be a list of ids"),
         ({"memory_type": "episodic", "text": "x", "days_ago": 1e308}, "days_ago must be a number from 0 to 36500"),

@@ -258,6 +258,39 @@ def test_answers_name_the_subject_by_the_callers_id_never_the_internal_one(world
     assert all(("subject" in h) != h["shared"] for h in hits)
 
 
+def test_playbook_steps_are_strings_or_objects_and_errors_name_the_step(world) -> None:
+    svc = world["svc"]
+    made = svc(
+        "POST",
+        "subjects/alice/playbooks",
+        json={
+            "name": "reset",
+            "trigger_text": "internet down",
+            "steps": ["unplug the router", {"instruction": "wait a minute", "tool": "timer"}, "plug it back in"],
+        },
+    )
+    assert made.status_code == 201, made.text
+    assert [(s["instruction"], s["tool"]) for s in made.json()["steps"]] == [
+        ("unplug the router", None),
+        ("wait a minute", "timer"),
+        ("plug it back in", None),
+    ]
+    pid = made.json()["id"]
+    refined = svc(
+        "POST", f"subjects/alice/playbooks/{pid}/outcome", json={"success": True, "refined_steps": ["reboot"]}
+    )
+    assert refined.status_code == 200 and [s["instruction"] for s in refined.json()["steps"]] == ["reboot"]
+    for steps, field in (
+        (["fine", 7], "steps[1]"),
+        (["fine", {"tool": "x"}], "steps[1].instruction"),
+        (["fine", ""], "steps[1].instruction"),
+        ([], "steps"),
+    ):
+        body = {"name": "n", "trigger_text": "t", "steps": steps}
+        refused = svc("POST", "subjects/alice/playbooks", json=body)
+        assert field in {e["field"] for e in _problem(refused, 400)["errors"]}, (steps, refused.text)
+
+
 def test_an_agents_recall_counts_as_use(world, settings, monkeypatch) -> None:
     from memory import tasks
 
