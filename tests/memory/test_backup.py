@@ -1,0 +1,336 @@
+"""atlas_backup / atlas_restore: a round trip while the engine serves writes, and every refusal.
+
+The round trip backs up the session's running embedded Elasticsearch and the test database while a
+thread keeps writing, restores into a new empty data directory, starts a second embedded server on
+it and a separate ``manage.py`` process on the restored SQLite file, and compares what that stack
+answers (an old token, each key's reads, recall, a chain, counts) with what the first one answered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from atlas_site.errors import DependencyUnavailable, ValidationFailed
+from embedded_es import EmbeddedElasticsearch
+from memory.elastic.maintenance import (
+    cluster_admin_client,
+    index_write_blocked,
+    indices_settings,
+    indices_write_block_set,
+)
+from memory.selectors import catalog_list, memory_chain_get, memory_counts, memory_recall
+from memory.services.backup import SiteLayout, site_backup
+from memory.services.catalog import catalog_entry_write
+from memory.services.forget import memory_forget
+from memory.services.restore import site_restore
+from memory.services.writes import episode_write, fact_write
+from tenants import services, tokens
+from tenants.secrets import secrets_reset
+
+ROOT = Path(__file__).resolve().parents[2]
+QUERY = "where does Maya work"
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(bool(os.environ.get("ATLAS_ES_URL")), reason="backs up the embedded server's files"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _no_usage_recording(settings) -> None:
+    settings.ATLAS_USAGE_RECORDING = "off"
+
+
+def _layout(cluster, data_dir: Path) -> SiteLayout:
+    """The session's stack as a backup sees it: the test database file and the session's embedded server."""
+    return SiteLayout(
+        data_dir=data_dir, database=Path(connection.settings_dict["NAME"]), es_data_dir=cluster.server.data_dir
+    )
+
+
+def _restored_layout(data_dir: Path) -> SiteLayout:
+    return SiteLayout(data_dir=data_dir, database=data_dir / "atlas.sqlite3", es_data_dir=data_dir / "es")
+
+
+def _recall_view(subject) -> list[tuple[str, str]]:
+    # Facts only: the thread's episodes (written after the backup too) then change no statistic it scores with.
+    return [
+        (h["id"], h["text"]) for h in memory_recall(subject=subject, query=QUERY, k=10, memory_types=["semantic"]).hits
+    ]
+
+
+PROBE = """
+import json
+from memory.selectors import catalog_list, memory_chain_get, memory_counts, memory_recall
+from tenants.tokens import token_authenticate
+principal = token_authenticate(presented={secret!r})
+subject = principal.subject
+hits = memory_recall(subject=subject, query={query!r}, k=10, memory_types=["semantic"]).hits
+print(json.dumps({{
+    "subject": subject.external_id,
+    "tenant": principal.tenant.slug,
+    "recall": [[h["id"], h["text"]] for h in hits],
+    "chain": [m["id"] for m in memory_chain_get(subject=subject, memory_id={chain_id!r})],
+    "counts": memory_counts(subject=subject),
+    "catalog": [e["id"] for e in catalog_list(tenant=principal.tenant)["memories"]],
+    "acked": sorted(memory_counts(subject=principal.tenant.subjects.get(external_id="tom")).items()),
+}}))
+"""
+
+
+def _probe_restored(data_dir: Path, server: EmbeddedElasticsearch, *, secret: str, chain_id: str) -> dict:
+    """Ask a separate Django process on the restored SQLite file and engine what the restored stack holds."""
+    env = {
+        **os.environ,
+        "ATLAS_DATA_DIR": str(data_dir),
+        "ATLAS_ENV_FILE": os.devnull,
+        "ATLAS_ES_URL": server.url,
+        "ATLAS_ES_PASSWORD": server.password,
+        "ATLAS_ES_INDEX_PREFIX": settings.ATLAS_ES_INDEX_PREFIX,
+        "ATLAS_USAGE_RECORDING": "off",
+    }
+    env.pop("DATABASE_URL", None)
+    code = PROBE.format(secret=secret, query=QUERY, chain_id=chain_id)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+class Writer(threading.Thread):
+    """Writes episodes of ``subject`` until stopped, noting when each was acknowledged or refused."""
+
+    def __init__(self, subject) -> None:
+        super().__init__(daemon=True)
+        self.subject = subject
+        self.stop = threading.Event()
+        self.acked: list[tuple[float, str]] = []
+        self.refused: list[float] = []
+        self.errors: list[BaseException] = []
+
+    def run(self) -> None:
+        try:
+            i = 0
+            while not self.stop.is_set():
+                i += 1
+                try:
+                    written = episode_write(
+                        subject=self.subject, text=f"Tom says hello for the {i}th time", refresh=False
+                    )
+                except DependencyUnavailable:
+                    self.refused.append(time.monotonic())
+                    time.sleep(0.05)
+                    continue
+                self.acked.append((time.monotonic(), written["id"]))
+        except BaseException as exc:  # noqa: BLE001 — reported by the test
+            self.errors.append(exc)
+        finally:
+            connection.close()
+
+
+class Rotator(threading.Thread):
+    """Rotates ``subject``'s API key until stopped: mint, record, invalidate the old — the change a backup
+    must never catch half done (the database naming a key the key store has invalidated: every read 401)."""
+
+    def __init__(self, subject) -> None:
+        super().__init__(daemon=True)
+        self.subject = subject
+        self.stop = threading.Event()
+        self.rotations = 0
+        self.errors: list[BaseException] = []
+
+    def run(self) -> None:
+        try:
+            while not self.stop.is_set():
+                services.credential_rotate(actor="test", subject=self.subject)
+                self.rotations += 1
+        except BaseException as exc:  # noqa: BLE001 — reported by the test
+            self.errors.append(exc)
+        finally:
+            connection.close()
+
+
+def test_round_trip_while_writes_go_on(cluster, tenant, maya, tom, tmp_path) -> None:
+    abc = fact_write(subject=maya, text="Maya works at Acme Design", fact_type="identity")
+    xyz = fact_write(subject=maya, text="Maya works at Studio Xyz", fact_type="identity", supersedes=[abc["id"]])
+    pqr = fact_write(subject=maya, text="Maya works at Pqr Labs", fact_type="identity", supersedes=[xyz["id"]])
+    fact_write(subject=maya, text="Maya prefers window seats", fact_type="preference")
+    episode_write(subject=maya, text="I started at Pqr Labs this week")
+    entry = catalog_entry_write(tenant=tenant, title="Office hours", text="The office opens at nine", actor="test")
+    issued = tokens.token_create(tenant=tenant, subject=maya, name="maya's script", scopes=["read"], actor="test")
+    before = {
+        "subject": "maya",
+        "tenant": tenant.slug,
+        "recall": [list(hit) for hit in _recall_view(maya)],
+        "chain": [m["id"] for m in memory_chain_get(subject=maya, memory_id=xyz["id"])],
+        "counts": memory_counts(subject=maya),
+        "catalog": [e["id"] for e in catalog_list(tenant=tenant)["memories"]],
+    }
+    assert before["chain"] == [abc["id"], xyz["id"], pqr["id"]] and entry["id"] in before["catalog"]
+
+    writer, rotator = Writer(tom), Rotator(tom)
+    writer.start()
+    rotator.start()
+    while len(writer.acked) < 3 or rotator.rotations < 2:  # both threads are busy before the backup starts
+        time.sleep(0.05)
+    started = time.monotonic()
+    report = site_backup(destination=tmp_path / "backup", layout=_layout(cluster, tmp_path / "live"))
+    time.sleep(0.5)
+    for thread in (writer, rotator):
+        thread.stop.set()
+        thread.join(timeout=60)
+    assert writer.errors == [] and rotator.errors == []
+    acked_before = {memory_id for at, memory_id in writer.acked if at < started}
+    assert writer.refused, "the write block was never met: the test did not write during the backup"
+    assert any(at > started for at, _ in writer.acked), "writes did not resume after the backup"
+    # The live indices are writable again.
+    assert not any(index_write_blocked(s) for s in indices_settings().values())
+
+    manifest = report.manifest
+    assert manifest["credentials"]["missing_from_key_store"] == []
+    assert manifest["credentials"]["active_in_database"] >= 3  # the writer, the tenant's and each subject's key
+    assert "ATLAS_ENCRYPTION_KEYS" in manifest["not_included"][0]
+
+    target = tmp_path / "restored"
+    restored = site_restore(source=tmp_path / "backup", layout=_restored_layout(target))
+    assert restored.documents == {name: index["docs"] for name, index in manifest["indices"].items()}
+    assert sorted(p.name for p in target.iterdir()) == ["atlas.sqlite3", "es"]
+
+    with EmbeddedElasticsearch(data_dir=target / "es", password="restored-es-password") as server:  # noqa: S106
+        after = _probe_restored(target, server, secret=issued.secret, chain_id=xyz["id"])
+        admin = cluster_admin_client(url=server.url, password=server.password)
+        try:
+            episodic = admin.search(
+                index=f"{settings.ATLAS_ES_INDEX_PREFIX}-episodic",
+                query={"term": {"user_id": str(tom.es_id)}},
+                size=10_000,
+                source=False,
+            )
+            restored_ids = {hit["_id"] for hit in episodic["hits"]["hits"]}
+            semantic = admin.search(index=f"{settings.ATLAS_ES_INDEX_PREFIX}-semantic", size=10_000)
+        finally:
+            admin.close()
+    acked = dict(after.pop("acked"))
+    assert after == before
+    # Every write acknowledged before the backup started is in it; the copy is one point in time.
+    assert acked_before <= restored_ids, sorted(acked_before - restored_ids)[:3]
+    assert acked["episodic"] == len(restored_ids) >= len(acked_before)
+    facts = {hit["_id"]: hit["_source"] for hit in semantic["hits"]["hits"]}
+    for source in facts.values():
+        for successor in source.get("superseded_by") or []:
+            assert successor in facts  # no chain points at a fact the backup lacks
+
+
+def test_writes_and_forgets_during_a_write_block_are_a_503(maya) -> None:
+    """A blocked index answers 403 ``cluster_block_exception`` (Elasticsearch's reference, "Index blocks":
+    ``index.blocks.write`` … "Set to true to disable data write operations against the index"); Atlas
+    must answer 503 (try again), not a 500, on a single write, a bulk delete (forget) and bulk writes."""
+    kept = fact_write(subject=maya, text="Maya keeps a blue notebook")
+    names = sorted(n for n in indices_settings() if n.startswith(f"{settings.ATLAS_ES_INDEX_PREFIX}-"))
+    indices_write_block_set(names=names, blocked=True)
+    try:
+        with pytest.raises(DependencyUnavailable, match="write block"):
+            fact_write(subject=maya, text="Maya keeps a red notebook")
+        with pytest.raises(DependencyUnavailable, match="write block"):
+            memory_forget(subject=maya, memory_id=kept["id"], actor="test")
+        with pytest.raises(DependencyUnavailable, match="write block"):
+            from memory.elastic import store
+            from tenants.selectors import writer_es_client
+
+            store.memories_bulk_index(writer_es_client(), [("episodic", "blocked-1", {"text": "x"})])
+    finally:
+        indices_write_block_set(names=names, blocked=False)
+    assert memory_forget(subject=maya, memory_id=kept["id"], actor="test")["forgotten"] is True
+
+
+@pytest.fixture
+def backup_dir(cluster, maya, tmp_path) -> Path:
+    fact_write(subject=maya, text="Maya collects stamps")
+    site_backup(destination=tmp_path / "backup", layout=_layout(cluster, tmp_path / "live"))
+    return tmp_path / "backup"
+
+
+def _listing(path: Path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+def test_restore_into_a_non_empty_directory_is_refused(backup_dir, tmp_path) -> None:
+    target = tmp_path / "busy"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine")
+    with pytest.raises(ValidationFailed, match="not empty"):
+        site_restore(source=backup_dir, layout=_restored_layout(target))
+    assert _listing(target) == ["notes.txt"]
+
+
+def test_restore_allows_only_dev_env_in_the_target(backup_dir, tmp_path) -> None:
+    target = tmp_path / "fresh"
+    target.mkdir()
+    (target / "dev.env").write_text("ATLAS_ENCRYPTION_KEYS=kept\n")
+    site_restore(source=backup_dir, layout=_restored_layout(target))
+    assert sorted(p.name for p in target.iterdir()) == ["atlas.sqlite3", "dev.env", "es"]
+
+
+def test_a_tampered_backup_is_refused(backup_dir, tmp_path) -> None:
+    state = backup_dir / "es" / "noida" / "elasticsearch.json"
+    state.write_bytes(state.read_bytes().replace(b"stamps", b"coins!"))
+    target = tmp_path / "fresh"
+    with pytest.raises(ValidationFailed, match=r"es/noida/elasticsearch.json does not match its checksum"):
+        site_restore(source=backup_dir, layout=_restored_layout(target))
+    assert not target.exists()
+
+
+def test_a_backup_with_an_extra_file_is_refused(backup_dir, tmp_path) -> None:
+    (backup_dir / "es" / "security" / "extra.json").write_text("{}")
+    with pytest.raises(ValidationFailed, match="does not list"):
+        site_restore(source=backup_dir, layout=_restored_layout(tmp_path / "fresh"))
+
+
+def test_restore_with_other_encryption_keys_is_refused(backup_dir, tmp_path, settings) -> None:
+    settings.ATLAS_ENCRYPTION_KEYS = ["Sx2w3rKcDdq0Y2PAg0sQX5R8p0QxJtWnq4Ch8Y6q2mQ="]
+    secrets_reset()
+    try:
+        with pytest.raises(ValidationFailed, match="ATLAS_ENCRYPTION_KEYS cannot open"):
+            site_restore(source=backup_dir, layout=_restored_layout(tmp_path / "fresh"))
+    finally:
+        secrets_reset()
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_backup_into_a_non_empty_directory_is_refused(cluster, maya, tmp_path) -> None:
+    (tmp_path / "backup").mkdir()
+    (tmp_path / "backup" / "old").write_text("x")
+    with pytest.raises(ValidationFailed, match="not an empty directory"):
+        site_backup(destination=tmp_path / "backup", layout=_layout(cluster, tmp_path / "live"))
+    assert not any(index_write_blocked(s) for s in indices_settings().values())
+
+
+def test_backup_refuses_a_cluster_that_is_not_the_embedded_one(cluster, maya, tmp_path, settings) -> None:
+    settings.ATLAS_ES_URL = "http://127.0.0.1:1"
+    with pytest.raises(ValidationFailed, match="ATLAS_ES_URL"):
+        site_backup(destination=tmp_path / "backup", layout=_layout(cluster, tmp_path / "live"))
+    assert not (tmp_path / "backup").exists()
+
+
+def test_backup_refuses_postgresql(settings) -> None:
+    settings.DATABASES = {
+        **settings.DATABASES,
+        "default": {**settings.DATABASES["default"], "ENGINE": "django.db.backends.postgresql"},
+    }
+    with pytest.raises(ValidationFailed, match="pg_dump .* docs/operations.md"):
+        SiteLayout.from_settings()
