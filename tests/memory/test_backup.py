@@ -334,3 +334,54 @@ def test_backup_refuses_postgresql(settings) -> None:
     }
     with pytest.raises(ValidationFailed, match="pg_dump .* docs/operations.md"):
         SiteLayout.from_settings()
+
+
+def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.django_db(transaction=False)
+def test_the_commands_on_a_make_run_data_directory(tmp_path) -> None:
+    """The operator's path: `make run`'s layout (ATLAS_DATA_DIR with atlas.sqlite3 and es/), the commands
+    finding both from the settings, progress and the encryption-key warning on stderr, a second restore
+    into the now full directory refused with one line."""
+    live, restored = tmp_path / "live", tmp_path / "restored"
+    with EmbeddedElasticsearch(data_dir=live / "es", password="cli-es-password") as server:  # noqa: S106
+        env = {
+            **os.environ,
+            "ATLAS_DATA_DIR": str(live),
+            "ATLAS_ENV_FILE": os.devnull,
+            "ATLAS_ES_URL": server.url,
+            "ATLAS_ES_PASSWORD": server.password,
+        }
+        env.pop("DATABASE_URL", None)
+        for step in (
+            ("migrate", "-v", "0"),
+            ("atlas_es_bootstrap",),
+            ("atlas_tenant", "create", "acme", "--name", "A"),
+        ):
+            done = _manage(*step, env=env)
+            assert done.returncode == 0, done.stderr
+        backup = _manage("atlas_backup", "--to", str(tmp_path / "backup"), env=env)
+        assert backup.returncode == 0, backup.stderr
+        assert "atlas_backup: blocking writes to" in backup.stderr
+        assert "atlas_backup: writes allowed again" in backup.stderr
+        assert "NOT in the backup: ATLAS_ENCRYPTION_KEYS" in backup.stderr
+        assert backup.stdout.startswith(f"backed up to {tmp_path / 'backup'}: ")
+        again = _manage("atlas_backup", "--to", str(tmp_path / "backup"), env=env)
+        assert (again.returncode, again.stderr.strip()) == (
+            1,
+            f"CommandError: {tmp_path / 'backup'} is not an empty directory: a backup goes into a new one",
+        )
+    restore_env = {**env, "ATLAS_DATA_DIR": str(restored)}
+    done = _manage("atlas_restore", "--from", str(tmp_path / "backup"), env=restore_env)
+    assert done.returncode == 0, done.stderr
+    assert "atlas_restore: backup verified" in done.stderr and "dev.env is missing" in done.stderr
+    assert sorted(p.name for p in restored.iterdir()) == ["atlas.sqlite3", "es"]
+    listing = sorted(str(p.relative_to(restored)) for p in restored.rglob("*"))
+    refused = _manage("atlas_restore", "--from", str(tmp_path / "backup"), env=restore_env)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(f"CommandError: {restored} is not empty (atlas.sqlite3, es)")
+    assert sorted(str(p.relative_to(restored)) for p in restored.rglob("*")) == listing
