@@ -357,10 +357,16 @@ def test_the_commands_on_a_make_run_data_directory(tmp_path) -> None:
             "ATLAS_ES_PASSWORD": server.password,
         }
         env.pop("DATABASE_URL", None)
+        memories = tmp_path / "memories.jsonl"
+        memories.write_text(
+            '{"id": "f1", "user_id": "maya", "memory_type": "semantic", "text": "Maya hides a key under the mat"}\n'
+            '{"id": "f2", "user_id": "maya", "memory_type": "semantic", "text": "Maya likes green tea"}\n'
+        )
         for step in (
             ("migrate", "-v", "0"),
             ("atlas_es_bootstrap",),
             ("atlas_tenant", "create", "acme", "--name", "A"),
+            ("atlas_import", str(memories), "--tenant", "acme", "--create"),
         ):
             done = _manage(*step, env=env)
             assert done.returncode == 0, done.stderr
@@ -375,6 +381,14 @@ def test_the_commands_on_a_make_run_data_directory(tmp_path) -> None:
             1,
             f"CommandError: {tmp_path / 'backup'} is not an empty directory: a backup goes into a new one",
         )
+        # Forgotten after the backup: the log of the deployment that saw it goes along with the restore.
+        assert _manage("atlas_forget", "--tenant", "acme", "--user", "maya", "--memory", "f1", env=env).returncode == 0
+        exported = _manage("atlas_forget_log", "export", "--since-backup", str(tmp_path / "backup"), env=env)
+        assert exported.returncode == 0, exported.stderr
+        assert [(e["action"], e["subject"]) for e in map(json.loads, exported.stdout.splitlines())] == [
+            ("memory.forget", "maya")
+        ]
+        (tmp_path / "forgets.jsonl").write_text(exported.stdout)
     restore_env = {**env, "ATLAS_DATA_DIR": str(restored)}
     done = _manage("atlas_restore", "--from", str(tmp_path / "backup"), env=restore_env)
     assert done.returncode == 0, done.stderr
@@ -385,3 +399,11 @@ def test_the_commands_on_a_make_run_data_directory(tmp_path) -> None:
     assert refused.returncode == 1
     assert refused.stderr.startswith(f"CommandError: {restored} is not empty (atlas.sqlite3, es)")
     assert sorted(str(p.relative_to(restored)) for p in restored.rglob("*")) == listing
+    with EmbeddedElasticsearch(data_dir=restored / "es", password="cli-es-password") as server:  # noqa: S106
+        restored_env = {**restore_env, "ATLAS_ES_URL": server.url}
+        replayed = _manage("atlas_forget_log", "replay", str(tmp_path / "forgets.jsonl"), env=restored_env)
+        assert (replayed.returncode, replayed.stdout.strip()) == (0, "replayed 1 forget(s): 1 forgotten"), (
+            replayed.stderr
+        )
+        again = _manage("atlas_forget_log", "replay", str(tmp_path / "forgets.jsonl"), env=restored_env)
+        assert again.stdout.strip() == "replayed 1 forget(s): 1 already gone"
