@@ -407,3 +407,34 @@ def test_the_commands_on_a_make_run_data_directory(tmp_path) -> None:
         )
         again = _manage("atlas_forget_log", "replay", str(tmp_path / "forgets.jsonl"), env=restored_env)
         assert again.stdout.strip() == "replayed 1 forget(s): 1 already gone"
+
+
+def test_keys_the_cluster_does_not_know_are_reminted_by_reconcile(backup_dir, maya, tmp_path) -> None:
+    """The production restore (docs/operations.md): memory indices restored into a cluster whose security
+    state is not the backup's — here the key store left out — then `atlas_key reconcile` replaces every
+    key the cluster does not accept, and reads work again."""
+    target = tmp_path / "restored"
+    site_restore(source=backup_dir, layout=_restored_layout(target))
+    (target / "es" / "security" / "api_keys.json").unlink()
+    with EmbeddedElasticsearch(data_dir=target / "es", password="restored-es-password") as server:  # noqa: S106
+        env = {
+            **os.environ,
+            "ATLAS_DATA_DIR": str(target),
+            "ATLAS_ENV_FILE": os.devnull,
+            "ATLAS_ES_URL": server.url,
+            "ATLAS_ES_PASSWORD": server.password,
+            "ATLAS_ES_INDEX_PREFIX": settings.ATLAS_ES_INDEX_PREFIX,
+        }
+        env.pop("DATABASE_URL", None)
+        count = (
+            "from tenants.selectors import subject_get, tenant_get; from memory.selectors import memory_counts; "
+            f"tenant = tenant_get(slug={maya.tenant.slug!r}); "
+            "print(memory_counts(subject=subject_get(tenant=tenant, external_id='maya'))['semantic'])"
+        )
+        before = _manage("shell", "-c", count, env=env)
+        assert before.returncode == 1 and "refused" in before.stderr  # the key is unknown: reads fail
+        reconciled = _manage("atlas_key", "reconcile", env=env)
+        assert reconciled.returncode == 0, reconciled.stderr
+        assert "'replaced': [" in reconciled.stdout
+        after = _manage("shell", "-c", count, env=env)
+        assert (after.returncode, after.stdout.strip().splitlines()[-1]) == (0, "1"), after.stderr
