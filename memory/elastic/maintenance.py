@@ -31,9 +31,11 @@ def index_write_blocked(settings: dict) -> bool:
 def indices_write_block_set(*, names: list[str], blocked: bool, es: Elasticsearch | None = None) -> None:
     """Set (or lift: the setting removed, as it was before) the write block of each named index."""
     es = es or bootstrap_client()
+    # An index deleted meanwhile has nothing left to block or to lift the block from.
+    tolerant = es.options(ignore_status=404)
     with es_errors("set the write block" if blocked else "lift the write block"):
         for name in names:
-            es.indices.put_settings(index=name, settings={"index.blocks.write": True if blocked else None})
+            tolerant.indices.put_settings(index=name, settings={"index.blocks.write": True if blocked else None})
 
 
 def cluster_admin_client(*, url: str, password: str, username: str = "elastic") -> Elasticsearch:

@@ -191,6 +191,19 @@ def _engine_state_saved_blocked(layout: SiteLayout, blocked: set[str], progress:
             indices = state.get("indices", {})
             unblocked = sorted(name for name, index in indices.items() if not index_write_blocked(index["settings"]))
             created = [name for name in unblocked if name not in blocked]
+            live = set(indices_settings()) if not blocked <= set(indices) else set(indices)
+            changed = sorted(name for name in blocked if name not in live)
+            if changed:  # deleted during the backup: only an index operation (atlas_reindex) does that
+                raise ValidationFailed(
+                    f"index {changed[0]} was deleted during the backup (is atlas_reindex running?); nothing was "
+                    "backed up: run it again when that has finished"
+                )
+            lifted = [name for name in unblocked if name in blocked]
+            if lifted and not all(index_write_blocked(indices_settings().get(name, {})) for name in lifted):
+                raise ValidationFailed(
+                    f"the write block of {lifted[0]} was lifted during the backup (atlas_reindex finishing?); "
+                    "nothing was backed up: run it again"
+                )
             if created:  # made after the first round of blocks: block it as well, and wait for that save
                 indices_write_block_set(names=created, blocked=True)
                 blocked.update(created)
@@ -267,8 +280,9 @@ def site_backup(
             already = sorted(name for name, index in existing.items() if index_write_blocked(index))
             if already:
                 raise ValidationFailed(
-                    f"index {already[0]} is already write-blocked (an interrupted backup?); nothing was backed up. "
-                    "Lift the block with `manage.py atlas_backup --lift-write-block`, then back up again"
+                    f"index {already[0]} is already write-blocked (atlas_reindex running, or an interrupted backup); "
+                    "nothing was backed up. After a reindex, back up again; after an interrupted backup, lift the "
+                    "block with `manage.py atlas_backup --lift-write-block` first"
                 )
             _say(progress, f"blocking writes to {len(existing)} index(es) while the copy is taken")
             indices_write_block_set(names=sorted(existing), blocked=True)

@@ -438,3 +438,17 @@ def test_keys_the_cluster_does_not_know_are_reminted_by_reconcile(backup_dir, ma
         assert "'replaced': [" in reconciled.stdout
         after = _manage("shell", "-c", count, env=env)
         assert (after.returncode, after.stdout.strip().splitlines()[-1]) == (0, "1"), after.stderr
+
+
+def test_backup_refuses_indices_blocked_by_someone_else(cluster, maya, tmp_path) -> None:
+    """A block it did not set (atlas_reindex's, or an interrupted backup's) is refused and left alone."""
+    name = sorted(n for n in indices_settings() if n.startswith(f"{settings.ATLAS_ES_INDEX_PREFIX}-semantic"))[0]
+    indices_write_block_set(names=[name], blocked=True)
+    try:
+        with pytest.raises(ValidationFailed, match=f"index {name} is already write-blocked"):
+            site_backup(destination=tmp_path / "backup", layout=_layout(cluster, tmp_path / "live"))
+        blocked = {n for n, s in indices_settings().items() if index_write_blocked(s)}
+        assert blocked == {name}  # not lifted by the refusal, and nothing else blocked
+        assert list((tmp_path / "backup").iterdir()) == []
+    finally:
+        indices_write_block_set(names=[name], blocked=False)

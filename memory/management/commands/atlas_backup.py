@@ -27,7 +27,8 @@ class Command(AtlasCommand):
         target.add_argument(
             "--lift-write-block",
             action="store_true",
-            help="only lift the write block an interrupted backup left on the indices",
+            help="only lift the write block an interrupted backup left on the indices (not while atlas_reindex runs: "
+            "it holds a block of its own)",
         )
 
     def handle(self, *args, to: Path | None, lift_write_block: bool, **options) -> None:
