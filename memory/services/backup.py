@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -47,7 +49,7 @@ ENGINE_STATE = Path("noida") / "elasticsearch.json"
 #: key store and licence state, its ILM policies. Not its log, address file or control file.
 GATEWAY_DIRS = ("security", "ilm")
 OPERATIONS_DOC = "docs/operations.md"
-PERSIST_TIMEOUT_SECONDS = 30.0
+PERSIST_TIMEOUT_SECONDS = 120.0  # the engine saves ~1 s after a change; a large state takes longer to write
 DATABASE_LOCK_TIMEOUT_SECONDS = 30.0
 
 Progress = Callable[[str], None]
@@ -118,12 +120,28 @@ def embedded_server_running(layout: SiteLayout) -> bool:
             f"the embedded Elasticsearch of {layout.es_data_dir} runs at {address.get('gateway_url')}, but "
             f"ATLAS_ES_URL is {configured}: point ATLAS_ES_URL at it, or stop `make run` first"
         )
+    if _answers(configured):
+        raise ValidationFailed(
+            f"ATLAS_ES_URL ({configured}) answers, but it is not the embedded server of {layout.es_data_dir}: a "
+            f"cluster of your own is backed up with an Elasticsearch snapshot repository, as {OPERATIONS_DOC} describes"
+        )
     if not (layout.es_data_dir / ENGINE_STATE).is_file() and not (layout.es_data_dir / "security").is_dir():
         raise ValidationFailed(
             f"no embedded Elasticsearch data in {layout.es_data_dir}: with a cluster of your own (ATLAS_ES_URL), "
             f"back up with an Elasticsearch snapshot repository as {OPERATIONS_DOC} describes"
         )
     return False
+
+
+def _answers(url: str) -> bool:
+    """Whether something listens at ``url``'s host and port (a cluster other than the stopped embedded one)."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 9200)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=1.0):
+            return True
+    except OSError:
+        return False
 
 
 def _process_alive(pid: object) -> bool:
@@ -169,7 +187,8 @@ def _database_and_keys_copy(layout: SiteLayout, destination: Path, progress: Pro
                     _write_private(destination / ES_DIR / path.relative_to(layout.es_data_dir), path.read_bytes())
         _say(progress, "API-key store copied")
     finally:
-        lock.execute("ROLLBACK") if lock.in_transaction else None
+        if lock.in_transaction:
+            lock.execute("ROLLBACK")  # it only read: the lock's whole point was that nobody else wrote
         lock.close()
 
 

@@ -389,6 +389,15 @@ def test_the_commands_on_a_make_run_data_directory(tmp_path) -> None:
             ("memory.forget", "maya")
         ]
         (tmp_path / "forgets.jsonl").write_text(exported.stdout)
+    # The engine stopped: the files are copied as they are, the same documents as while it ran.
+    offline = _manage("atlas_backup", "--to", str(tmp_path / "offline"), env=env)
+    assert offline.returncode == 0, offline.stderr
+    assert "blocking writes" not in offline.stderr
+    manifests = [json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("backup", "offline")]
+    assert manifests[1]["write_blocked_in_copy"] == []
+    docs = [{name: index["docs"] for name, index in m["indices"].items()} for m in manifests]
+    semantic = next(n for n in docs[0] if n.startswith(f"{settings.ATLAS_ES_INDEX_PREFIX}-semantic"))
+    assert docs[1] == {**docs[0], semantic: docs[0][semantic] - 1}  # f1 was forgotten in between
     restore_env = {**env, "ATLAS_DATA_DIR": str(restored)}
     done = _manage("atlas_restore", "--from", str(tmp_path / "backup"), env=restore_env)
     assert done.returncode == 0, done.stderr
@@ -452,3 +461,15 @@ def test_backup_refuses_indices_blocked_by_someone_else(cluster, maya, tmp_path)
         assert list((tmp_path / "backup").iterdir()) == []
     finally:
         indices_write_block_set(names=[name], blocked=False)
+
+
+def test_backup_refuses_a_stopped_embedded_server_while_atlas_uses_another_cluster(cluster, maya, tmp_path) -> None:
+    """Embedded data left in the data directory from before, while ATLAS_ES_URL names a live cluster: copying
+    the stale files would be a backup of the wrong store."""
+    stale = tmp_path / "es"
+    (stale / "security").mkdir(parents=True)
+    (stale / "embedded_es.json").write_text(json.dumps({"gateway_url": "http://127.0.0.1:9", "pid": 2**22 + 1}))
+    layout = SiteLayout(data_dir=tmp_path, database=Path(connection.settings_dict["NAME"]), es_data_dir=stale)
+    with pytest.raises(ValidationFailed, match="answers, but it is not the embedded server"):
+        site_backup(destination=tmp_path / "backup", layout=layout)
+    assert not (tmp_path / "backup").exists()
