@@ -89,7 +89,7 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _say(progress: Progress | None, message: str) -> None:
+def progress_say(progress: Progress | None, message: str) -> None:
     if progress:
         progress(message)
 
@@ -169,7 +169,7 @@ def _database_and_keys_copy(layout: SiteLayout, destination: Path, progress: Pro
         raise ValidationFailed(f"no database at {layout.database}: nothing to back up")
     lock = sqlite3.connect(layout.database, timeout=DATABASE_LOCK_TIMEOUT_SECONDS, isolation_level=None)
     try:
-        _say(progress, "waiting for the database's write lock (writes wait until the copy is taken)")
+        progress_say(progress, "waiting for the database's write lock (writes wait until the copy is taken)")
         lock.execute("BEGIN IMMEDIATE")
         source = sqlite3.connect(f"{layout.database.as_uri()}?mode=ro", uri=True, timeout=DATABASE_LOCK_TIMEOUT_SECONDS)
         target = sqlite3.connect(destination / DATABASE_FILE)
@@ -179,13 +179,13 @@ def _database_and_keys_copy(layout: SiteLayout, destination: Path, progress: Pro
             target.close()
             source.close()
         (destination / DATABASE_FILE).chmod(0o600)
-        _say(progress, "database copied")
+        progress_say(progress, "database copied")
         for name in GATEWAY_DIRS:
             top = layout.es_data_dir / name
             for path in sorted(top.rglob("*")) if top.is_dir() else []:
                 if path.is_file() and not path.name.endswith(".tmp"):
                     _write_private(destination / ES_DIR / path.relative_to(layout.es_data_dir), path.read_bytes())
-        _say(progress, "API-key store copied")
+        progress_say(progress, "API-key store copied")
     finally:
         if lock.in_transaction:
             lock.execute("ROLLBACK")  # it only read: the lock's whole point was that nobody else wrote
@@ -303,12 +303,12 @@ def site_backup(
                     "nothing was backed up. After a reindex, back up again; after an interrupted backup, lift the "
                     "block with `manage.py atlas_backup --lift-write-block` first"
                 )
-            _say(progress, f"blocking writes to {len(existing)} index(es) while the copy is taken")
+            progress_say(progress, f"blocking writes to {len(existing)} index(es) while the copy is taken")
             indices_write_block_set(names=sorted(existing), blocked=True)
             blocked.update(existing)
         _database_and_keys_copy(layout, destination, progress)
         if running:
-            _say(progress, "waiting for the engine to save its blocked state")
+            progress_say(progress, "waiting for the engine to save its blocked state")
             engine_state = _engine_state_saved_blocked(layout, blocked, progress)
         else:
             state_file = layout.es_data_dir / ENGINE_STATE
@@ -317,14 +317,14 @@ def site_backup(
                 json.loads(engine_state)  # a torn file is refused, not copied
         if engine_state is not None:
             _write_private(destination / ES_DIR / ENGINE_STATE, engine_state)
-        _say(progress, "engine state copied")
+        progress_say(progress, "engine state copied")
     except BaseException:
         _destination_discard(destination)
         raise
     finally:
         if blocked:
             indices_write_block_set(names=sorted(blocked), blocked=False)
-            _say(progress, "writes allowed again")
+            progress_say(progress, "writes allowed again")
     manifest = _manifest(destination, engine_state, sorted(blocked), started)
     _write_private(destination / MANIFEST, json.dumps(manifest, indent=2).encode())
     return BackupReport(destination=destination, manifest=manifest)

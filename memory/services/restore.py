@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from atlas_site.errors import ValidationFailed
@@ -24,7 +25,7 @@ from embedded_es import EmbeddedElasticsearch
 from memory.elastic.maintenance import cluster_admin_client, indices_doc_counts, indices_write_block_set
 from tenants.secrets import secret_decrypt
 
-from .backup import DATABASE_FILE, ES_DIR, FORMAT, MANIFEST, Progress, SiteLayout, _say, file_sha256
+from .backup import DATABASE_FILE, ES_DIR, FORMAT, MANIFEST, Progress, SiteLayout, file_sha256, progress_say
 
 #: What may already be in the data directory a backup is restored into: the secrets `make run` reads.
 ALLOWED_IN_TARGET = ("dev.env",)
@@ -60,6 +61,16 @@ def backup_verify(*, source: Path) -> dict[str, Any]:
     if DATABASE_FILE not in listed:
         raise ValidationFailed(f"the backup holds no {DATABASE_FILE}")
     return manifest
+
+
+def _index_prefix_check(manifest: dict[str, Any]) -> None:
+    """The restored indices must be the ones this deployment reads (else it would bootstrap empty ones)."""
+    prefix = manifest.get("index_prefix")
+    if prefix != settings.ATLAS_ES_INDEX_PREFIX:
+        raise ValidationFailed(
+            f"the backup's indices are named {prefix}-*, this deployment reads {settings.ATLAS_ES_INDEX_PREFIX}-*: "
+            f"set ATLAS_ES_INDEX_PREFIX={prefix} and restore again; nothing was changed"
+        )
 
 
 def _migrations_check(manifest: dict[str, Any]) -> None:
@@ -132,7 +143,7 @@ def _engine_check(es_dir: Path, manifest: dict[str, Any], progress: Progress | N
             f"the restored engine does not hold what the manifest counts (index {differ[0]}: "
             f"{counts.get(differ[0])} document(s), manifest {expected.get(differ[0])}); nothing was changed"
         )
-    _say(progress, f"engine checked: {sum(counts.values())} document(s) in {len(counts)} index(es)")
+    progress_say(progress, f"engine checked: {sum(counts.values())} document(s) in {len(counts)} index(es)")
     return counts
 
 
@@ -141,10 +152,11 @@ def site_restore(*, source: Path, layout: SiteLayout | None = None, progress: Pr
     layout = layout or SiteLayout.from_settings()
     _target_check(layout)
     manifest = backup_verify(source=source)
-    _say(progress, f"backup verified: {len(manifest['files'])} file(s), made {manifest['created_at']}")
+    progress_say(progress, f"backup verified: {len(manifest['files'])} file(s), made {manifest['created_at']}")
+    _index_prefix_check(manifest)
     _migrations_check(manifest)
     _encryption_keys_check(source / DATABASE_FILE)
-    _say(progress, "the configured encryption keys open the backup's API keys")
+    progress_say(progress, "the configured encryption keys open the backup's API keys")
     layout.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     staging = layout.data_dir / f".restore-{secrets.token_hex(4)}"
     try:
@@ -156,7 +168,7 @@ def site_restore(*, source: Path, layout: SiteLayout | None = None, progress: Pr
             target.chmod(0o600)
         documents: dict[str, int] = {}
         if (staging / ES_DIR).is_dir():
-            _say(progress, "starting a private engine on the restored data to check it")
+            progress_say(progress, "starting a private engine on the restored data to check it")
             documents = _engine_check(staging / ES_DIR, manifest, progress)
         layout.database.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         (staging / DATABASE_FILE).rename(layout.database)

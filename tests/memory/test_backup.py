@@ -473,3 +473,13 @@ def test_backup_refuses_a_stopped_embedded_server_while_atlas_uses_another_clust
     with pytest.raises(ValidationFailed, match="answers, but it is not the embedded server"):
         site_backup(destination=tmp_path / "backup", layout=layout)
     assert not (tmp_path / "backup").exists()
+
+
+def test_restore_refuses_another_index_prefix(backup_dir, tmp_path, settings) -> None:
+    """Restored under names the deployment does not read, the memories would be invisible and its bootstrap
+    would create empty indices beside them."""
+    backed_up = settings.ATLAS_ES_INDEX_PREFIX
+    settings.ATLAS_ES_INDEX_PREFIX = "elsewhere"
+    with pytest.raises(ValidationFailed, match=f"set ATLAS_ES_INDEX_PREFIX={backed_up} and restore again"):
+        site_restore(source=backup_dir, layout=_restored_layout(tmp_path / "fresh"))
+    assert not (tmp_path / "fresh").exists()
