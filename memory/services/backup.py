@@ -31,13 +31,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from atlas_site.errors import ValidationFailed
+from atlas_site.errors import DependencyUnavailable, ValidationFailed
 from memory.elastic.maintenance import index_write_blocked, indices_settings, indices_write_block_set
 
 FORMAT = 1
@@ -170,7 +171,13 @@ def _database_and_keys_copy(layout: SiteLayout, destination: Path, progress: Pro
     lock = sqlite3.connect(layout.database, timeout=DATABASE_LOCK_TIMEOUT_SECONDS, isolation_level=None)
     try:
         progress_say(progress, "waiting for the database's write lock (writes wait until the copy is taken)")
-        lock.execute("BEGIN IMMEDIATE")
+        try:
+            lock.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:  # "database is locked": a writer held it past the timeout
+            raise DependencyUnavailable(
+                f"the database stayed locked for {DATABASE_LOCK_TIMEOUT_SECONDS:.0f} s ({exc}); nothing was backed up: "
+                "run the backup again"
+            ) from exc
         source = sqlite3.connect(f"{layout.database.as_uri()}?mode=ro", uri=True, timeout=DATABASE_LOCK_TIMEOUT_SECONDS)
         target = sqlite3.connect(destination / DATABASE_FILE)
         try:
@@ -260,8 +267,6 @@ def _manifest(destination: Path, engine_state: bytes | None, blocked: list[str],
     key_store = destination / ES_DIR / "security" / "api_keys.json"
     stored = json.loads(key_store.read_text()) if key_store.is_file() else {}
     usable = {key_id for key_id, record in stored.items() if not record.get("invalidated")}
-    from importlib.metadata import version
-
     return {
         "format": FORMAT,
         "kind": "atlas-embedded",

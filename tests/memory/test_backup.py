@@ -483,3 +483,21 @@ def test_restore_refuses_another_index_prefix(backup_dir, tmp_path, settings) ->
     with pytest.raises(ValidationFailed, match=f"set ATLAS_ES_INDEX_PREFIX={backed_up} and restore again"):
         site_restore(source=backup_dir, layout=_restored_layout(tmp_path / "fresh"))
     assert not (tmp_path / "fresh").exists()
+
+
+def test_a_database_locked_too_long_fails_the_backup_and_lifts_the_block(cluster, maya, tmp_path, monkeypatch) -> None:
+    import sqlite3
+
+    from memory.services import backup
+
+    monkeypatch.setattr(backup, "DATABASE_LOCK_TIMEOUT_SECONDS", 0.5)
+    writer = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # a long write transaction of another process
+    try:
+        with pytest.raises(DependencyUnavailable, match="the database stayed locked"):
+            site_backup(destination=tmp_path / "backup", layout=_layout(cluster, tmp_path / "live"))
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert not any(index_write_blocked(s) for s in indices_settings().values())
+    assert list((tmp_path / "backup").iterdir()) == []
