@@ -29,7 +29,7 @@ from memory.elastic.maintenance import (
     indices_write_block_set,
 )
 from memory.selectors import catalog_list, memory_chain_get, memory_counts, memory_recall
-from memory.services.backup import SiteLayout, site_backup
+from memory.services.backup import SiteLayout, site_backup, write_block_lift
 from memory.services.catalog import catalog_entry_write
 from memory.services.forget import memory_forget
 from memory.services.restore import site_restore
@@ -327,11 +327,8 @@ def test_backup_refuses_a_cluster_that_is_not_the_embedded_one(cluster, maya, tm
     assert not (tmp_path / "backup").exists()
 
 
-def test_backup_refuses_postgresql(settings) -> None:
-    settings.DATABASES = {
-        **settings.DATABASES,
-        "default": {**settings.DATABASES["default"], "ENGINE": "django.db.backends.postgresql"},
-    }
+def test_backup_refuses_postgresql(monkeypatch) -> None:
+    monkeypatch.setitem(settings.DATABASES["default"], "ENGINE", "django.db.backends.postgresql")
     with pytest.raises(ValidationFailed, match="pg_dump .* docs/operations.md"):
         SiteLayout.from_settings()
 
@@ -501,3 +498,13 @@ def test_a_database_locked_too_long_fails_the_backup_and_lifts_the_block(cluster
         writer.close()
     assert not any(index_write_blocked(s) for s in indices_settings().values())
     assert list((tmp_path / "backup").iterdir()) == []
+
+
+def test_lift_write_block_after_an_interrupted_backup(cluster, maya, tmp_path) -> None:
+    name = sorted(n for n in indices_settings() if n.startswith(f"{settings.ATLAS_ES_INDEX_PREFIX}-episodic"))[0]
+    indices_write_block_set(names=[name], blocked=True)  # what a SIGKILLed backup leaves behind
+    try:
+        assert write_block_lift(layout=_layout(cluster, tmp_path / "live")) == [name]
+    finally:
+        indices_write_block_set(names=[name], blocked=False)
+    assert episode_write(subject=maya, text="writable again")["id"]
