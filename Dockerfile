@@ -55,4 +55,9 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["python", "-c", "import os, urllib.request as u; h = os.environ.get('DJANGO_ALLOWED_HOSTS', 'localhost').split(',')[0].strip().lstrip('.*') or 'localhost'; u.urlopen(u.Request('http://127.0.0.1:8000/healthz', headers={'Host': h}), timeout=4)"]
 
-CMD ["uvicorn", "atlas_site.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--workers", "2"]
+# Bounds per worker (docs/security.md "Connections"): 503 beyond 512 connections and requests in flight,
+# idle keep-alive closed after 5 s, h11's 16 KiB ceiling on an unfinished request head. Per-client limits
+# belong to the TLS proxy in front.
+CMD ["uvicorn", "atlas_site.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--workers", "2", \
+     "--limit-concurrency", "512", "--timeout-keep-alive", "5", "--backlog", "1024", \
+     "--h11-max-incomplete-event-size", "16384"]

@@ -6,10 +6,12 @@
   status, detail, and ``errors`` with a field and message each). The domain's AtlasError is mapped
   here once; "not yours" is the same 404 as "missing".
 - Rate limits: per token, ``ATLAS_API_RATE`` (default 600/min) in Django's cache (Redis when
-  ``REDIS_URL`` is set): 429 with ``Retry-After``.
+  ``REDIS_URL`` is set): 429 with ``Retry-After``. One budget per token across interfaces: the MCP
+  endpoint counts its requests against the same key (``token_rate_wait``).
 - ``Idempotency-Key`` on POST: the first answer is stored for 24 hours per (token, key) and replayed
   to every retry with the same body; the same key with another body is a 422, and a retry that
-  arrives while the first is still running is a 409.
+  arrives while the first is still running is a 409. The answer holds memory text, so it is stored
+  under the subject (or the tenant) it is about, where forgetting finds it (atlas_site.idempotency).
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ import json
 import time
 from collections.abc import Callable
 from functools import wraps
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
@@ -33,13 +35,18 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 
 from atlas_site.errors import AtlasError, ValidationFailed
+from atlas_site.idempotency import (
+    idempotency_record_claim,
+    idempotency_record_get,
+    idempotency_record_release,
+    idempotency_record_store,
+)
 from tenants.tokens import TokenPrincipal, token_authenticate
 
 if TYPE_CHECKING:  # rest_framework.views imports this module through its settings: no import cycle
     from rest_framework.views import APIView
 
 PROBLEM_JSON = "application/problem+json"
-IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 _TITLES = {
     400: "Bad request",
     401: "Not authenticated",
@@ -110,6 +117,21 @@ class TokenRateThrottle(SimpleRateThrottle):
         return f"throttle:token:{request.auth.token.prefix}"
 
 
+def token_rate_wait(*, principal: TokenPrincipal) -> float | None:
+    """Count one request of ``principal`` against its token's limit — the very budget REST's throttle
+    keeps (same cache key, same ``ATLAS_API_RATE``), so a token cannot double it by switching
+    interface: None when the request may go on, else the seconds until it may."""
+    throttle = TokenRateThrottle()
+    if throttle.allow_request(SimpleNamespace(auth=principal), None):
+        return None
+    return throttle.wait() or 1.0
+
+
+def retry_after(wait: float) -> str:
+    """The ``Retry-After`` value for a wait in seconds: whole seconds, at least 1."""
+    return str(max(1, int(wait + 0.999)))
+
+
 def principal_of(request: Request) -> TokenPrincipal:
     principal = request.auth
     if not isinstance(principal, TokenPrincipal):
@@ -173,7 +195,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
             exc.status_code, str(detail), code=exc.get_codes() if isinstance(exc.get_codes(), str) else "error"
         )
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-            response["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
+            response["Retry-After"] = retry_after(exc.wait)
         if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
             response.status_code = 401
             response["WWW-Authenticate"] = 'Bearer realm="atlas-memory"'
@@ -198,9 +220,9 @@ def idempotent(view: Callable) -> Callable:
         principal = principal_of(request)
         slot = "idem:" + hashlib.sha256(f"{principal.token.pk}:{request.path}:{key}".encode()).hexdigest()
         digest = _body_digest(request)
-        stored = cache.get(slot)
-        if stored is None and not cache.add(slot, {"state": "running", "digest": digest}, 60):
-            stored = cache.get(slot)
+        stored = idempotency_record_get(slot=slot)
+        if stored is None and not idempotency_record_claim(slot=slot, digest=digest):
+            stored = idempotency_record_get(slot=slot)
         if stored is not None:
             if stored["digest"] != digest:
                 return problem(
@@ -214,10 +236,10 @@ def idempotent(view: Callable) -> Callable:
         try:
             response = view(self, request, *args, **kwargs)
         except Exception:
-            cache.delete(slot)  # nothing was stored: a retry may try again
+            idempotency_record_release(slot=slot)  # nothing was stored: a retry may try again
             raise
         if response.status_code >= 500 or response.status_code == status.HTTP_429_TOO_MANY_REQUESTS:
-            cache.delete(slot)
+            idempotency_record_release(slot=slot)
         else:
             record = {
                 "state": "done",
@@ -227,7 +249,10 @@ def idempotent(view: Callable) -> Callable:
                 "content_type": response.get("Content-Type"),
                 "at": time.time(),
             }
-            cache.set(slot, record, IDEMPOTENCY_TTL_SECONDS)
+            # Whose answer it is: the subject the route names, or the tenant (the catalog's routes).
+            idempotency_record_store(
+                slot=slot, record=record, tenant_id=str(principal.tenant.es_id), subject=str(kwargs.get("subject", ""))
+            )
         return response
 
     return wrapper

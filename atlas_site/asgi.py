@@ -18,6 +18,7 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "atlas_site.settings")
 django_application = get_asgi_application()  # sets Django up: import the apps' code after it
 
+from atlas_site.body_limit import ChunkedBodyLimit  # noqa: E402
 from memory.mcp.server import McpEndpoint, is_mcp_path  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -59,4 +60,4 @@ class AtlasApplication:
         await send({"type": "lifespan.shutdown.complete"})
 
 
-application = AtlasApplication(django_app=django_application, mcp_endpoint=McpEndpoint())
+application = AtlasApplication(django_app=ChunkedBodyLimit(django_application), mcp_endpoint=McpEndpoint())

@@ -24,6 +24,22 @@ DATA = Path(os.environ.get("ATLAS_DATA_DIR", ROOT / ".data"))
 ENV_FILE = DATA / "dev.env"
 PY = sys.executable
 
+#: What bounds one client's hold on the web server (docs/security.md "Connections"): at most this many
+#: connections and requests in flight (503 beyond, so a flood of held connections — issue 24 — cannot
+#: grow the process without end), idle keep-alive connections closed after 5 s, a short accept queue,
+#: and h11's 16 KiB ceiling on a request's unfinished head. uvicorn has no per-client limit; in
+#: production a proxy in front adds one (docs/security.md).
+WEB_SERVER_BOUNDS = (
+    "--limit-concurrency",
+    "256",
+    "--timeout-keep-alive",
+    "5",
+    "--backlog",
+    "256",
+    "--h11-max-incomplete-event-size",
+    "16384",
+)
+
 
 def _say(message: str) -> None:
     print(f"[atlas] {message}", flush=True)
@@ -196,6 +212,7 @@ def main() -> int:
                 str(web_port),
                 "--log-level",
                 "warning",
+                *WEB_SERVER_BOUNDS,
             ],
         )
         if hasattr(os, "geteuid") and os.geteuid() == 0:

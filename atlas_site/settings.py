@@ -89,6 +89,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Web, worker and beat share the file: wait for locks instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+    # Deleted rows' bytes stay in SQLite's free pages unless secure_delete is on (its compile-time default
+    # differs between builds): forgetting must not leave the text in the file.
+    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA secure_delete=ON;"
     # A file, not memory, for the test database: a real Celery worker process must see it.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-atlas.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -365,6 +368,10 @@ ATLAS_MCP_ALLOWED_ORIGINS = env.list("ATLAS_MCP_ALLOWED_ORIGINS", default=_loopb
 # JSON answer, so any worker can serve any request; false keeps SDK sessions (Mcp-Session-Id, SSE) in
 # the worker's memory, which then needs sticky routing.
 ATLAS_MCP_STATELESS = env.bool("ATLAS_MCP_STATELESS", default=True)
+# Stateful mode only (stateless answers GET with 405): server-to-client SSE streams (GET /mcp/) one token
+# may hold open at once, and how long one stays open before the server closes it (the client reopens it).
+ATLAS_MCP_STREAMS_PER_TOKEN = env.int("ATLAS_MCP_STREAMS_PER_TOKEN", default=4)
+ATLAS_MCP_STREAM_SECONDS = env.float("ATLAS_MCP_STREAM_SECONDS", default=300.0)
 # --- Consolidation (memory/services/consolidation.py, docs/consolidation.md) -------------------
 # Any OpenAI-compatible chat-completions endpoint; unset → every run is recorded "skipped: no LLM
 # configured" and nothing else changes.

@@ -85,7 +85,7 @@ def main() -> None:
     with atlas_stack():
         import requests
 
-        from memory.selectors import memory_recall
+        from memory.recall import memory_recall
         from memory.services.writes import episode_write, fact_write
         from tenants import services, tokens
 

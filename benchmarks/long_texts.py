@@ -60,7 +60,7 @@ def main() -> None:
                 embedding_ms.append((time.perf_counter() - started) * 1000)
 
         writes.embed_into = timed_embed
-        for n in range(4):  # warm-up: models, sessions, connections
+        for _ in range(4):  # warm-up: models, sessions, connections
             writes.episode_write(subject=subject, text=SHORT, session_id="warm-up")
         load_before = os.getloadavg()[0]
         rows = []
@@ -110,7 +110,9 @@ def main() -> None:
     print("|---|---|---:|---:|---:|")
     for kind, write, median, worst, embed in rows:
         print(f"| {kind} | {write} | {median:.0f} | {worst:.0f} | {embed:.0f} |")
-    print(f"\n{args.heavy} long writes of one tenant at once, and one short turn of another tenant, {args.repeat} rounds")
+    print(
+        f"\n{args.heavy} long writes of one tenant at once, and one short turn of another tenant, {args.repeat} rounds"
+    )
     print("| | median ms | worst ms |")
     print("|---|---:|---:|")
     print(f"| a long write among {args.heavy} | {statistics.median(heavy_ms):.0f} | {max(heavy_ms):.0f} |")

@@ -82,8 +82,9 @@ def main() -> int:
         from memory import recall_constants as rc
         from memory.elastic import store
         from memory.evaluation import EvalReport, eval_queries_parse, eval_row, gold_types
+        from memory.recall import RecallOptions, memory_recall
         from memory.scope import SubjectScope
-        from memory.selectors import RECALL_TYPES, RecallOptions, memory_recall
+        from memory.selectors import RECALL_TYPES
         from memory.services.importing import memories_import
         from tenants.models import Tenant
         from tenants.selectors import subject_get

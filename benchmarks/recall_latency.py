@@ -91,7 +91,7 @@ def main() -> int:
     rng = random.Random(11)
     rows, writes, imports = [], [], []
     with atlas_stack():
-        from memory.selectors import memory_recall
+        from memory.recall import memory_recall
         from memory.services.importing import memories_import
         from memory.services.writes import episode_write
         from tenants.models import MemorySubject

@@ -174,7 +174,8 @@ def main() -> int:
     tables = []
     with atlas_stack(args.keep) as es:
         engine = Engine(es)
-        from memory.selectors import RECALL_TYPES, memory_recall
+        from memory.recall import memory_recall
+        from memory.selectors import RECALL_TYPES
         from memory.services.importing import memories_import
         from memory.services.writes import episode_write
         from tenants.models import MemorySubject, Tenant

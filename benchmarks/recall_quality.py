@@ -80,7 +80,7 @@ def main() -> int:
         settings.ATLAS_CONTEXTUAL_EPISODES = args.contextual
         from memory.embeddings import DEFAULT_LOCAL_MODEL
         from memory.evaluation import eval_queries_parse, recall_evaluate
-        from memory.selectors import RecallOptions
+        from memory.recall import RecallOptions
         from memory.services.importing import memories_import
         from tenants.services import tenant_create
 

@@ -42,6 +42,7 @@ _MAX_CONTEXTS = 10_000  # scroll/PIT contexts remembered per gateway (the engine
 _CONSUMED = (*P.URI_QUERY, "allow_no_indices", "expand_wildcards", "filter_path")
 CLEAR_ALL_SCROLLS = "cluster:admin/indices/scroll/clear_all"
 AUTO_CREATE = "indices:admin/auto_create"
+BULK_SHARD = "indices:data/write/bulk[s]"
 
 
 class EngineResponse:
@@ -110,6 +111,40 @@ def _name_effect(method: str, path_qs: str) -> tuple[str, str | None]:
     return "change", None
 
 
+def _write_indices(aliases_by_index: Mapping[str, Any]) -> dict[str, str]:
+    """{alias: its write index} from ``GET /_alias``: the index marked ``is_write_index``, or the alias's
+    only index unless that one is marked false (IndexAbstraction.Alias#getWriteIndex). An alias with no
+    write index is left out: a write through it fails in the engine, as in Elasticsearch."""
+    members: dict[str, list[tuple[str, Any]]] = {}
+    for index, meta in aliases_by_index.items():
+        for alias, spec in ((meta or {}).get("aliases") or {}).items():
+            members.setdefault(alias, []).append((index, (spec or {}).get("is_write_index")))
+    out: dict[str, str] = {}
+    for alias, indices in members.items():
+        marked = [index for index, flag in indices if flag is True]
+        if marked:
+            out[alias] = marked[0]
+        elif len(indices) == 1 and indices[0][1] is not False:
+            out[alias] = indices[0][0]
+    return out
+
+
+class _BulkItem:
+    """One item of a bulk request on its way through the gateway's checks."""
+
+    def __init__(self, op: str, spec: dict[str, Any], index: Any, source: Any, source_line: bytes | None) -> None:
+        self.op = op
+        self.spec = spec
+        self.index = index
+        self.source = source
+        self.source_line = source_line
+        self.action = parts.bulk_item_action(op, spec)
+        # Authorised with the other items of its shard request (not for a first write to a new index,
+        # which TransportBulkAction's auto-create settles before any shard request exists).
+        self.on_shard = False
+        self.error: EsError | None = None
+
+
 class Incoming:
     """One request as the gateway understood it: its route, checked parameters and decoded body."""
 
@@ -157,6 +192,7 @@ class Gateway:
         # A document write may add a name (a first write creates its index): after one the map is still
         # good for "this name exists", and fetched again for anything else.
         self._names_cache: dict[str, list[str]] | None = None
+        self._write_index: dict[str, str] = {}  # alias → its write index, read with _names_cache
         self._names_complete = False
         self._names_generation = 0
         self._names_changing = 0
@@ -175,6 +211,7 @@ class Gateway:
         self._session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
 
     async def _close(self, _app: web.Application) -> None:
+        self.auth.close()
         if self._session:
             await self._session.close()
 
@@ -252,7 +289,7 @@ class Gateway:
     # ------------------------------------------------------------------ entry
     async def handle(self, request: web.Request) -> web.StreamResponse:
         try:
-            principal = self.auth.authenticate(request.headers.get("Authorization"), request.raw_path)
+            principal = await self.auth.authenticate(request.headers.get("Authorization"), request.raw_path)
             route = routes.classify(request.method, request.raw_path)
             raw = await self._read_body(request)
             if route.kind == "local":
@@ -355,15 +392,20 @@ class Gateway:
 
     async def _alias_map(self) -> dict[str, list[str]]:
         """{concrete index: [its aliases]} as the engine knows it now (cached: see ``_names_cache``)."""
+        return (await self._names_read())[0]
+
+    async def _names_read(self) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """The alias map and {alias: the index a write through it goes to}, read and cached together."""
         if self._names_cache is not None and self._names_complete and not self._names_changing:
-            return self._names_cache
+            return self._names_cache, self._write_index
         generation = self._names_generation
         resp = await self.engine_json("GET", "/_alias")
         data = resp.json() if resp.status == 200 else {}
         alias_map = {index: sorted((meta or {}).get("aliases", {})) for index, meta in data.items()}
+        write_index = _write_indices(data)
         if resp.status == 200 and generation == self._names_generation and not self._names_changing:
-            self._names_cache, self._names_complete = alias_map, True
-        return alias_map
+            self._names_cache, self._write_index, self._names_complete = alias_map, write_index, True
+        return alias_map, write_index
 
     async def _existing_names(self) -> list[str]:
         alias_map = await self._alias_map()
@@ -895,9 +937,20 @@ class Gateway:
         return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
 
     async def _h_bulk(self, req: Incoming, principal: Principal) -> web.Response:
+        """Bulk items authorised as Elasticsearch does, in two steps.
+
+        Elasticsearch splits a bulk into one request per shard (BulkShardRequest), whose ``indices()``
+        are the names its items were sent to — aliases included, since "authorization works with aliases
+        too". That shard request is authorised first, for ``indices:data/write/bulk[s]`` on every one of
+        those names: one name without a write privilege denies every item bound for that shard. Then
+        each item is authorised for its own action on the name it was sent to
+        (AuthorizationService.authorizeBulkItems). The embedded engine's indices have one shard, so
+        items share a shard request when the names they use write to the same concrete index (an
+        alias's write index). Index and create items to a name that does not exist yet are created or
+        refused before any shard request (TransportBulkAction's auto-create), so they are checked alone.
+        """
         lines = parts.lines(req.raw)
-        forwarded: list[bytes] = []
-        slots: list[Any] = []  # per item: None when forwarded, else its error item
+        items: list[_BulkItem] = []
         existing: set[str] | None = None
         i = 0
         while i < len(lines):
@@ -919,48 +972,60 @@ class Gateway:
             if op == "update":
                 parts.only_keys(source, parts.UPDATE_KEYS, f"bulk line [{i + 2}] update")
             i += 2 if has_source else 1
-            index = spec.get("_index", req.route.index)
+            item = _BulkItem(op, spec, spec.get("_index", req.route.index), source, source_line)
+            items.append(item)
             try:
-                action = parts.bulk_item_action(op, spec)
+                index = item.index
                 if not isinstance(index, str) or not index:
                     raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index is missing;")
                 if _is_pattern(index) or "," in index:
                     raise parts.invalid_index_name(index) or unsupported("", index, "a bulk item takes one index name")
-                if not principal.permissions.allows_index(action, index):
-                    raise self._denied(principal, action, [index])
-                if op in ("index", "create"):
-                    if existing is None:
-                        existing = set(await self._existing_names())
-                    if index not in existing:
-                        parts.raise_if_invalid(index)
-                        if not principal.permissions.allows_index(AUTO_CREATE, index):
-                            raise self._denied(principal, AUTO_CREATE, [index])
+                if op in ("index", "create") and existing is None:
+                    existing = set(await self._existing_names())
+                if op not in ("index", "create") or index in existing:
+                    item.on_shard = True  # authorised below, with the other items of its shard request
+                else:
+                    if not principal.permissions.allows_index(item.action, index):
+                        raise self._denied(principal, item.action, [index])
+                    parts.raise_if_invalid(index)
+                    if not principal.permissions.allows_index(AUTO_CREATE, index):
+                        raise self._denied(principal, AUTO_CREATE, [index])
                 if "_id" in spec:
                     parts.check_id(spec["_id"])
-                if op == "update" and principal.permissions.dls_query(index, routes.UPDATE) is not None:
-                    # security/authz/interceptor/BulkShardRequestInterceptor.java
-                    raise EsError(
-                        400,
-                        "security_exception",
-                        "Can't execute a bulk item request with update requests embedded if field or document level security is enabled",
-                    )
-                forwarded.append(wire.dumps({op: {**spec, "_index": index}}))
-                if op == "update":
-                    forwarded.append(wire.dumps(source))
-                elif source_line is not None:
-                    # A document to store: checked to be exactly one JSON object (wire.check_document)
-                    # and sent as received. It is data, not a request the gateway acts on — the item's
-                    # action line above is parsed and rebuilt — and parsing every vector in Python
-                    # doubled a 100-document bulk (benchmarks/gateway_overhead.py).
-                    forwarded.append(source_line.strip())
-                slots.append(None)
             except EsError as err:
-                slots.append(
-                    {op: {"_index": index, "_id": spec.get("_id"), "status": err.status, "error": err.cause()}}
-                )
-        if not slots:
+                item.error = err
+        if not items:
             raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no requests added;")
-        items: list[Any] = []
+        await self._bulk_authorize_shards(principal, [item for item in items if item.error is None and item.on_shard])
+        forwarded: list[bytes] = []
+        slots: list[Any] = []  # per item: None when forwarded, else its error item
+        for item in items:
+            if (
+                item.error is None
+                and item.op == "update"
+                and principal.permissions.dls_query(item.index, routes.UPDATE) is not None
+            ):
+                # security/authz/interceptor/BulkShardRequestInterceptor.java
+                item.error = EsError(
+                    400,
+                    "security_exception",
+                    "Can't execute a bulk item request with update requests embedded if field or document level security is enabled",
+                )
+            if item.error is not None:
+                error = {"_index": item.index, "_id": item.spec.get("_id"), "status": item.error.status}
+                slots.append({item.op: {**error, "error": item.error.cause()}})
+                continue
+            forwarded.append(wire.dumps({item.op: {**item.spec, "_index": item.index}}))
+            if item.op == "update":
+                forwarded.append(wire.dumps(item.source))
+            elif item.source_line is not None:
+                # A document to store: checked to be exactly one JSON object (wire.check_document)
+                # and sent as received. It is data, not a request the gateway acts on — the item's
+                # action line above is parsed and rebuilt — and parsing every vector in Python
+                # doubled a 100-document bulk (benchmarks/gateway_overhead.py).
+                forwarded.append(item.source_line.strip())
+            slots.append(None)
+        results: list[Any] = []
         took = 0
         errors = any(slot is not None for slot in slots)
         if forwarded:
@@ -970,12 +1035,32 @@ class Gateway:
                 return self._from_engine(resp)
             result = resp.json()
             took = result.get("took", 0)
-            items = result["items"]
+            results = result["items"]
             errors = errors or bool(result.get("errors"))
-        merged, it = [], iter(items)
+        merged, it = [], iter(results)
         for slot in slots:
             merged.append(next(it) if slot is None else slot)
         return self._respond_json(200, {"errors": errors, "took": took, "items": merged})
+
+    async def _bulk_authorize_shards(self, principal: Principal, items: list[_BulkItem]) -> None:
+        """Sets ``error`` on the items refused: a whole shard request's when one of its names lacks
+        ``bulk[s]``, else each item's own when its action is not granted on its name."""
+        if not items:
+            return
+        # One name: one shard request whatever it resolves to, so no need to read the aliases.
+        one_name = len({item.index for item in items}) == 1
+        write_index = {} if one_name else (await self._names_read())[1]
+        shards: dict[str, list[_BulkItem]] = {}
+        for item in items:
+            shards.setdefault(write_index.get(item.index, item.index), []).append(item)
+        for shard_items in shards.values():
+            names = sorted({item.index for item in shard_items})
+            refused = [name for name in names if not principal.permissions.allows_index(BULK_SHARD, name)]
+            for item in shard_items:
+                if refused:
+                    item.error = self._denied(principal, BULK_SHARD, refused)
+                elif not principal.permissions.allows_index(item.action, item.index):
+                    item.error = self._denied(principal, item.action, [item.index])
 
     async def _h_by_query(self, req: Incoming, principal: Principal) -> web.Response:
         # The by-query APIs run their search with the caller's own privileges,

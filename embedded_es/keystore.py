@@ -3,7 +3,10 @@
 Like Elasticsearch, only a salted PBKDF2 hash of each key's secret is kept
 (``xpack.security.authc.api_key.hashing.algorithm`` defaults to PBKDF2), and a
 fast in-memory cache of verified credentials avoids paying PBKDF2 on every
-request (ES's ``api_key.cache.hash_algo`` cache plays the same role).
+request (ES's ``api_key.cache.hash_algo`` cache plays the same role). A small
+bounded cache of secrets known to be wrong for a key id keeps a flood of the same
+wrong secret from paying PBKDF2 each time: a key's secret never changes, so a
+wrong secret stays wrong; invalidation is checked before either cache is asked.
 Records are written with write-to-temp + fsync + rename, so a crash leaves
 either the old file or the new one, never a torn one; the file is 0600.
 """
@@ -18,6 +21,7 @@ import re
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +30,7 @@ from .errors import illegal_argument
 from .private_files import DIR_MODE, write_private
 
 PBKDF2_ITERATIONS = 10_000
+REFUSED_CACHE_SIZE = 4096  # (key id, secret digest) pairs known wrong, least recently seen dropped first
 _DURATION = re.compile(r"^(\d+)(nanos|micros|ms|s|m|h|d)$")
 _UNIT_MS = {"nanos": 1e-6, "micros": 1e-3, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
@@ -47,6 +52,11 @@ def _random_token(nbytes: int) -> str:
 def _hash_secret(secret: str, salt: bytes) -> str:
     digest = hashlib.pbkdf2_hmac("sha512", secret.encode(), salt, PBKDF2_ITERATIONS)
     return base64.b64encode(digest).decode()
+
+
+def secret_digest(secret: str) -> bytes:
+    """The cheap fingerprint both caches key on (never stored on disk)."""
+    return hashlib.sha256(secret.encode()).digest()
 
 
 @dataclass
@@ -99,7 +109,9 @@ class ApiKeyStore:
         directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._records: dict[str, ApiKeyRecord] = {}
+        self._cache_lock = threading.Lock()  # verify() runs on worker threads
         self._verified: dict[str, bytes] = {}
+        self._refused: OrderedDict[tuple[str, bytes], None] = OrderedDict()
         if self._path.exists():
             raw = json.loads(self._path.read_text())
             self._records = {k: ApiKeyRecord(**v) for k, v in raw.items()}
@@ -142,20 +154,40 @@ class ApiKeyStore:
             self._persist()
         return record, secret
 
+    def verify_cached(self, key_id: str, secret: str) -> bool | None:
+        """What the caches know of ``secret`` for ``key_id``: True (verified before), False (known
+        wrong), None (PBKDF2 must decide: call ``verify``, off the event loop)."""
+        fast = secret_digest(secret)
+        with self._cache_lock:
+            cached = self._verified.get(key_id)
+            if cached is not None and hmac.compare_digest(cached, fast):
+                return True
+            if (key_id, fast) in self._refused:
+                self._refused.move_to_end((key_id, fast))
+                return False
+        return None
+
     def verify(self, key_id: str, secret: str) -> ApiKeyRecord | None:
-        """The record when ``secret`` is right for ``key_id`` (whatever its state), else None."""
+        """The record when ``secret`` is right for ``key_id`` (whatever its state), else None.
+
+        Pays PBKDF2 unless a cache answers; safe to call from several threads at once."""
         record = self._records.get(key_id)
         if record is None:
             return None
-        fast = hashlib.sha256(secret.encode()).digest()
-        cached = self._verified.get(key_id)
-        if cached is not None and hmac.compare_digest(cached, fast):
-            return record
-        expected = record.secret_hash
-        if not hmac.compare_digest(_hash_secret(secret, base64.b64decode(record.salt)), expected):
-            return None
-        self._verified[key_id] = fast
-        return record
+        known = self.verify_cached(key_id, secret)
+        if known is not None:
+            return record if known else None
+        fast = secret_digest(secret)
+        right = hmac.compare_digest(_hash_secret(secret, base64.b64decode(record.salt)), record.secret_hash)
+        with self._cache_lock:
+            if right:
+                if not record.invalidated:  # an invalidated key is never cached as verified again
+                    self._verified[key_id] = fast
+            else:
+                self._refused[(key_id, fast)] = None
+                if len(self._refused) > REFUSED_CACHE_SIZE:
+                    self._refused.popitem(last=False)
+        return record if right else None
 
     def get(self, key_id: str) -> ApiKeyRecord | None:
         return self._records.get(key_id)
@@ -196,7 +228,8 @@ class ApiKeyStore:
                     continue
                 rec.invalidated = True
                 rec.invalidation = now
-                self._verified.pop(rec.id, None)
+                with self._cache_lock:
+                    self._verified.pop(rec.id, None)
                 newly.append(rec.id)
             if newly:
                 self._persist()

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hmac
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import authentication_error
-from .keystore import ApiKeyRecord, ApiKeyStore
+from .keystore import ApiKeyRecord, ApiKeyStore, secret_digest
 from .privileges import SUPERUSER, SUPERUSER_DESCRIPTORS, Permissions, role_from_descriptors
 
 BOOTSTRAP_USER = "elastic"
@@ -66,13 +68,30 @@ def api_key_principal(record: ApiKeyRecord) -> Principal:
     )
 
 
+#: The thread that runs PBKDF2 for secrets no cache knows. hashlib releases the GIL while it hashes, so
+#: the event loop keeps serving everyone else; one thread means a flood of distinct wrong secrets costs
+#: at most one core (the engine and the loop keep the rest), while keys already verified (the
+#: application's own) are answered from the cache without waiting behind it.
+VERIFY_THREADS = 1
+
+
 class Authenticator:
+    """Checks credentials. PBKDF2 (the cost of an API-key secret no cache knows) never runs on the
+    event loop: a flood of wrong secrets for a known key id would otherwise stall every request.
+    Concurrent checks of the same (key id, secret) share one computation, and a secret found wrong
+    is remembered (ApiKeyStore's bounded refused cache), so repeating it costs a dictionary lookup."""
+
     def __init__(self, *, keys: ApiKeyStore, password: str) -> None:
         self._keys = keys
         self._password = password.encode()
         self._principals: dict[str, Principal] = {}
+        self._pool = ThreadPoolExecutor(max_workers=VERIFY_THREADS, thread_name_prefix="embedded_es-verify")
+        self._in_flight: dict[tuple[str, bytes], asyncio.Future[ApiKeyRecord | None]] = {}
 
-    def authenticate(self, authorization: str | None, path: str) -> Principal:
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def authenticate(self, authorization: str | None, path: str) -> Principal:
         if not authorization:
             raise authentication_error(f"missing authentication credentials for REST request [{path}]")
         scheme, _, value = authorization.strip().partition(" ")
@@ -80,8 +99,21 @@ class Authenticator:
         if scheme == "basic":
             return self._basic(value.strip(), path)
         if scheme == "apikey":
-            return self._api_key(value.strip())
+            return await self._api_key(value.strip())
         raise authentication_error(f"missing authentication credentials for REST request [{path}]")
+
+    async def _verify(self, key_id: str, secret: str) -> ApiKeyRecord | None:
+        known = self._keys.verify_cached(key_id, secret)
+        if known is not None:
+            return self._keys.get(key_id) if known else None
+        slot = (key_id, secret_digest(secret))
+        pending = self._in_flight.get(slot)
+        if pending is None:
+            loop = asyncio.get_running_loop()
+            pending = asyncio.ensure_future(loop.run_in_executor(self._pool, self._keys.verify, key_id, secret))
+            self._in_flight[slot] = pending
+            pending.add_done_callback(lambda _done: self._in_flight.pop(slot, None))
+        return await asyncio.shield(pending)  # one caller giving up does not cancel the others' answer
 
     def _basic(self, value: str, path: str) -> Principal:
         try:
@@ -92,7 +124,7 @@ class Authenticator:
             return _superuser()
         raise authentication_error(f"unable to authenticate user [{user}] for REST request [{path}]")
 
-    def _api_key(self, value: str) -> Principal:
+    async def _api_key(self, value: str) -> Principal:
         try:
             key_id, sep, secret = base64.b64decode(value, validate=True).decode().partition(":")
         except (binascii.Error, UnicodeDecodeError):
@@ -105,8 +137,10 @@ class Authenticator:
             raise _api_key_failure(f"unable to find apikey with id {key_id}")
         if record.invalidated:
             raise _api_key_failure(f"api key [{key_id}] has been invalidated")
-        if self._keys.verify(key_id, secret) is None:
+        if await self._verify(key_id, secret) is None:
             raise _api_key_failure(f"invalid credentials for API key [{key_id}]")
+        if record.invalidated:  # invalidated while its secret was being checked
+            raise _api_key_failure(f"api key [{key_id}] has been invalidated")
         if record.expired(int(time.time() * 1000)):
             raise _api_key_failure("api key is expired")
         cached = self._principals.get(key_id)

@@ -22,6 +22,7 @@ from django.urls import URLPattern, path, reverse
 from atlas_site.errors import AtlasError, NotFound
 from memory import pages
 from memory.services.documents import MAX_TEXT_CHARS
+from memory.services.forget import receipt_summary
 from tenants.models import MemorySubject
 
 VIEW, CHANGE, FORGET = "tenants.view_memory", "tenants.change_memory", "tenants.forget_memory"
@@ -143,8 +144,10 @@ class MemoryAdminViews:
         try:
             subject = self._subject(request, subject_pk, FORGET)
             if request.method == "POST":
-                pages.forget_one(subject=subject, memory_id=memory_id, actor=_actor(request))
-                messages.success(request, f"Memory {memory_id} is forgotten.")
+                result = pages.forget_one(subject=subject, memory_id=memory_id, actor=_actor(request))
+                messages.success(
+                    request, f"Memory {memory_id} is forgotten. Removed — {receipt_summary(result['receipt'])}."
+                )
                 return redirect(_link(subject)("browse"))
             context = pages.detail(subject=subject, memory_id=memory_id, actor=_actor(request), link=_link(subject))
         except AtlasError as err:

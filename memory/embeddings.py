@@ -732,6 +732,20 @@ def embedding_provider_reset() -> None:
 _extra_providers: dict[str, LocalEmbeddingProvider] = {}
 
 
+def query_caches_clear() -> int:
+    """Empty the query-embedding caches of this process's providers (keyed by query text, which may quote
+    a forgotten memory); how many entries they held. Builds no provider."""
+    cleared = 0
+    with _provider_lock:
+        providers = [p for p in (_provider, *_extra_providers.values()) if p is not None]
+    for provider in providers:
+        query_cache = getattr(provider, "query_cache", None)
+        if isinstance(query_cache, QueryEmbeddingCache):
+            cleared += query_cache.info().size
+            query_cache.clear()
+    return cleared
+
+
 def _extra_provider(setting: str, vector_field: str, dims: int) -> LocalEmbeddingProvider | None:
     """The local model the setting ``setting`` names (None when it is empty), built once per process;
     refused when its vectors do not fit ``vector_field`` (``dims``)."""

@@ -10,10 +10,9 @@ from typing import Any
 
 from atlas_site.errors import ValidationFailed
 from memory.elastic import store
+from memory.recall import RecallOptions, memory_recall
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import subject_get, tenant_es_client
-
-from .selectors import RecallOptions, memory_recall
 
 CUTOFFS = (1, 5, 10)
 

@@ -2,7 +2,7 @@
 
 The BM25 leg (the ``english`` analyzer) and the main embedding (all-mpnet-base-v2, trained on English)
 cannot judge a memory written in Spanish or German: for them it is a bag of unknown words that ranks
-low whatever it says. Fusion must not count that as a vote against it (selectors.fuse).
+low whatever it says. Fusion must not count that as a vote against it (memory.recall.fusion.fuse).
 
 The test is function words: each language's commonest short words make up a large share of any
 sentence in it, and the lists below barely overlap. A text reads as foreign when it holds at least

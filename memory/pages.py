@@ -14,6 +14,7 @@ from typing import Any
 
 from atlas_site.errors import ValidationFailed
 from memory import selectors
+from memory.recall import memory_recall
 from memory.services import forget, writes
 from tenants.models import MemorySubject
 from tenants.services import audit_record
@@ -72,7 +73,7 @@ def browse(*, subject: MemorySubject, query: Mapping[str, str], actor: str, link
     text = params["q"].strip()
     context: dict[str, Any] = {"tabs": TABS, "tab": tab, "superseded": superseded, "q": text, "search": bool(text)}
     if text:
-        result = selectors.memory_recall(subject=subject, query=text, k=SEARCH_K, include_superseded=superseded)
+        result = memory_recall(subject=subject, query=text, k=SEARCH_K, include_superseded=superseded)
         context.update(memories=[_linked(hit, link) for hit in result.hits], legs=result.legs, next_cursor=None)
         _view_audited(subject, actor, "memory.search", str(subject), hits=len(result.hits))
         return context

@@ -41,7 +41,9 @@ def consolidation_subject_task(self, subject_id: int) -> dict[str, object]:
         if self.request.retries >= self.max_retries:  # the next nightly or early check queues it again
             return {"status": "busy", "run": None, "error": outcome.error}
         raise self.retry(countdown=settings.ATLAS_CONSOLIDATION_RETRY_SECONDS)
-    return {"status": str(outcome.status), "run": outcome.run.pk if outcome.run else None, "error": outcome.error}
+    # No error text: it may quote the subject's memories, and the result backend keeps what a task returns
+    # beyond forgetting's reach (the run record holds it, where forgetting finds it).
+    return {"status": str(outcome.status), "run": outcome.run.pk if outcome.run else None}
 
 
 @shared_task(name="memory.consolidation_nightly", acks_late=True)

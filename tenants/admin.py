@@ -1,25 +1,45 @@
-"""Operators' admin: tenants, people, memberships, subjects, credential status (never a secret)."""
+"""Operators' admin: tenants, people, memberships, subjects, credential status (never a secret).
+
+Whatever hands a person a subject's memories — linking them to the subject, an owner or admin membership
+(the tenant section), an API token (its secret is shown to whoever makes it) — needs the permissions the
+admin's own memory pages need, and goes through the audited service; so does anything that hands out a
+person's login or permissions (superuser only). Default-deny: a field is read-only unless allowed.
+"""
 
 from __future__ import annotations
 
+from allauth.account.admin import EmailAddressAdmin
+from allauth.account.models import EmailAddress
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
-from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
 from atlas_site.errors import AtlasError
-from memory.admin_memory import memory_admin_urls  # the memory pages: Elasticsearch documents, not models
+from memory.admin_memory import CHANGE, FORGET, VIEW, memory_admin_urls  # memories: documents, not models
 
 from . import services, tokens
 from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant
 
+# A link to a subject opens its memories in the dashboard (read, edit, forget, export): all three.
+MEMORY_PERMISSIONS = (VIEW, CHANGE, FORGET)
+SCOPE_PERMISSIONS = {ApiToken.Scope.READ: VIEW, ApiToken.Scope.WRITE: CHANGE, ApiToken.Scope.FORGET: FORGET}
+# What makes a login or grants permissions: only a superuser changes these (for anyone else, own or not).
+ACCOUNT_FIELDS = ("is_staff", "is_superuser", "groups", "user_permissions")
+
 
 def _actor(request: HttpRequest) -> str:
     return f"admin:{request.user.email}"
+
+
+def _may_hand_out_memories(request: HttpRequest) -> bool:
+    return request.user.has_perms(MEMORY_PERMISSIONS)
 
 
 def _run_per_object(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet, verb: str, fn) -> None:
@@ -61,6 +81,40 @@ class PersonAdmin(UserAdmin):
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
 
+    def get_readonly_fields(self, request, obj=None):
+        if request.user.is_superuser:
+            return self.readonly_fields
+        # Another person's e-mail is their login (and where their password reset goes).
+        theirs = ["email"] if obj is not None and obj.pk != request.user.pk else []
+        return [*self.readonly_fields, *ACCOUNT_FIELDS, *theirs]
+
+    def user_change_password(self, request, id, form_url=""):
+        if not request.user.is_superuser and str(id) != str(request.user.pk):
+            raise PermissionDenied("only a superuser sets another person's password")
+        return super().user_change_password(request, id, form_url)
+
+    def save_model(self, request, obj: Person, form, change: bool) -> None:
+        deactivating = change and "is_active" in form.changed_data and not obj.is_active
+        if deactivating:
+            obj.is_active = True  # the service deactivates, and revokes their personal tokens
+        super().save_model(request, obj, form, change)
+        if deactivating:
+            services.person_deactivate(person=obj, actor=_actor(request))
+            obj.is_active = False
+
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        # Their personal tokens: revoked (audited) by person_delete, then deleted with them.
+        perms_needed.discard(ApiToken._meta.verbose_name)
+        return deleted, counts, perms_needed, protected
+
+    def delete_model(self, request, obj: Person) -> None:
+        services.person_delete(person=obj, actor=_actor(request))
+
+    def delete_queryset(self, request, queryset) -> None:
+        for person in queryset:
+            services.person_delete(person=person, actor=_actor(request))
+
 
 class MembershipInline(admin.TabularInline):
     model = Membership
@@ -70,12 +124,22 @@ class MembershipInline(admin.TabularInline):
     # Content-Security-Policy blocks.
     raw_id_fields = ["person"]
 
+    # An owner or admin membership opens the tenant section: every subject's memories, tokens, links.
+    def has_add_permission(self, request, obj=None) -> bool:
+        return super().has_add_permission(request, obj) and _may_hand_out_memories(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return super().has_change_permission(request, obj) and _may_hand_out_memories(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return super().has_delete_permission(request, obj) and _may_hand_out_memories(request)
+
 
 class SubjectInline(admin.TabularInline):
     model = MemorySubject
     extra = 0
     fields = ["external_id", "display_name", "person", "is_active", "memories"]
-    readonly_fields = ["external_id", "is_active", "memories"]
+    readonly_fields = ["external_id", "person", "is_active", "memories"]  # link on the subject's own page
     show_change_link = True
     can_delete = False
 
@@ -114,6 +178,31 @@ class TenantAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # deactivate instead: it revokes keys and keeps the audit trail
 
+    def save_formset(self, request, form, formset, change: bool) -> None:
+        if formset.model is Membership:
+            self._memberships_save(request, form.instance, formset)
+        elif formset.model is MemorySubject:
+            for subject in formset.save(commit=False):
+                subject.save(update_fields=["display_name"])  # the only field the rows edit
+        else:
+            super().save_formset(request, form, formset, change)
+
+    def _memberships_save(self, request, tenant: Tenant, formset) -> None:
+        """Every membership change through the audited services: a removal unlinks and revokes."""
+        formset.save(commit=False)
+        changed = [m for m, _fields in formset.changed_objects]
+        if (formset.new_objects or changed or formset.deleted_objects) and not _may_hand_out_memories(request):
+            raise PermissionDenied("changing a tenant's members needs the memory permissions")
+        actor = _actor(request)
+        for membership in formset.deleted_objects:
+            services.membership_remove(tenant=tenant, email=membership.person.email, actor=actor)
+        for membership, fields in formset.changed_objects:
+            if "person" in fields:  # another person on the row: the first leaves, the second joins
+                before = Membership.objects.select_related("person").get(pk=membership.pk)
+                services.membership_remove(tenant=tenant, email=before.person.email, actor=actor)
+        for membership in [*formset.new_objects, *changed]:
+            services.membership_add(tenant=tenant, email=membership.person.email, role=membership.role, actor=actor)
+
     @admin.action(description="Rotate the tenant's API key")
     def rotate_key(self, request, queryset) -> None:
         _run_per_object(
@@ -131,8 +220,17 @@ class TenantAdmin(admin.ModelAdmin):
         )
 
 
+class MemorySubjectForm(forms.ModelForm):
+    def clean_person(self):
+        person = self.cleaned_data.get("person")
+        if person is not None and not person.is_active:
+            raise forms.ValidationError("choose an active person: this one is deactivated")
+        return person
+
+
 @admin.register(MemorySubject)
 class MemorySubjectAdmin(admin.ModelAdmin):
+    form = MemorySubjectForm
     list_display = ["external_id", "tenant", "display_name", "person", "is_active", "key", "memories"]
     list_filter = ["is_active", "tenant"]
     search_fields = ["external_id", "display_name", "tenant__slug"]
@@ -144,7 +242,9 @@ class MemorySubjectAdmin(admin.ModelAdmin):
         return memory_admin_urls(self) + super().get_urls()
 
     def get_readonly_fields(self, request, obj=None):
-        return [*self.readonly_fields, "tenant", "external_id"] if obj else self.readonly_fields
+        fields = [*self.readonly_fields, "tenant", "external_id"] if obj else [*self.readonly_fields]
+        # The person who logs in as this subject sees, edits, forgets and exports its memories.
+        return fields if _may_hand_out_memories(request) else [*fields, "person"]
 
     @admin.display(description="memories")
     def memories(self, obj: MemorySubject) -> str:
@@ -155,14 +255,19 @@ class MemorySubjectAdmin(admin.ModelAdmin):
         return _key_status(obj.credentials.filter(invalidated_at__isnull=True).first())
 
     def save_model(self, request, obj: MemorySubject, form, change: bool) -> None:
+        person = form.cleaned_data.get("person")  # absent when the field is read-only
+        if "person" in form.cleaned_data and not _may_hand_out_memories(request):
+            raise PermissionDenied("linking a person needs the memory permissions")
         if change:
-            obj.save(update_fields=["display_name", "person"])
+            obj.save(update_fields=["display_name"])
+            if "person" in form.changed_data:
+                services.subject_person_set(subject=obj, person=person, actor=_actor(request))
             return
         created = services.subject_create(
             tenant=obj.tenant,
             external_id=obj.external_id,
             display_name=obj.display_name,
-            person=obj.person,
+            person=person,
             actor=_actor(request),
         )
         obj.pk, obj.es_id, obj.created_at = created.pk, created.es_id, created.created_at
@@ -221,8 +326,14 @@ class ApiTokenAddForm(forms.ModelForm):
         fields = ["tenant", "subject", "name", "scopes", "expires_at"]
         help_texts = {"subject": "Leave empty for a tenant service token (it names the subject per call)."}
 
+    user = None  # the operator asking: set by ApiTokenAdmin.get_form
+
     def clean(self):
         data = super().clean()
+        needed = [SCOPE_PERMISSIONS[scope] for scope in data.get("scopes") or []]
+        missing = [p for p in needed if self.user is None or not self.user.has_perm(p)]
+        if missing:
+            self.add_error("scopes", f"a token with these scopes needs the permission {', '.join(missing)}")
         tenant, subject = data.get("tenant"), data.get("subject")
         if tenant is not None and not tenant.is_active:
             self.add_error("tenant", "this tenant is deactivated")
@@ -249,13 +360,21 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_filter = ["kind", ("revoked_at", admin.EmptyFieldListFilter), "tenant"]
     search_fields = ["prefix", "name", "tenant__slug", "subject__external_id"]
     raw_id_fields = ["tenant", "subject"]  # not select2's autocomplete: see MembershipInline
-    readonly = ["prefix_shown", "name", "kind", "tenant", "subject", "scope_list", "created_at", "created_by"]
+    readonly = [
+        "prefix_shown", "name", "kind", "tenant", "subject", "person", "scope_list", "created_at", "created_by"
+    ]  # fmt: skip
     actions = ["revoke"]
+
+    def has_add_permission(self, request) -> bool:
+        # Its secret is shown to whoever makes it: a read token reads memories.
+        return super().has_add_permission(request) and request.user.has_perm(VIEW)
 
     def get_form(self, request, obj=None, **kwargs):
         if obj is None:
             kwargs["form"] = ApiTokenAddForm
-        return super().get_form(request, obj, **kwargs)
+        form = super().get_form(request, obj, **kwargs)
+        form.user = request.user  # modelform_factory made this class for this request alone
+        return form
 
     def get_fields(self, request, obj=None):
         if obj is None:
@@ -278,6 +397,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
         return "active" if obj.is_active else ("revoked" if obj.revoked_at else "expired")
 
     def save_model(self, request, obj: ApiToken, form, change: bool) -> None:
+        if not all(request.user.has_perm(SCOPE_PERMISSIONS[s]) for s in form.cleaned_data["scopes"]):
+            raise PermissionDenied("a token's scopes need the matching memory permissions")
         issued = tokens.token_create(
             tenant=form.cleaned_data["tenant"],
             subject=form.cleaned_data.get("subject"),
@@ -320,3 +441,31 @@ class AuditRecordAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+# Granting permissions (a group's) or another person's login (an e-mail address to log in or reset a password
+# with) hands out whatever that person or group may see: superusers only. Removing an address stays with its
+# delete permission (deleting a person removes theirs).
+class SuperuserGrantsGroupAdmin(GroupAdmin):
+    def has_add_permission(self, request) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser
+
+
+class SuperuserEmailAddressAdmin(EmailAddressAdmin):
+    def has_add_permission(self, request) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser
+
+
+admin.site.unregister(Group)
+admin.site.register(Group, SuperuserGrantsGroupAdmin)
+admin.site.unregister(EmailAddress)
+admin.site.register(EmailAddress, SuperuserEmailAddressAdmin)

@@ -201,6 +201,11 @@ class ApiToken(models.Model):
     its SHA-256 — it is 32 random bytes, so a fast hash is enough (no dictionary to try) and a look-up
     costs one index probe. A tenant token acts for any active subject of its tenant, naming it per
     call; a subject token only ever acts as its subject.
+
+    A *personal* token is a subject token its subject's own person made in the dashboard (``person`` set):
+    it is theirs, not the subject's, so it works only while that person is active and linked to that
+    subject — unlinking, relinking, deactivating the person or removing them from the tenant revokes it,
+    and authentication refuses it even where a path forgot to.
     """
 
     class Kind(models.TextChoices):
@@ -223,6 +228,16 @@ class ApiToken(models.Model):
     scopes = models.JSONField(default=list)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.CharField(max_length=200)
+    # Deleting the person deletes their personal tokens: none can outlive the person it acts for.
+    person = models.ForeignKey(
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="personal_tokens",
+        help_text="Set on a personal token (made by the subject's own person): it works only while they are "
+        "active and linked to the subject.",
+    )
     expires_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -233,7 +248,11 @@ class ApiToken(models.Model):
             models.CheckConstraint(
                 name="api_token_subject_matches_kind",
                 condition=Q(kind="tenant", subject__isnull=True) | Q(kind="subject", subject__isnull=False),
-            )
+            ),
+            models.CheckConstraint(
+                name="api_token_person_only_on_subject_tokens",
+                condition=Q(person__isnull=True) | Q(kind="subject"),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -272,6 +272,86 @@ def membership_role_set(*, tenant: Tenant, email: str, role: str, by: Membership
     return membership_add(tenant=tenant, email=email, role=role, actor=actor)
 
 
+def membership_remove(*, tenant: Tenant, email: str, actor: str, by: Membership | None = None) -> None:
+    """Remove a person from ``tenant``: their membership goes, the tenant's subjects linked to them are
+    unlinked and the personal tokens they made in the tenant are revoked — at once, each audited.
+
+    ``by`` is the tenant admin asking (the tenant section): admins remove members and admins, only an
+    owner removes an owner, and the tenant keeps one owner. Without it (an operator) only the last rule
+    is waived. The tenant's service tokens the person issued stay: they are the tenant's (its agents use
+    them), and the owner revokes them in the tenant section; the audit record lists their prefixes.
+    """
+    email = (email or "").strip().lower()
+    if by is not None and (by.tenant_id != tenant.pk or by.role not in (Membership.Role.OWNER, Membership.Role.ADMIN)):
+        raise NotFound(f"no tenant '{tenant.slug}'")
+    with transaction.atomic():
+        membership = (
+            Membership.objects.select_for_update()
+            .select_related("person")
+            .filter(tenant=tenant, person__email__iexact=email)
+        ).first()
+        if membership is None:
+            raise NotFound(f"'{email}' is not a member of {tenant.slug}", field="email")
+        if by is not None and membership.role == Membership.Role.OWNER:
+            if by.role != Membership.Role.OWNER:
+                raise ValidationFailed("only an owner may remove an owner", field="email")
+            if (
+                not Membership.objects.filter(tenant=tenant, role=Membership.Role.OWNER)
+                .exclude(pk=membership.pk)
+                .exists()
+            ):
+                raise ValidationFailed(
+                    "a tenant keeps at least one owner: make someone else owner first", field="email"
+                )
+        person = membership.person
+        membership.delete()
+        for subject in (
+            MemorySubject.objects.select_for_update().select_related("tenant").filter(tenant=tenant, person=person)
+        ):
+            _subject_person_set_locked(subject=subject, person=None, actor=actor, reason="membership.remove")
+        revoked = _personal_tokens_revoke(person_id=person.pk, tenant=tenant, actor=actor, reason="membership.remove")
+        service_tokens = list(
+            ApiToken.objects.filter(
+                tenant=tenant, kind=ApiToken.Kind.TENANT, revoked_at__isnull=True, created_by__endswith=f":{email}"
+            ).values_list("prefix", flat=True)
+        )
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            action="membership.remove",
+            target=email,
+            detail={"role": membership.role, "revoked_tokens": revoked, "service_tokens_kept": service_tokens},
+        )
+
+
+def person_deactivate(*, person: Person, actor: str) -> Person:
+    """Deactivate a person: they can no longer log in (their sessions end at their next request) and
+    every personal token they made is revoked at once, each audited. Their subject links stay, unused
+    while they are inactive; reactivating them brings no token back. Idempotent."""
+    with transaction.atomic():
+        person = Person.objects.select_for_update().get(pk=person.pk)
+        if person.is_active:
+            person.is_active = False
+            person.save(update_fields=["is_active"])
+            audit_record(tenant=None, actor=actor, action="person.deactivate", target=person.email)
+        _personal_tokens_revoke(person_id=person.pk, actor=actor, reason="person.deactivate")
+    return person
+
+
+def person_delete(*, person: Person, actor: str) -> None:
+    """Delete a person: removed from each tenant and unlinked from each subject first (audited, their
+    personal tokens revoked), so nothing of theirs is left working or unexplained."""
+    with transaction.atomic():
+        person = Person.objects.select_for_update().get(pk=person.pk)
+        for membership in Membership.objects.filter(person=person).select_related("tenant"):
+            membership_remove(tenant=membership.tenant, email=person.email, actor=actor)
+        for subject in MemorySubject.objects.select_for_update().select_related("tenant").filter(person=person):
+            _subject_person_set_locked(subject=subject, person=None, actor=actor, reason="person.delete")
+        _personal_tokens_revoke(person_id=person.pk, actor=actor, reason="person.delete")
+        audit_record(tenant=None, actor=actor, action="person.delete", target=person.email)
+        person.delete()
+
+
 # --------------------------------------------------------------------- subjects
 def subject_create(
     *, tenant: Tenant, external_id: str, actor: str, display_name: str = "", person: Person | None = None
@@ -283,6 +363,8 @@ def subject_create(
         )
     if len(display_name) > 200:
         raise ValidationFailed("a display name has at most 200 characters", field="display_name")
+    if person is not None and not person.is_active:
+        raise NotFound(f"no person with the email '{person.email}'; they must sign up first", field="email")
     status = isolation_ensure()
     try:
         with transaction.atomic():
@@ -296,6 +378,14 @@ def subject_create(
             if status.mode == "dls":
                 _credential_mint(kind=ApiKeyCredential.Kind.SUBJECT, tenant=tenant, subject=subject)
             audit_record(tenant=tenant, actor=actor, action="subject.create", target=str(subject))
+            if person is not None:
+                audit_record(
+                    tenant=tenant,
+                    actor=actor,
+                    action="subject.link",
+                    target=str(subject),
+                    detail={"email": person.email},
+                )
     except IntegrityError:
         raise Conflict(f"tenant {tenant.slug} already has a subject '{external_id}'", field="external_id") from None
     return subject
@@ -310,19 +400,69 @@ def subject_person_link(*, subject: MemorySubject, email: str | None, actor: str
         person = Person.objects.filter(email=email, is_active=True).first()
         if person is None:
             raise NotFound(f"no person with the email '{email}'; they must sign up first", field="email")
+    return subject_person_set(subject=subject, person=person, actor=actor)
+
+
+def subject_person_set(
+    *, subject: MemorySubject, person: Person | None, actor: str, reason: str | None = None
+) -> MemorySubject:
+    """Make ``person`` (None: nobody) the one who logs in as ``subject`` — the only way a link changes.
+
+    Each link and each unlink is one audit record; the person who loses the subject (unlinked, or
+    replaced by another) loses at once the personal tokens they made for it, each revocation audited.
+    Who may call this is the interface's decision: a tenant's owner or admin, an operator holding the
+    memory permissions, or the command line.
+    """
+    if person is not None and not person.is_active:
+        raise NotFound(f"no person with the email '{person.email}'; they must sign up first", field="email")
     with transaction.atomic():
         subject = MemorySubject.objects.select_for_update().select_related("tenant").get(pk=subject.pk)
-        if subject.person_id != (person.pk if person else None):
-            subject.person = person
-            subject.save(update_fields=["person"])
-            audit_record(
-                tenant=subject.tenant,
-                actor=actor,
-                action="subject.link" if person else "subject.unlink",
-                target=str(subject),
-                detail={"email": email} if person else {},
-            )
+        _subject_person_set_locked(subject=subject, person=person, actor=actor, reason=reason)
     return subject
+
+
+def _subject_person_set_locked(
+    *, subject: MemorySubject, person: Person | None, actor: str, reason: str | None = None
+) -> None:
+    previous_id = subject.person_id
+    if previous_id == (person.pk if person else None):
+        return
+    if previous_id is not None:
+        old_email = Person.objects.filter(pk=previous_id).values_list("email", flat=True).first() or ""
+        detail = {"email": old_email, **({"reason": reason} if reason else {})}
+        audit_record(tenant=subject.tenant, actor=actor, action="subject.unlink", target=str(subject), detail=detail)
+    subject.person = person
+    subject.save(update_fields=["person"])
+    if person is not None:
+        detail = {"email": person.email, **({"reason": reason} if reason else {})}
+        audit_record(tenant=subject.tenant, actor=actor, action="subject.link", target=str(subject), detail=detail)
+    if previous_id is not None:
+        _personal_tokens_revoke(person_id=previous_id, subject=subject, actor=actor, reason="subject.unlink")
+
+
+def _personal_tokens_revoke(
+    *, person_id: int, actor: str, reason: str, subject: MemorySubject | None = None, tenant: Tenant | None = None
+) -> list[str]:
+    """Revoke the active personal tokens the person made (for ``subject``, in ``tenant``, or all of
+    them); one ``token.revoke`` audit record each, naming why. Returns their prefixes."""
+    found = ApiToken.objects.filter(person_id=person_id, revoked_at__isnull=True)
+    if subject is not None:
+        found = found.filter(subject=subject)
+    if tenant is not None:
+        found = found.filter(tenant=tenant)
+    revoked = []
+    for token in found.select_related("tenant", "subject"):
+        # Conditional, like token_revoke: a concurrent revocation is not audited twice.
+        if ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now()):
+            audit_record(
+                tenant=token.tenant,
+                actor=actor,
+                action="token.revoke",
+                target=str(token.subject),
+                detail={"prefix": token.prefix, "name": token.name, "reason": reason},
+            )
+            revoked.append(token.prefix)
+    return revoked
 
 
 def _subject_deactivate_locked(*, subject: MemorySubject, actor: str) -> None:

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from atlas_site.errors import Conflict, NotAuthenticated, NotFound, PermissionDenied, ValidationFailed
 
-from .models import ApiToken, MemorySubject, Tenant
+from .models import ApiToken, MemorySubject, Person, Tenant
 from .selectors import unique_row
 from .services import audit_record
 
@@ -67,12 +67,16 @@ def token_create(
     actor: str,
     subject: MemorySubject | None = None,
     expires_at: datetime | None = None,
+    person: Person | None = None,
 ) -> IssuedToken:
-    """Issue a token for ``tenant`` (a service token) or for ``subject`` of that tenant (a subject token)."""
+    """Issue a token for ``tenant`` (a service token) or for ``subject`` of that tenant (a subject token).
+
+    ``person`` makes it a personal token: the subject's own person, asking for it in the dashboard. It
+    then works only while they are active and linked to ``subject``."""
     prefix, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
     token = _issue(
         tenant=tenant, subject=subject, name=name, scopes=scopes, actor=actor, expires_at=expires_at,
-        prefix=prefix, secret=secret, action="token.create",
+        prefix=prefix, secret=secret, action="token.create", person=person,
     )  # fmt: skip
     return IssuedToken(token=token, secret=f"atlas_{prefix}_{secret}")
 
@@ -108,6 +112,7 @@ def _issue(
     prefix: str,
     secret: str,
     action: str,
+    person: Person | None = None,
 ) -> ApiToken:
     """Check what a token may be, then record it (only the secret's hash) and audit it."""
     name = (name or "").strip()
@@ -120,7 +125,13 @@ def _issue(
         raise NotFound(f"no active subject '{subject.external_id}' in tenant {tenant.slug}", field="subject")
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationFailed("the expiry must be in the future", field="expires_at")
+    if person is not None and (subject is None or subject.person_id != person.pk or not person.is_active):
+        raise NotFound("a personal token is only for a subject linked to its active person", field="subject")
     with transaction.atomic():
+        # Under the subject's lock, as a relink takes it: one that commits first is seen here, and one that
+        # comes after finds this token to revoke.
+        if person is not None and not _subject_locked_to(subject=subject, person=person):
+            raise NotFound("a personal token is only for a subject linked to its active person", field="subject")
         token = ApiToken.objects.create(
             kind=ApiToken.Kind.SUBJECT if subject is not None else ApiToken.Kind.TENANT,
             tenant=tenant,
@@ -130,6 +141,7 @@ def _issue(
             secret_sha256=_digest(secret),
             scopes=scope_list,
             created_by=actor,
+            person=person,
             expires_at=expires_at,
         )
         audit_record(
@@ -137,9 +149,19 @@ def _issue(
             actor=actor,
             action=action,
             target=str(subject or tenant),
-            detail={"prefix": prefix, "name": name, "kind": token.kind, "scopes": scope_list},
+            detail={
+                "prefix": prefix,
+                "name": name,
+                "kind": token.kind,
+                "scopes": scope_list,
+                **({"personal": True} if person is not None else {}),
+            },
         )
     return token
+
+
+def _subject_locked_to(*, subject: MemorySubject, person: Person) -> bool:
+    return MemorySubject.objects.select_for_update().filter(pk=subject.pk, person=person, is_active=True).exists()
 
 
 def token_revoke(*, token: ApiToken, actor: str) -> bool:
@@ -221,6 +243,14 @@ class TokenPrincipal:
         return subject
 
 
+def _still_theirs(token: ApiToken) -> bool:
+    """A personal token acts for its person: only while they are active and still the subject's person.
+
+    The services revoke such a token the moment that stops being true; this holds even on a path that
+    forgot to (a raw update, a bulk action, a future interface)."""
+    return token.person.is_active and token.subject is not None and token.subject.person_id == token.person_id
+
+
 def token_authenticate(*, presented: str | None) -> TokenPrincipal:
     """The principal behind a presented token, or NotAuthenticated — one message for every failure."""
     refused = NotAuthenticated("the token is missing, malformed, unknown, expired or revoked")
@@ -228,7 +258,7 @@ def token_authenticate(*, presented: str | None) -> TokenPrincipal:
     if match is None:
         raise refused
     prefix, secret = match.groups()
-    token = unique_row(ApiToken.objects.select_related("tenant", "subject").filter(prefix=prefix))
+    token = unique_row(ApiToken.objects.select_related("tenant", "subject", "person").filter(prefix=prefix))
     # Compare even when the prefix is unknown, so timing does not tell which prefixes exist.
     expected = token.secret_sha256 if token is not None else "0" * 64
     if not hmac.compare_digest(expected, _digest(secret)) or token is None:
@@ -237,6 +267,8 @@ def token_authenticate(*, presented: str | None) -> TokenPrincipal:
     if token.revoked_at is not None or (token.expires_at is not None and token.expires_at <= now):
         raise refused
     if not token.tenant.is_active or (token.subject is not None and not token.subject.is_active):
+        raise refused
+    if token.person_id is not None and not _still_theirs(token):
         raise refused
     # At most one write a minute per token (checked on the row just read, so a busy token costs no
     # write at all), and the conditional UPDATE loses nothing between concurrent requests.

@@ -53,7 +53,10 @@ APP_ENV = {
     "ATLAS_LLM_API_KEY": "${ATLAS_LLM_API_KEY:-}",
 }
 
-UVICORN = "uvicorn atlas_site.asgi:application --host 0.0.0.0 --port 8000 --workers 2"
+UVICORN = (
+    "uvicorn atlas_site.asgi:application --host 0.0.0.0 --port 8000 --workers 2"
+    " --limit-concurrency 512 --timeout-keep-alive 5 --backlog 1024 --h11-max-incomplete-event-size 16384"
+)
 WEB_COMMAND = (
     'sh -c "python manage.py migrate --noinput && python manage.py atlas_es_bootstrap && exec ' + UVICORN + '"'
 )
@@ -311,6 +314,15 @@ def test_dockerfile_base_install_and_static_files():
     envs = " ".join(args for keyword, args in instructions if keyword == "ENV")
     assert "DJANGO_SECRET_KEY" not in envs and "ATLAS_ENCRYPTION_KEYS" not in envs
     assert [args for keyword, args in instructions if keyword == "EXPOSE"] == ["8000"]
+
+
+def test_the_web_server_is_bounded_the_same_way_in_the_image_and_in_compose():
+    """uvicorn's bounds on connections (issue 24, finding 5; docs/security.md "Connections"): the image's
+    own command and compose's web command run the same server with the same limits."""
+    [cmd] = [args for keyword, args in dockerfile_instructions() if keyword == "CMD"]
+    assert " ".join(json.loads(cmd)) == UVICORN
+    for bound in ("--limit-concurrency 512", "--timeout-keep-alive 5", "--h11-max-incomplete-event-size 16384"):
+        assert bound in UVICORN
 
 
 @pytest.mark.parametrize("model", ["", "all-mpnet-base-v2"])

@@ -17,17 +17,55 @@ LIST_TYPE_CHOICES = tuple(MEMORY_TYPES)
 FACT_TYPE_CHOICES = ("preference", "identity", "constraint", "world")
 CONTRADICTION_CHOICES = ("natural", "harsh")
 CONTRADICTION_HELP = "natural: the world changed; harsh: the old fact was wrong (retracted)."
+EXTERNAL_ID_HELP = (
+    "Your own id for this subject's memory: re-sending it overwrites that memory; the same id sent for "
+    "another subject is a separate memory of that subject."
+)
+
+
+NOT_TEXT = "must be a string (text), not {kind}"
+
+
+def _not_text(value: Any) -> str | None:
+    """Why ``value`` is not text for a text field (None when it is, or is null: the field's own rule)."""
+    if value is None or isinstance(value, str):
+        return None
+    kind = "a boolean" if isinstance(value, bool) else "a number" if isinstance(value, int | float) else "JSON data"
+    return NOT_TEXT.format(kind=kind)
 
 
 class Strict(serializers.Serializer):
     """Refuses fields it does not declare: a typo is an error, not a silently dropped value."""
+
+    # It also refuses anything but a string for a text field: DRF's CharField turns 1 into "1" and 1e999
+    # into "inf", so a number sent as a name or a fact would be stored as text nobody wrote. Every input
+    # serializer (memory and tenants APIs) derives from this one: one place for every text field.
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
                 raise serializers.ValidationError({name: ["unknown field"] for name in unknown})
+            not_text = self._not_text_fields(data)
+            if not_text:
+                raise serializers.ValidationError(not_text)
         return super().to_internal_value(data)
+
+    def _not_text_fields(self, data: dict[str, Any]) -> dict[str, Any]:
+        errors: dict[str, Any] = {}
+        for name, field in self.fields.items():
+            if field.read_only or name not in data:
+                continue
+            value = data[name]
+            if isinstance(field, serializers.CharField) and not isinstance(field, serializers.ChoiceField):
+                if reason := _not_text(value):
+                    errors[name] = [reason]
+            elif isinstance(field, serializers.ListField) and isinstance(field.child, serializers.CharField):
+                if isinstance(value, list):
+                    items = {n: [r] for n, item in enumerate(value) if (r := _not_text(item))}
+                    if items:
+                        errors[name] = items
+        return errors
 
     def given(self) -> dict[str, Any]:
         """The validated fields the caller actually sent (defaults belong to the services)."""
@@ -41,7 +79,7 @@ class EpisodeIn(Strict):
     role = serializers.ChoiceField(choices=["user"], required=False, help_text="Only user turns are stored.")
     event_type = serializers.CharField(required=False, help_text="Default 'message'.")
     at = serializers.DateTimeField(required=False, help_text="When it was said (default: now).")
-    external_id = serializers.CharField(required=False, help_text="Your own id: re-sending it overwrites.")
+    external_id = serializers.CharField(required=False, help_text=EXTERNAL_ID_HELP)
 
 
 class RecallOptionsIn(Strict):
@@ -60,6 +98,23 @@ class RecallOptionsIn(Strict):
     since = serializers.DateTimeField(required=False, help_text="Only memories stored at or after this time.")
     until = serializers.DateTimeField(required=False, help_text="Only memories stored before this time.")
     rerank = serializers.BooleanField(required=False, help_text="Use the configured reranker (default: settings).")
+    fold_evidence = serializers.BooleanField(
+        required=False,
+        help_text="A current fact carries the episodes it cites as `evidence`, and those episodes take no slot "
+        "of their own (default true).",
+    )
+    explain = serializers.BooleanField(
+        required=False,
+        help_text="Each hit says why it ranked there: each leg's rank, raw score and contribution, the fused "
+        "score, the ranking multipliers (decay, use, catalog prior, outcome) and what was folded under it.",
+    )
+    expect = serializers.ListField(
+        child=serializers.CharField(max_length=128),
+        required=False,
+        max_length=20,
+        help_text="Ids (or external ids) of memories you expected: for each, where it stood in each leg and what "
+        "removed it (filter, fold, rank, not found).",
+    )
 
 
 class RecallIn(RecallOptionsIn):
@@ -85,7 +140,7 @@ class FactIn(Strict):
         required=False,
         help_text=CONTRADICTION_HELP,
     )
-    external_id = serializers.CharField(required=False)
+    external_id = serializers.CharField(required=False, help_text=EXTERNAL_ID_HELP)
 
 
 class FactEditIn(Strict):
@@ -108,7 +163,7 @@ class PlaybookIn(Strict):
     trigger_text = serializers.CharField(help_text="When to use it, in the words a user would say.")
     description = serializers.CharField(required=False)
     steps = StepIn(many=True)
-    external_id = serializers.CharField(required=False)
+    external_id = serializers.CharField(required=False, help_text=EXTERNAL_ID_HELP)
 
 
 class OutcomeIn(Strict):
@@ -125,7 +180,9 @@ class CatalogIn(Strict):
     text = serializers.CharField()
     category = serializers.CharField(required=False)
     tags = serializers.ListField(child=serializers.CharField(), required=False)
-    external_id = serializers.CharField(required=False)
+    external_id = serializers.CharField(
+        required=False, help_text="Your own id for the entry: re-sending it overwrites the entry."
+    )
 
 
 class CatalogEditIn(Strict):
@@ -142,17 +199,36 @@ class MemoryOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
     external_id = serializers.CharField(allow_null=True)
     shared = serializers.BooleanField(help_text="A tenant catalog entry, not the subject's own memory.")
+    subject = serializers.CharField(
+        required=False, help_text="The subject's own id, as in the path (not on catalog entries)."
+    )
+
+
+class EvidenceOut(serializers.Serializer):
+    id = serializers.CharField()
+    timestamp = serializers.DateTimeField()
+    text = serializers.CharField(help_text="The episode's text, cut to 200 characters.")
 
 
 class HitOut(MemoryOut):
     score = serializers.FloatField()
     rank = serializers.IntegerField()
+    evidence = EvidenceOut(
+        many=True, required=False, help_text="The episodes this fact cites, newest first (at most 5); folded in."
+    )
+    evidence_count = serializers.IntegerField(required=False, help_text="How many episodes it cites in all.")
+    explain = serializers.DictField(required=False, help_text="With explain: why this hit ranked here.")
 
 
 class RecallOut(serializers.Serializer):
     hits = HitOut(many=True)
     legs = serializers.ListField(child=serializers.CharField(), help_text="The legs this recall searched.")
     took_ms = serializers.FloatField()
+    explain = serializers.DictField(
+        required=False,
+        help_text="With explain or expect: the filters every leg applied, the fusion's weights, and with expect "
+        "one entry per expected memory.",
+    )
 
 
 class TurnOut(serializers.Serializer):
@@ -169,14 +245,35 @@ class ChainOut(serializers.Serializer):
     chain = MemoryOut(many=True, help_text="Oldest first, across the hot index and the archive.")
 
 
+class StoreReceiptOut(serializers.Serializer):
+    count = serializers.IntegerField(help_text="How many were removed from this store.")
+    ids = serializers.ListField(
+        child=serializers.CharField(), help_text="Their ids (at most 1,000; cache entries are never listed)."
+    )
+    truncated = serializers.BooleanField(help_text="True when there were more ids than listed.")
+
+
+class ReceiptOut(serializers.Serializer):
+    """What forgetting removed, per store: every copy of the text, wherever it was kept."""
+
+    indices = serializers.DictField(
+        child=StoreReceiptOut(), help_text="Per memory type: documents deleted (every index generation)."
+    )
+    run_records = StoreReceiptOut(help_text="Consolidation run records deleted, or scrubbed of the memory's text.")
+    idempotency_records = StoreReceiptOut(help_text="Stored POST answers (Idempotency-Key replays) dropped.")
+    query_embedding_cache = StoreReceiptOut(help_text="Query-embedding cache entries cleared (this process).")
+
+
 class ForgottenOut(serializers.Serializer):
     id = serializers.CharField()
     type = serializers.CharField()
     forgotten = serializers.BooleanField()
+    receipt = ReceiptOut()
 
 
 class ForgottenAllOut(serializers.Serializer):
     forgotten = serializers.DictField(child=serializers.IntegerField(), help_text="Deleted memories per type.")
+    receipt = ReceiptOut()
 
 
 class FieldErrorOut(serializers.Serializer):

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from atlas_site.api import actor_of, flag_param, idempotent, int_param, principal_of, query_params
 from atlas_site.errors import ValidationFailed
 from memory import selectors
-from memory.selectors import RecallOptions
+from memory.recall import RecallOptions, memory_recall
 from memory.services import catalog, forget, usage, writes
 
 from . import serializers as s
@@ -67,7 +67,7 @@ def _iso(fields: dict[str, Any], *names: str) -> dict[str, Any]:
 
 
 def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
-    result = selectors.memory_recall(
+    result = memory_recall(
         subject=subject,
         query=query,
         k=options.get("k", 10),
@@ -78,18 +78,47 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         since=options.get("since"),
         until=options.get("until"),
         options=RecallOptions(rerank=options.get("rerank")),
+        fold_evidence=options.get("fold_evidence", True),
+        explain=options.get("explain", False),
+        expect=options.get("expect"),
     )
     usage.recall_usage_schedule(targets=result.targets)
-    return {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}
+    answer = {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}
+    if result.explain is not None:
+        answer["explain"] = result.explain
+    return answer
+
+
+def _subject_named(data: Any, *, internal: str, external: str) -> Any:
+    """``data`` with every memory's ``user_id`` (the subject's internal id in the cluster) replaced by
+    ``subject``, the id the caller knows the subject by."""
+    if isinstance(data, list):
+        return [_subject_named(item, internal=internal, external=external) for item in data]
+    if not isinstance(data, dict):
+        return data
+    named = {k: _subject_named(v, internal=internal, external=external) for k, v in data.items() if k != "user_id"}
+    if data.get("user_id") is not None:  # a catalog entry has no owner
+        named["subject"] = external if str(data["user_id"]) == internal else None
+    return named
 
 
 class SubjectView(APIView):
+    """A route under ``subjects/{subject}/``: its answers name the subject by the caller's id for it, never
+    by the internal one (every memory in them is that subject's, or a catalog entry with no owner)."""
+
     scope_needed = "read"
 
     def subject(self, request: Request, external_id: str, scope: str | None = None):
         principal = principal_of(request)
         principal.require(scope or self.scope_needed)
-        return principal.subject_for(external_id)
+        self.subject_resolved = principal.subject_for(external_id)
+        return self.subject_resolved
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        who = getattr(self, "subject_resolved", None)
+        if who is not None and isinstance(response.data, dict | list):
+            response.data = _subject_named(response.data, internal=str(who.es_id), external=who.external_id)
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 class EpisodesView(SubjectView):
@@ -305,7 +334,8 @@ class MemoriesView(SubjectView):
             raise ValidationFailed(
                 "confirm must repeat the subject's id: forgetting everything cannot be undone", field="confirm"
             )
-        return Response({"forgotten": forget.subject_memories_forget(subject=who, actor=actor_of(request))})
+        result = forget.subject_memories_forget(subject=who, actor=actor_of(request))
+        return Response({"forgotten": result["counts"], "receipt": result["receipt"]})
 
 
 class MemoryView(SubjectView):

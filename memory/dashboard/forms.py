@@ -58,6 +58,7 @@ class SearchForm(NarrowingForm):
         label="Kinds",
     )
     superseded = forms.BooleanField(required=False, label="Include replaced versions")
+    turns_apart = forms.BooleanField(required=False, label="List the conversation a fact was learnt from apart")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, auto_id="search_%s", **kwargs)

@@ -22,8 +22,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from atlas_site.errors import AtlasError, Conflict, NotFound, PreconditionFailed
 from memory import selectors
+from memory.recall import memory_recall
 from memory.services import forget, writes
 from tenants import tokens
+from tenants.issued import issued_keep, issued_take
 
 from .access import actor_of, dashboard_view, error_page, subject_choose, subject_current
 from .forms import TYPE_LABELS, FactEditForm, ForgetAllForm, ListFilterForm, SearchForm, TokenCreateForm
@@ -93,7 +95,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return render(request, "dashboard/memories.html", context, status=400)
     data = form.cleaned_data
     since, until = form.bounds()
-    result = selectors.memory_recall(
+    result = memory_recall(
         subject=request.subject,
         query=data["q"],
         k=20,
@@ -102,6 +104,8 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         fact_type=data["fact_type"] or None,
         since=since,
         until=until,
+        fold_evidence=not data["turns_apart"],
+        explain=True,  # "why this result" under each hit: computed from what the recall holds, no search
     )
     context.update(results=result.hits, legs=result.legs, took_ms=round(result.timings_ms.get("total", 0.0)))
     return render(request, "dashboard/memories.html", context)
@@ -212,8 +216,11 @@ def memory_forget(request: HttpRequest, memory_id: str) -> HttpResponse:
     if memory["shared"]:
         raise NotFound("catalog entries belong to the whole tenant: they are not yours to forget")
     if request.method == "POST":
-        forget.memory_forget(subject=request.subject, memory_id=memory["id"], actor=actor_of(request))
-        messages.success(request, "Forgotten: that memory is deleted.")
+        result = forget.memory_forget(subject=request.subject, memory_id=memory["id"], actor=actor_of(request))
+        messages.success(
+            request,
+            f"Forgotten: that memory is deleted, with every copy of its text. Removed — {forget.receipt_summary(result['receipt'])}.",
+        )
         tab = {v: k for k, v in TABS.items()}.get(memory["type"], "facts")
         return redirect("dashboard:tab", tab=tab)
     chain = []
@@ -231,8 +238,13 @@ def forget_all(request: HttpRequest) -> HttpResponse:
     subject = request.subject
     form = ForgetAllForm(request.POST or None, expected=subject.external_id)
     if request.method == "POST" and form.is_valid():
-        counts = forget.subject_memories_forget(subject=subject, actor=actor_of(request))
-        return render(request, "dashboard/forgotten_all.html", {"counts": counts, "total": sum(counts.values())})
+        result = forget.subject_memories_forget(subject=subject, actor=actor_of(request))
+        counts = result["counts"]
+        return render(
+            request,
+            "dashboard/forgotten_all.html",
+            {"counts": counts, "total": sum(counts.values()), "receipt": result["receipt"]},
+        )
     counts = selectors.memory_counts(subject=subject)
     return render(
         request,
@@ -324,15 +336,18 @@ def connect(request: HttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 scopes=form.cleaned_data["scopes"],
                 actor=actor_of(request),
+                person=request.user,  # a personal token: it stops when they lose this subject
             )
-            configs = tokens.mcp_client_configs(secret=issued.secret, server_url=settings.ATLAS_PUBLIC_URL)
-            context.update(
-                issued=issued,
-                configs=[(name, json.dumps(config, indent=2)) for name, config in configs.items()],
-                form=TokenCreateForm(),
-            )
-        else:
-            status = 400
+            # Post/redirect/get: a reload of the page that shows the secret creates nothing again.
+            issued_keep(session=request.session, issued=issued)
+            return redirect("dashboard:connect")
+        status = 400
+    issued = issued_take(session=request.session, tenant=subject.tenant)
+    if issued is not None:
+        configs = tokens.mcp_client_configs(secret=issued.secret, server_url=settings.ATLAS_PUBLIC_URL)
+        context.update(
+            issued=issued, configs=[(name, json.dumps(config, indent=2)) for name, config in configs.items()]
+        )
     context["tokens"] = tokens.tokens_list(tenant=subject.tenant, subject=subject)
     context["mcp_url"] = settings.ATLAS_PUBLIC_URL.rstrip("/") + "/mcp/"
     return render(request, "dashboard/connect.html", context, status=status)

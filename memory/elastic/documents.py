@@ -116,6 +116,8 @@ class SemanticMemory(MemoryDocument):
     contradiction = Keyword()
     superseded_by = Keyword()
     superseded_at = Date()
+    # When a writer claimed this fact for its successor (the reconciler releases a claim never completed).
+    supersession_claimed_at = Date()
     retracted = Boolean()
     valid_from = Date()
     valid_to = Date()

@@ -29,6 +29,20 @@ def archive_generation_pattern() -> str:
     return f"{alias_name('archive')}-v*"
 
 
+def generations_pattern(memory_types: tuple[str, ...] | list[str]) -> str:
+    """Every concrete index of the types, whichever its alias points at: the current version, the
+    archive's rollover generations, and any older version a reindex left behind."""
+    return ",".join(f"{alias_name(t)}-v*" for t in memory_types)
+
+
+def memory_type_of_index(index: str) -> str:
+    """The memory type a concrete index (``<alias>-v<N>…``) holds."""
+    for memory_type in MEMORY_TYPES:
+        if index.startswith(f"{alias_name(memory_type)}-v"):
+            return memory_type
+    raise ValueError(f"{index} is not a versioned memory index")
+
+
 def all_indices_pattern() -> str:
     """The pattern roles grant on: every alias and versioned index of this deployment."""
     return f"{settings.ATLAS_ES_INDEX_PREFIX}-*"

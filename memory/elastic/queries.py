@@ -68,7 +68,16 @@ def visibility_filter(*, include_superseded: bool, as_of: datetime | None) -> li
         ]
     if include_superseded:
         return []
-    return [{"bool": {"must_not": [{"exists": {"field": "superseded_by"}}, {"term": {"retracted": True}}]}}]
+    return [{"bool": {"must_not": _REPLACED}}]
+
+
+# A fact that a newer version replaced, or that a harsh correction retracted.
+_REPLACED = [{"exists": {"field": "superseded_by"}}, {"term": {"retracted": True}}]
+
+
+def replaced_filter() -> list[dict[str, Any]]:
+    """The facts the current-only view hides: replaced or retracted."""
+    return [{"bool": {"should": _REPLACED, "minimum_should_match": 1}}]
 
 
 def _decay(field: str, origin: str) -> dict[str, Any]:
@@ -181,6 +190,11 @@ def knn_leg(
 
 def ids_query(ids: list[str]) -> dict[str, Any]:
     return {"ids": {"values": ids}}
+
+
+def ids_within(ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """The documents with these ids that the filters also match."""
+    return {"bool": {"filter": [ids_query(ids), *filters]}}
 
 
 def supersession_targets_query(*, target_ids: list[str]) -> dict[str, Any]:

@@ -18,23 +18,53 @@ from atlas_site.errors import DependencyUnavailable, ValidationFailed
 
 from .client import es_errors, write_blocked, write_blocked_message
 from .documents import VECTOR_FIELDS
-from .indices import alias_name
+from .indices import alias_name, generations_pattern
 
 RETRY_ON_CONFLICT = 20
 HOT_TYPES = ("episodic", "semantic", "procedural", "catalog")
 FACT_TYPES_INDICES = ("semantic", "archive")
 
-# Appends a superseding id and stamps the first supersession time; idempotent. ``exclusive`` (an edit):
-# a fact some other fact already replaced is left alone (a noop the caller reports as a conflict), so
-# two editors of one version cannot both replace it — the check and the link are one atomic update.
-SUPERSEDE_SCRIPT = """
-if (params.exclusive && ctx._source.superseded_by != null && ctx._source.superseded_by.size() > 0
-    && !ctx._source.superseded_by.contains(params.by)) { ctx.op = 'none'; return; }
-if (ctx._source.superseded_by == null) { ctx._source.superseded_by = new ArrayList(); }
-if (!(ctx._source.superseded_by instanceof List)) { ctx._source.superseded_by = [ctx._source.superseded_by]; }
-if (!ctx._source.superseded_by.contains(params.by)) { ctx._source.superseded_by.add(params.by); }
+# A fact has at most one successor. A supersession first claims the old fact — this one atomic update
+# names its successor — and only then stores the new fact, so of two writers replacing one fact the
+# loser is refused before it has written anything. The script refuses (``ctx.op = 'none'``: the update
+# API's "noop" result) when another fact already replaced this one; claiming it again for the same
+# successor is a noop too — the caller reads the fact to tell the two apart. Elasticsearch runs an
+# update's script on the document it just read and writes the result only if the document is still that
+# version, re-reading and re-running the script on a version conflict (``retry_on_conflict``): the check
+# and the claim are one atomic step. ``claimed_at`` (the time of the claim, not the new fact's possibly
+# back-dated ``created_at``) lets the reconciler release a claim whose new fact never arrived.
+CLAIM_SCRIPT = """
+def links = ctx._source.superseded_by;
+if (links != null && !(links instanceof List)) { links = [links]; }
+if (links != null && links.size() > 0) { ctx.op = 'none'; return; }
+ctx._source.superseded_by = [params.by];
 if (ctx._source.superseded_at == null) { ctx._source.superseded_at = params.at; }
+ctx._source.supersession_claimed_at = params.claimed_at;
 if (params.harsh) { ctx._source.retracted = true; }
+"""
+# Undo a claim whose new fact was never stored (refused, failed, or the writer died): the fact is current again.
+RELEASE_SCRIPT = """
+def links = ctx._source.superseded_by;
+if (links != null && !(links instanceof List)) { links = [links]; }
+if (links == null || !links.contains(params.by)) { ctx.op = 'none'; return; }
+if (links.size() > 1) {
+  def kept = new ArrayList();
+  for (def x : links) { if (x != params.by) { kept.add(x); } }
+  ctx._source.superseded_by = kept;
+  return;
+}
+ctx._source.remove('superseded_by');
+ctx._source.remove('superseded_at');
+ctx._source.remove('supersession_claimed_at');
+ctx._source.retracted = false;
+"""
+# The reconciler's repair of a chain older versions forked: the one successor, and the predecessors a fact names.
+CHAIN_SET_SCRIPT = """
+if (params.successor != null) {
+  ctx._source.superseded_by = [params.successor];
+  if (ctx._source.superseded_at == null) { ctx._source.superseded_at = params.at; }
+}
+if (params.supersedes != null) { ctx._source.supersedes = params.supersedes; }
 """
 USAGE_SCRIPT = """
 ctx._source.use_count = (ctx._source.use_count == null ? 0 : ctx._source.use_count) + params.n;
@@ -191,22 +221,93 @@ def memories_fetch(
     return found
 
 
-def memory_supersede_link(
-    writer: Elasticsearch, *, index: str, old_id: str, new_id: str, at: str, harsh: bool, exclusive: bool = False
+def memory_get_current(
+    reader: Elasticsearch, *, index: str, memory_id: str, include_embedding: bool = False
+) -> dict[str, Any] | None:
+    """One memory as it is stored right now (the get API is real-time; a search sees the last refresh),
+    with ``_seq_no``/``_primary_term`` for a compare-and-set; None when it is gone or the reader may not
+    see it (DLS answers a filtered get with 404)."""
+    excludes = None if include_embedding else VECTOR_FIELDS
+    try:
+        with es_errors("read a memory"):
+            response = reader.get(index=index, id=memory_id, source_excludes=excludes)
+    except NotFoundError:
+        return None
+    return response.body if response.get("found") else None
+
+
+def fact_successor_claim(
+    writer: Elasticsearch,
+    *,
+    index: str,
+    old_id: str,
+    new_id: str,
+    at: str,
+    harsh: bool,
+    claimed_at: str,
+    if_version: tuple[int, int] | None = None,
 ) -> bool:
-    """Point ``old_id`` at its replacement; False when ``exclusive`` and another fact replaced it first."""
-    with es_errors("link a superseded fact"):
+    """Name ``new_id`` as the one successor of ``old_id`` — unless the fact already has one: then nothing
+    changes and this answers False (also when that successor is ``new_id`` itself: the caller reads the
+    fact to tell). ``if_version`` (seq_no, primary_term): only over exactly that stored version — a
+    compare-and-set; Elasticsearch answers 409 otherwise (ConflictError), and such a write cannot be
+    retried on conflict, so the caller re-reads."""
+    version = (
+        {"if_seq_no": if_version[0], "if_primary_term": if_version[1]}
+        if if_version
+        else {"retry_on_conflict": RETRY_ON_CONFLICT}
+    )
+    with es_errors("replace a fact"):
         response = writer.update(
             index=index,
             id=old_id,
             script={
-                "source": SUPERSEDE_SCRIPT,
-                "params": {"by": new_id, "at": at, "harsh": harsh, "exclusive": exclusive},
+                "source": CLAIM_SCRIPT,
+                "params": {"by": new_id, "at": at, "harsh": harsh, "claimed_at": claimed_at},
+            },
+            refresh="wait_for",
+            **version,
+        )
+    return response.get("result") != "noop"
+
+
+def fact_successor_release(writer: Elasticsearch, *, index: str, old_id: str, new_id: str) -> bool:
+    """Withdraw ``new_id``'s claim on ``old_id`` (its new fact was never stored); False when it held none."""
+    try:
+        with es_errors("release a claim on a fact"):
+            response = writer.update(
+                index=index,
+                id=old_id,
+                script={"source": RELEASE_SCRIPT, "params": {"by": new_id}},
+                retry_on_conflict=RETRY_ON_CONFLICT,
+                refresh="wait_for",
+            )
+    except NotFoundError:
+        return False
+    return response.get("result") != "noop"
+
+
+def fact_chain_set(
+    writer: Elasticsearch,
+    *,
+    index: str,
+    memory_id: str,
+    at: str,
+    successor: str | None = None,
+    supersedes: list[str] | None = None,
+) -> None:
+    """Set a fact's one successor and/or the predecessors it names (the reconciler's repair of a fork)."""
+    with es_errors("repair a supersession chain"):
+        writer.update(
+            index=index,
+            id=memory_id,
+            script={
+                "source": CHAIN_SET_SCRIPT,
+                "params": {"successor": successor, "supersedes": supersedes, "at": at},
             },
             retry_on_conflict=RETRY_ON_CONFLICT,
             refresh="wait_for",
         )
-    return response.get("result") != "noop" or not exclusive
 
 
 def memory_usage_bump(writer: Elasticsearch, *, index: str, memory_id: str, at: str, n: int = 1) -> bool:
@@ -317,9 +418,12 @@ def memories_scan(
     query: dict[str, Any],
     page: int = 500,
     include_embedding: bool = False,
+    every_generation: bool = False,
 ) -> Iterator[dict[str, Any]]:
-    """Every matching hit (index, id, source), paged with search_after."""
+    """Every matching hit (index, id, source), paged with search_after; ``every_generation`` reads every
+    concrete index of the types, not only those behind their aliases (forgetting reaches old versions)."""
     excludes = [] if include_embedding else VECTOR_FIELDS
+    index = generations_pattern(memory_types) if every_generation else indices_of(memory_types)
     after = None
     while True:
         # _id cannot be sorted on (no doc values); memory_id is its keyword copy.
@@ -327,9 +431,7 @@ def memories_scan(
         if after is not None:
             body["search_after"] = after
         with es_errors("list memories"):
-            hits = reader.search(index=indices_of(memory_types), source_excludes=excludes or None, **body)["hits"][
-                "hits"
-            ]
+            hits = reader.search(index=index, source_excludes=excludes or None, **body)["hits"]["hits"]
         yield from hits
         if len(hits) < page:
             return

@@ -1,10 +1,18 @@
 """The MCP endpoint: an ASGI app that checks path, Origin, Host and the bearer token, then hands the
 request to the SDK's streamable-HTTP session manager, which runs the memory tools.
 
+Every authenticated request counts against the token's rate limit, the one the REST API keeps
+(``atlas_site.api.token_rate_wait``): over it, a 429 with ``Retry-After`` before any MCP processing.
+
 Stateless by default (``ATLAS_MCP_STATELESS``): each POST carries its bearer token and gets a JSON
 answer; no ``Mcp-Session-Id`` is kept, so any worker serves any request and a revoked token stops
-working on its next request. ``ATLAS_MCP_STATELESS=false`` keeps the SDK's in-memory sessions (SSE
-streams), which need sticky routing across workers; the token is still checked on every request.
+working on its next request. Only POST is served: any other method (GET, which would open a
+server-to-client stream nothing ever writes to) is a 405 with ``Allow: POST`` at once (MCP spec,
+streamable HTTP: "the server MUST either return Content-Type: text/event-stream in response to this
+HTTP GET, or else return HTTP 405 Method Not Allowed"). ``ATLAS_MCP_STATELESS=false`` keeps the SDK's
+in-memory sessions (SSE streams), which need sticky routing across workers; the token is still
+checked on every request, a token holds at most ``ATLAS_MCP_STREAMS_PER_TOKEN`` GET streams at once
+(429 beyond), and each is closed after ``ATLAS_MCP_STREAM_SECONDS`` (the client reopens it).
 
 The session manager needs a running task group: ``running()`` starts it, and the ASGI app in
 ``atlas_site.asgi`` enters it from the server's lifespan (``StreamableHTTPSessionManager.run`` can be
@@ -14,11 +22,13 @@ entered once per manager, so each lifespan gets a fresh one).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import metadata
 from typing import Any
 
+import anyio
 import mcp_types as types
 from django.conf import settings
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -29,6 +39,7 @@ from mcp.shared.exceptions import MCPError
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
+from atlas_site.api import retry_after, token_rate_wait
 from atlas_site.errors import NotAuthenticated
 from tenants.tokens import TokenPrincipal
 
@@ -37,6 +48,8 @@ from .threads import run_sync
 from .tools import TOOLS, TOOLS_BY_NAME, tool_call
 
 MCP_PATH = "/mcp"
+STATELESS_METHODS = ("POST",)
+STATEFUL_METHODS = ("GET", "POST", "DELETE")  # DELETE ends a session; GET opens its SSE stream
 PRINCIPAL_SCOPE_KEY = "atlas.principal"  # set on the ASGI scope once the token is authenticated
 SERVER_NAME = "atlas-memory"
 INSTRUCTIONS = (
@@ -115,6 +128,7 @@ class McpEndpoint:
 
     def __init__(self) -> None:
         self._managers: list[StreamableHTTPSessionManager] = []
+        self._streams: Counter[str] = Counter()  # open GET streams per token (stateful mode)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -134,6 +148,12 @@ class McpEndpoint:
         if _path(scope) not in (MCP_PATH, MCP_PATH + "/"):
             await _refuse(send, 404, "not found: the MCP endpoint is /mcp/")
             return
+        allowed = STATELESS_METHODS if self._stateless() else STATEFUL_METHODS
+        if scope.get("method") not in allowed:
+            detail = "only POST" if allowed == STATELESS_METHODS else "GET, POST and DELETE"
+            message = f"method not allowed: this MCP endpoint serves {detail}"
+            await _refuse(send, 405, message, {"Allow": ", ".join(allowed)})
+            return
         if not all(origin_allowed(origin) for origin in headers.getlist("origin")):
             await _refuse(send, 403, "Origin not allowed (ATLAS_MCP_ALLOWED_ORIGINS)")
             return
@@ -146,6 +166,12 @@ class McpEndpoint:
         except NotAuthenticated as error:
             challenge = _www_authenticate(presented=bearer_token(authorization) is not None)
             await _refuse(send, 401, error.message, {"WWW-Authenticate": challenge})
+            return
+        # The token's one rate limit, shared with the REST API, before any MCP processing.
+        wait = await run_sync(token_rate_wait, principal=principal)
+        if wait is not None:
+            message = "too many requests for this token (ATLAS_API_RATE, shared with the REST API)"
+            await _refuse(send, 429, message, {"Retry-After": retry_after(wait)})
             return
         if not self._managers:
             await _refuse(send, 503, "the MCP endpoint is not running: serve the app with the ASGI lifespan on")
@@ -160,4 +186,35 @@ class McpEndpoint:
             )
         )
         scope = {**scope, PRINCIPAL_SCOPE_KEY: principal, "user": user}
-        await self._managers[-1].handle_request(scope, receive, send)
+        if scope["method"] != "GET":
+            await self._managers[-1].handle_request(scope, receive, send)
+            return
+        # Stateful mode's server-to-client stream: bounded per token, and closed after a while.
+        holder = principal.token.prefix
+        if self._streams[holder] >= settings.ATLAS_MCP_STREAMS_PER_TOKEN:
+            limit = settings.ATLAS_MCP_STREAMS_PER_TOKEN
+            message = f"this token already holds {limit} open MCP streams (ATLAS_MCP_STREAMS_PER_TOKEN)"
+            await _refuse(send, 429, message, {"Retry-After": "5"})
+            return
+        self._streams[holder] += 1
+        state = {"started": False, "done": False}
+
+        async def tracked(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                state["started"] = True
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                state["done"] = True
+            await send(message)
+
+        try:
+            with anyio.move_on_after(settings.ATLAS_MCP_STREAM_SECONDS):
+                await self._managers[-1].handle_request(scope, receive, tracked)
+            if state["started"] and not state["done"]:  # time is up: end the stream cleanly
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self._streams[holder] -= 1
+            if self._streams[holder] <= 0:
+                del self._streams[holder]
+
+    def _stateless(self) -> bool:
+        return self._managers[-1].stateless if self._managers else settings.ATLAS_MCP_STATELESS

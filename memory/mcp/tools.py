@@ -23,7 +23,8 @@ from jsonschema.exceptions import best_match
 from atlas_site.errors import AtlasError, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic.client import es_errors
-from memory.selectors import RECALL_TYPES, memory_chain_get, memory_list, memory_recall, memory_shape
+from memory.recall import memory_recall
+from memory.selectors import RECALL_TYPES, memory_chain_get, memory_list, memory_shape
 from memory.services.documents import (
     CONTRADICTIONS,
     FACT_TYPES,
@@ -121,6 +122,9 @@ def recall_memory(
     fact_type: str | None = None,
     since: str | None = None,
     until: str | None = None,
+    fold_evidence: bool = True,
+    explain: bool = False,
+    expect: list[str] | None = None,
 ) -> dict[str, Any]:
     result = memory_recall(
         subject=subject,
@@ -132,9 +136,15 @@ def recall_memory(
         fact_type=fact_type,
         since=since,
         until=until,
+        fold_evidence=fold_evidence,
+        explain=explain,
+        expect=expect,
     )
     recall_usage_schedule(targets=result.targets)
-    return {"memories": [_shaped(hit) for hit in result.hits]}
+    answer: dict[str, Any] = {"memories": [_shaped(hit) for hit in result.hits]}
+    if result.explain is not None:
+        answer["explain"] = result.explain
+    return answer
 
 
 REMEMBER_FIELDS = {
@@ -255,8 +265,10 @@ TOOLS: tuple[ToolSpec, ...] = (
             "user's preferences or constraints, or a known procedure could matter. Returns up to k memories, "
             "best first: id, type, text, rank, score and each type's own fields (fact_type and confidence "
             "of a fact, steps and outcome_score of a playbook, title of a catalog entry). Facts replaced by "
-            "newer versions are hidden unless include_superseded is true. To narrow the search, fact_type "
-            "returns only facts of that type, and since/until only memories stored in that period."
+            "newer versions are hidden unless include_superseded is true. A fact lists the conversation turns "
+            "it was learnt from as evidence (newest first), and those turns take no place of their own. To "
+            "narrow the search, fact_type returns only facts of that type, and since/until only memories "
+            "stored in that period."
         ),
         input_schema=_schema(
             {
@@ -283,6 +295,22 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "fact_type": {**_FACT_TYPE, "description": "Only facts of this type (no episodes or playbooks)."},
                 "since": {**_TIMESTAMP, "description": "Only memories stored at or after this ISO 8601 date-time."},
                 "until": {**_TIMESTAMP, "description": "Only memories stored before this ISO 8601 date-time."},
+                "fold_evidence": {
+                    "type": "boolean",
+                    "default": True,
+                    "description": "Fold the turns a returned fact was learnt from under it as its evidence.",
+                },
+                "explain": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Say for each memory why it ranked there (legs, fusion, multipliers, folds).",
+                },
+                "expect": {
+                    "type": "array",
+                    "items": _MEMORY_ID,
+                    "maxItems": 20,
+                    "description": "Ids of memories you expected: where each stood and what kept it out.",
+                },
             },
             ["query"],
         ),
@@ -381,7 +409,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Permanently delete one of the user's memories (an episode, fact or playbook) by id, when the "
             "user asks you to forget it. It cannot be undone and leaves no history; to correct a fact, "
             "use update_fact instead. Shared catalog entries cannot be forgotten. Returns the id and type "
-            "of what was deleted."
+            "of what was deleted, and a receipt of every copy of its text removed, per store."
         ),
         input_schema=_schema({"memory_id": {**_MEMORY_ID, "description": "The memory to delete."}}, ["memory_id"]),
         handler=forget_memory,

@@ -13,15 +13,18 @@ from typing import Any
 from elasticsearch import ConflictError
 
 from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
-from memory.elastic import store
+from atlas_site.idempotency import idempotency_records_forget
+from memory.elastic import queries, store
+from memory.embeddings import query_caches_clear
 from memory.scope import tenant_read_filters
 from tenants.models import Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
 from .documents import PreparedMemory, catalog_prepare, embed_into
+from .forget import forget_receipt
 from .languages import non_english_marked
-from .writes import memory_etag, stored_view
+from .writes import EDIT_ATTEMPTS, edit_backoff, memory_etag, stored_view
 
 CATALOG_FIELDS = ("title", "text", "category", "tags")
 
@@ -68,30 +71,55 @@ def catalog_entry_write(*, tenant: Tenant, actor: str, **fields: Any) -> dict[st
 def catalog_entry_update(
     *, tenant: Tenant, entry_id: Any, actor: str, if_match: str | None = None, **changes: Any
 ) -> dict[str, Any]:
+    """Edit an entry in place. ``if_match`` must still be its ETag (412 otherwise), checked as a
+    compare-and-set: the entry is written only over the exact stored version whose ETag matched
+    (``if_seq_no``), re-read (real time) and checked again when it changed in between — so of editors
+    holding one valid ETag one succeeds and the others get 412, as for facts."""
     unknown = sorted(set(changes) - set(CATALOG_FIELDS))
     if unknown:
         raise ValidationFailed(f"a catalog entry has no field {unknown[0]}", field=unknown[0])
-    hit = catalog_entry_fetch(tenant=tenant, entry_id=entry_id)
-    entry_id = hit["_id"]
-    source = hit["_source"]
-    if if_match is not None and if_match.strip() not in (memory_etag(source), "*"):
-        raise PreconditionFailed(f"catalog entry {entry_id} changed since it was read (If-Match does not match)")
-    merged = {name: changes.get(name, source.get(name)) for name in CATALOG_FIELDS}
-    prepared = catalog_prepare(
-        tenant_id=str(tenant.es_id), at=source.get("created_at"), external_id=source.get("external_id"), **merged
-    )
-    prepared = PreparedMemory("catalog", entry_id, prepared.source)  # the same entry, not a new one
-    try:
-        _store(tenant, prepared, if_version=(hit["_seq_no"], hit["_primary_term"]))
-    except ConflictError:
-        raise Conflict(f"catalog entry {entry_id} was changed by someone else meanwhile; read it again") from None
-    audit_record(tenant=tenant, actor=actor, action="catalog.update", target=entry_id)
-    return stored_view(prepared)
+    found = catalog_entry_fetch(tenant=tenant, entry_id=entry_id)
+    entry_id = found["_id"]
+    expected = if_match.strip() if if_match is not None else None
+    for attempt in range(EDIT_ATTEMPTS):
+        hit = store.memory_get_current(tenant_es_client(tenant=tenant), index=found["_index"], memory_id=entry_id)
+        if hit is None or hit["_source"].get("tenant_id") != str(tenant.es_id):
+            raise NotFound(f"no catalog entry {entry_id}", field="id")
+        source = hit["_source"]
+        if expected is not None and expected not in (memory_etag(source), "*"):
+            raise PreconditionFailed(f"catalog entry {entry_id} changed since it was read (If-Match does not match)")
+        merged = {name: changes.get(name, source.get(name)) for name in CATALOG_FIELDS}
+        prepared = catalog_prepare(
+            tenant_id=str(tenant.es_id), at=source.get("created_at"), external_id=source.get("external_id"), **merged
+        )
+        prepared = PreparedMemory("catalog", entry_id, prepared.source)  # the same entry, not a new one
+        try:
+            _store(tenant, prepared, if_version=(hit["_seq_no"], hit["_primary_term"]))
+        except ConflictError:
+            edit_backoff(attempt)
+            continue  # changed since it was read: read it and check the ETag again
+        audit_record(tenant=tenant, actor=actor, action="catalog.update", target=entry_id)
+        return stored_view(prepared)
+    raise Conflict(f"catalog entry {entry_id} kept changing while it was edited; read it again")
 
 
 def catalog_entry_delete(*, tenant: Tenant, entry_id: Any, actor: str) -> dict[str, Any]:
+    """Delete the entry with every copy of its text: in older index generations, and the stored answer
+    of the POST that created it (replayed to retries for 24 hours)."""
     hit = catalog_entry_fetch(tenant=tenant, entry_id=entry_id)
     entry_id = hit["_id"]
-    store.memories_delete(writer_es_client(), [(hit["_index"], entry_id)])
+    copies = store.memories_scan(
+        tenant_es_client(tenant=tenant),
+        memory_types=("catalog",),
+        query=queries.ids_within([entry_id], tenant_read_filters(str(tenant.es_id))),
+        every_generation=True,
+    )
+    store.memories_delete(writer_es_client(), [(hit["_index"], entry_id), *((c["_index"], c["_id"]) for c in copies)])
+    idempotency = idempotency_records_forget(
+        tenant_id=str(tenant.es_id), subject="", matches=lambda record: (record.get("body") or {}).get("id") == entry_id
+    )
+    receipt = forget_receipt(
+        deleted={"catalog": [entry_id]}, runs=[], idempotency=idempotency, cache_entries=query_caches_clear()
+    )
     audit_record(tenant=tenant, actor=actor, action="catalog.delete", target=entry_id)
-    return {"id": entry_id, "type": "catalog", "forgotten": True}
+    return {"id": entry_id, "type": "catalog", "forgotten": True, "receipt": receipt}

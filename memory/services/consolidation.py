@@ -32,10 +32,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from atlas_site.errors import AtlasError, NotFound, ValidationFailed
+from atlas_site.errors import AtlasError, Conflict, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.llm import LlmError, chat_client, llm_configured, llm_model_name
@@ -204,6 +204,24 @@ def consolidation_lease_renew(*, subject: MemorySubject, owner: str) -> None:
         raise LeaseLost(f"the consolidation lease of {subject} was taken over; this run stops")
 
 
+def consolidation_leases_take_over(*, subjects: QuerySet[MemorySubject], owner: str) -> None:
+    """Take the subjects' leases whoever holds them (forgetting): a run in progress loses its lease at its
+    next renewal — before it stores a plan and before each write — and stops; none starts until released."""
+    ConsolidationState.objects.bulk_create(
+        (ConsolidationState(subject_id=pk) for pk in subjects.values_list("pk", flat=True).iterator()),
+        ignore_conflicts=True,
+        batch_size=500,
+    )
+    expires = timezone.now() + timedelta(seconds=settings.ATLAS_CONSOLIDATION_LEASE_SECONDS)
+    ConsolidationState.objects.filter(subject__in=subjects).update(lease_owner=owner, lease_expires_at=expires)
+
+
+def consolidation_leases_release(*, subjects: QuerySet[MemorySubject], owner: str) -> None:
+    ConsolidationState.objects.filter(subject__in=subjects, lease_owner=owner).update(
+        lease_owner="", lease_expires_at=None
+    )
+
+
 def consolidation_lease_release(*, subject: MemorySubject, owner: str) -> None:
     ConsolidationState.objects.filter(subject=subject, lease_owner=owner).update(lease_owner="", lease_expires_at=None)
 
@@ -270,7 +288,7 @@ def _related(
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """The subject's current facts and playbooks that hybrid recall finds for the new turns: one recall
     per group of turns (at most ATLAS_CONSOLIDATION_RECALL_QUERIES), with the subject's own key."""
-    from memory.selectors import memory_recall
+    from memory.recall import memory_recall
 
     groups = max(1, min(settings.ATLAS_CONSOLIDATION_RECALL_QUERIES, len(texts)))
     size = -(-len(texts) // groups)
@@ -660,7 +678,9 @@ def _events(window_key: str) -> dict[str, str]:
 def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = None) -> dict[str, list[str]]:
     """Write ``plan`` through the write services; safe to repeat: every document id is derived from its
     item's key, and every update carries the run's event id (applied once). An item whose fact,
-    playbook or episodes were forgotten since the plan was made is skipped (listed under ``gone``)."""
+    playbook or episodes were forgotten since the plan was made is skipped (listed under ``gone``); a
+    supersession of a fact something else replaced since (a person's edit, an agent) is skipped too —
+    a fact has one successor — and listed under ``replaced`` with the reason, naming the newest version."""
     events = _events(plan["window_key"])
     at = plan["planned_at"]
     changes: dict[str, list[str]] = {
@@ -674,6 +694,7 @@ def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = Non
             "refinements",
             "outcomes",
             "gone",
+            "replaced",
         )
     }
 
@@ -682,6 +703,9 @@ def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = Non
             result = write()
         except NotFound:
             changes["gone"].append(gone_id)
+            return None
+        except Conflict as conflict:
+            changes["replaced"].append(f"{gone_id}: {conflict.message}")
             return None
         if renew is not None:
             renew()
@@ -804,7 +828,8 @@ def _finish(run: ConsolidationRun, status: str, started: float, *, error: str = 
     run.error = error[:4000]
     run.duration_ms += int((time.perf_counter() - started) * 1000)
     run.finished_at = timezone.now()
-    run.save()
+    # An update, never an insert: a record that forgetting deleted meanwhile is not written back.
+    run.save(force_update=True)
 
 
 def _resumable(subject: MemorySubject, start: tuple[datetime, str] | None) -> ConsolidationRun | None:
@@ -936,6 +961,9 @@ def _plan_fresh(
         outcome.status = Status.NEEDS_REVIEW if review else "dry_run"
         outcome.error = review or ""
         return outcome
+    # Still ours? Forgetting takes the subject's lease over while the LLM thinks: the plan (which may
+    # quote the forgotten memories) is then neither stored nor applied.
+    consolidation_lease_renew(subject=subject, owner=owner)
     _usage_into(run, answer.usage)
     run.llm_model = answer.model[:200]
     run.rejected = validator.rejected
@@ -943,7 +971,7 @@ def _plan_fresh(
     if review:
         _finish(run, Status.NEEDS_REVIEW, started, error=review)
         return Outcome(Status.NEEDS_REVIEW, plan=plan, rejected=validator.rejected, run=run, error=review)
-    run.save()  # the plan is durable before the first write
+    run.save(force_update=True)  # the plan is durable before the first write
     outcome.run = run
     return outcome
 

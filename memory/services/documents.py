@@ -26,7 +26,11 @@ MAX_LINKS = 50
 FACT_TYPES = ("preference", "identity", "constraint", "world")
 CONTRADICTIONS = ("natural", "harsh")
 MEMORY_TYPES = ("episodic", "semantic", "procedural", "catalog")
-_MEMORY_ID_NAMESPACE = uuid.UUID("6f2b1a7e-3c1d-4f7a-9a55-2d0c7a1e9b11")
+# Catalog ids (and, before owner-scoped ids, every memory's: memory/services/id_upgrade.py moves those).
+TENANT_MEMORY_ID_NAMESPACE = uuid.UUID("6f2b1a7e-3c1d-4f7a-9a55-2d0c7a1e9b11")
+_SUBJECT_MEMORY_ID_NAMESPACE = uuid.UUID("0b7f3d52-5c8e-4e0a-8d7b-6a3f1c9e2d40")
+_DERIVED_MEMORY_ID_NAMESPACE = uuid.UUID("c41e8a90-2f6d-4b3a-9e17-5d8c0a7b3f62")
+SUBJECT_MEMORY_TYPES = ("episodic", "semantic", "procedural")
 
 
 @dataclass
@@ -47,17 +51,47 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def memory_id_for(*, tenant_id: str, memory_type: str, external_id: str | None) -> str:
-    """Deterministic for an external id (re-imports overwrite instead of duplicating), random otherwise."""
+def memory_id_for(*, tenant_id: str, user_id: str | None, memory_type: str, external_id: str | None) -> str:
+    """Deterministic for an external id (re-imports overwrite instead of duplicating), random otherwise.
+
+    A subject's memory lives in its owner's id space (tenant, user, type, external id): another subject
+    naming the same external id gets a memory of its own, never this one. Catalog entries (``user_id``
+    None) belong to the tenant and keep a tenant-scoped id; a subject's memory never has one."""
+    if (user_id is None) != (memory_type == "catalog"):
+        raise ValueError(f"a {memory_type} memory {'needs' if user_id is None else 'has no'} owner user_id")
     if external_id is None:
         return uuid.uuid4().hex
-    return uuid.uuid5(_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:{external_id}").hex
+    if user_id is None:
+        return uuid.uuid5(TENANT_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:{external_id}").hex
+    return uuid.uuid5(_SUBJECT_MEMORY_ID_NAMESPACE, f"{tenant_id}:{user_id}:{memory_type}:{external_id}").hex
 
 
-def memory_id_derived(*, tenant_id: str, memory_type: str, key: str) -> str:
-    """Deterministic for a key a service derives (a consolidation run's item), in its own id space: the
-    same run redelivered writes the same documents, and no caller's external id can collide with it."""
-    return uuid.uuid5(_MEMORY_ID_NAMESPACE, f"{tenant_id}:{memory_type}:derived:{key}").hex
+def memory_id_derived(*, tenant_id: str, user_id: str, memory_type: str, key: str) -> str:
+    """Deterministic for a key a service derives (a consolidation run's item), in its owner's id space and
+    a namespace of its own: the same run redelivered writes the same documents, and no caller's external
+    id can collide with it."""
+    return uuid.uuid5(_DERIVED_MEMORY_ID_NAMESPACE, f"{tenant_id}:{user_id}:{memory_type}:{key}").hex
+
+
+def memory_owner_check(*, tenant_id: str, user_id: str, prepared: PreparedMemory) -> None:
+    """The last check before a subject's memory is stored: a subject's type (never the catalog), stamped
+    with that subject as owner and, when it has an external id, under that subject's id for it — so no
+    path that writes for one subject can aim at another's memory or the catalog."""
+    source = prepared.source
+    external_id = source.get("external_id")
+    if (
+        prepared.memory_type not in SUBJECT_MEMORY_TYPES
+        or source.get("memory_type") != prepared.memory_type
+        or (source.get("tenant_id"), source.get("user_id")) != (tenant_id, user_id)
+        or (
+            external_id is not None
+            and prepared.memory_id
+            != memory_id_for(
+                tenant_id=tenant_id, user_id=user_id, memory_type=prepared.memory_type, external_id=external_id
+            )
+        )
+    ):
+        raise RuntimeError(f"refused to store a {prepared.memory_type} memory that is not the writing subject's")
 
 
 def require_text(value: Any, *, field_name: str, max_chars: int = MAX_TEXT_CHARS, required: bool = True) -> str:
@@ -186,7 +220,7 @@ def episode_prepare(
         source["previous_turn_id"] = previous_turn.memory_id
         if settings.ATLAS_CONTEXTUAL_EPISODES:
             source["embedding_context"] = f"{when:%A %d %B %Y}. Before: {previous_turn.text[:1000]}"
-    memory_id = memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=external_id)
+    memory_id = memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type="episodic", external_id=external_id)
     return PreparedMemory("episodic", memory_id, source)
 
 
@@ -247,14 +281,14 @@ def fact_prepare(
         source["valid_from"] = _iso(valid_from_at)
     if valid_to_at:
         source["valid_to"] = _iso(valid_to_at)
-    memory_id = _memory_id(tenant_id, "semantic", external_id, derived_key)
+    memory_id = _memory_id(tenant_id, user_id, "semantic", external_id, derived_key)
     return PreparedMemory("semantic", memory_id, source, supersedes=supersedes, contradiction=contradiction)
 
 
-def _memory_id(tenant_id: str, memory_type: str, external_id: str | None, derived_key: str | None) -> str:
+def _memory_id(tenant_id: str, user_id: str, memory_type: str, external_id: str | None, derived_key: str | None) -> str:
     if derived_key is not None:
-        return memory_id_derived(tenant_id=tenant_id, memory_type=memory_type, key=derived_key)
-    return memory_id_for(tenant_id=tenant_id, memory_type=memory_type, external_id=external_id)
+        return memory_id_derived(tenant_id=tenant_id, user_id=user_id, memory_type=memory_type, key=derived_key)
+    return memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type=memory_type, external_id=external_id)
 
 
 def steps_validate(value: Any) -> list[dict[str, Any]]:
@@ -320,7 +354,7 @@ def playbook_prepare(
         outcome_score=rc.outcome_score(0, 0),
         use_count=0,
     )
-    memory_id = _memory_id(tenant_id, "procedural", external_id, derived_key)
+    memory_id = _memory_id(tenant_id, user_id, "procedural", external_id, derived_key)
     return PreparedMemory("procedural", memory_id, source)
 
 
@@ -349,7 +383,7 @@ def catalog_prepare(
     source.update(title=title, tags=[t.strip() for t in tags if t.strip()])
     if category:
         source["category"] = category
-    memory_id = memory_id_for(tenant_id=tenant_id, memory_type="catalog", external_id=external_id)
+    memory_id = memory_id_for(tenant_id=tenant_id, user_id=None, memory_type="catalog", external_id=external_id)
     return PreparedMemory("catalog", memory_id, source)
 
 

@@ -1,30 +1,181 @@
 """Forgetting: a real, complete deletion — one memory, all of a subject's, or a whole tenant's.
 
-The audit record (who, what, how many) goes to the SQL database, never into a
-recall corpus, and never carries the forgotten text.
+Every copy of the text goes, and the answer is a receipt saying what went from each store:
+- the memory indices, every concrete index of each type (the archive's generations, and any older
+  version a reindex left behind, not only what the aliases point at);
+- consolidation run records: their plan, dropped items and errors quote the subject's memories. A
+  subject's or a tenant's are deleted outright — everything in them is about memories that no longer
+  exist, and a kept plan could be approved or resumed into the index again; forgetting one memory
+  scrubs its text from the subject's records and keeps the rest of them;
+- idempotency records (a POST's stored answer, replayed to retries for 24 hours): the subject's (or
+  the tenant's) all, or for one memory those whose answer holds its text;
+- this process's query-embedding caches (keyed by query text).
+
+The audit record (who, what, how many) goes to the SQL database, never into a recall corpus, and
+never carries the forgotten text.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from django.db.models import QuerySet
+
 from atlas_site.errors import NotFound, ValidationFailed
-from memory.elastic import store
-from memory.elastic.indices import MEMORY_TYPES
+from atlas_site.idempotency import idempotency_records_forget
+from memory.elastic import queries, store
+from memory.elastic.indices import MEMORY_TYPES, memory_type_of_index
 from memory.elastic.queries import own_documents_filter
+from memory.embeddings import query_caches_clear
+from memory.models import ConsolidationRun
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
+from .consolidation import consolidation_leases_release, consolidation_leases_take_over
+from .consolidation_guards import secrets_redacted
 from .languages import non_english_census
 
 ALL_INDICES = tuple(MEMORY_TYPES)
 OWNED_INDICES = tuple(t for t in MEMORY_TYPES if t != "catalog")
+# A receipt lists at most this many ids per store (the count is always whole).
+RECEIPT_MAX_IDS = 1000
+FORGOTTEN_MARK = "[forgotten]"
+# The fields of a memory that hold its words (a playbook's steps hold instructions).
+_TEXT_FIELDS = ("text", "name", "trigger_text", "description", "title")
+# Shorter texts are scrubbed where a string is exactly them, longer ones wherever they are quoted.
+_QUOTED_MIN_CHARS = 8
 
 
+def _store_receipt(ids: Iterable[Any]) -> dict[str, Any]:
+    listed = list(dict.fromkeys(str(i) for i in ids))
+    return {"count": len(listed), "ids": listed[:RECEIPT_MAX_IDS], "truncated": len(listed) > RECEIPT_MAX_IDS}
+
+
+def forget_receipt(
+    *, deleted: dict[str, list[str]], runs: list[int], idempotency: list[str], cache_entries: int
+) -> dict[str, Any]:
+    """What a deletion removed, per store (the shape every interface shows)."""
+    return {
+        "indices": {memory_type: _store_receipt(ids) for memory_type, ids in deleted.items()},
+        "run_records": _store_receipt(runs),
+        "idempotency_records": _store_receipt(idempotency),
+        # Cache entries are keyed by text: counted, never listed.
+        "query_embedding_cache": {"count": cache_entries, "ids": [], "truncated": False},
+    }
+
+
+def _counts(deleted: dict[str, list[str]]) -> dict[str, int]:
+    return {memory_type: len(set(ids)) for memory_type, ids in deleted.items() if ids}
+
+
+def _delete_all(reader, writer, query: dict[str, Any], memory_types: tuple[str, ...]) -> dict[str, list[str]]:
+    """Scan every generation and delete until nothing matches (a write racing the scan is caught by the
+    next pass); the ids deleted, per type."""
+    deleted: dict[str, list[str]] = {memory_type: [] for memory_type in memory_types}
+    for _ in range(10):
+        targets = [
+            (hit["_index"], hit["_id"])
+            for hit in store.memories_scan(reader, memory_types=memory_types, query=query, every_generation=True)
+        ]
+        if not targets:
+            return deleted
+        store.memories_delete(writer, targets)
+        for index, memory_id in targets:
+            deleted[memory_type_of_index(index)].append(memory_id)
+    raise RuntimeError("memories kept appearing while forgetting; try again")
+
+
+# ----------------------------------------------------------------- text kept outside the indices
+def _memory_texts(source: dict[str, Any]) -> list[str]:
+    texts = [source.get(name) for name in _TEXT_FIELDS]
+    texts += [step.get("instruction") for step in source.get("steps") or [] if isinstance(step, dict)]
+    found = [t.strip() for t in texts if isinstance(t, str) and t.strip()]
+    return list(dict.fromkeys(found + [secrets_redacted(t) for t in found]))
+
+
+def _quotes(value: str, texts: list[str]) -> bool:
+    """Whether ``value`` holds one of ``texts``: whole, or cut short (run records keep 300 characters)."""
+    for text in texts:
+        if value == text:
+            return True
+        if len(text) >= _QUOTED_MIN_CHARS and (
+            text in value or (len(value) >= _QUOTED_MIN_CHARS and text.startswith(value))
+        ):
+            return True
+    return False
+
+
+def _scrubbed(value: Any, texts: list[str]) -> Any:
+    if isinstance(value, str):
+        return FORGOTTEN_MARK if _quotes(value, texts) else value
+    if isinstance(value, list):
+        return [_scrubbed(item, texts) for item in value]
+    if isinstance(value, dict):
+        return {key: _scrubbed(item, texts) for key, item in value.items()}
+    return value
+
+
+def _plan_scrubbed(plan: Any, texts: list[str]) -> Any:
+    """The plan without the items that quote the texts: a run resumed or approved later must not write
+    them again, nor write the mark in their place."""
+    if not isinstance(plan, dict):
+        return _scrubbed(plan, texts)
+    return {
+        key: [item for item in value if _scrubbed(item, texts) == item]
+        if isinstance(value, list)
+        else _scrubbed(value, texts)
+        for key, value in plan.items()
+    }
+
+
+def _runs_scrub(*, subject: MemorySubject, texts: list[str]) -> list[int]:
+    """Take the texts out of the subject's run records wherever they quote them; the records changed."""
+    changed: list[int] = []
+    for run in ConsolidationRun.objects.filter(subject=subject).only("pk", "plan", "rejected", "changes", "error"):
+        fields = {name: getattr(run, name) for name in ("plan", "rejected", "changes", "error")}
+        cleaned = {name: _scrubbed(value, texts) for name, value in fields.items()}
+        cleaned["plan"] = _plan_scrubbed(fields["plan"], texts)
+        if cleaned != fields:
+            ConsolidationRun.objects.filter(pk=run.pk).update(**cleaned)
+            changed.append(run.pk)
+    return changed
+
+
+def _runs_delete(runs) -> list[int]:
+    ids = list(runs.values_list("pk", flat=True))
+    ConsolidationRun.objects.filter(pk__in=ids).delete()
+    return ids
+
+
+def _holds_any(record: dict[str, Any], memory_id: str, texts: list[str]) -> bool:
+    """Whether a stored answer is the memory's (its POST's answer) or quotes its text."""
+    body = record.get("body")
+    if isinstance(body, dict) and body.get("id") == memory_id:
+        return True
+    return _scrubbed(body, texts) != body
+
+
+@contextmanager
+def _consolidation_held(subjects: QuerySet[MemorySubject]) -> Iterator[None]:
+    """Hold the subjects' consolidation leases while forgetting: a run in progress stops at its next
+    renewal (before it stores a plan quoting what is forgotten, before each write), none starts."""
+    owner = f"forget-{uuid.uuid4().hex[:12]}"
+    consolidation_leases_take_over(subjects=subjects, owner=owner)
+    try:
+        yield
+    finally:
+        consolidation_leases_release(subjects=subjects, owner=owner)
+
+
+# ----------------------------------------------------------------------------------- services
 def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict[str, Any]:
-    """Delete one of the subject's memories (a shared catalog entry is not theirs to forget)."""
+    """Delete one of the subject's memories (a shared catalog entry is not theirs to forget), with every
+    copy of its text; answers what went, per store."""
     if not isinstance(memory_id, str) or not memory_id.strip():
         raise ValidationFailed("memory_id is required", field="memory_id")
     scope = SubjectScope.of(subject)
@@ -35,8 +186,19 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     if hit is None or hit["_source"].get("user_id") != scope.user_id:
         raise NotFound(f"no memory {memory_id} for this user", field="memory_id")
     memory_id = hit["_id"]
-    store.memories_delete(scope.writer(), [(hit["_index"], memory_id)])
     memory_type = hit["_source"].get("memory_type")
+    texts = _memory_texts(hit["_source"])
+    # The document, and its copies in older generations of its index.
+    same = queries.ids_within([memory_id], [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)])
+    with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
+        deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
+        runs = _runs_scrub(subject=subject, texts=texts)
+    idempotency = idempotency_records_forget(
+        tenant_id=str(subject.tenant.es_id),
+        subject=subject.external_id,
+        matches=lambda record: _holds_any(record, memory_id, texts),
+    )
+    receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     audit_record(
         tenant=subject.tenant,
         actor=actor,
@@ -44,48 +206,60 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         target=f"{subject}:{memory_id}",
         detail={"memory_type": memory_type},
     )
-    return {"id": memory_id, "type": memory_type, "forgotten": True}
+    return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt}
 
 
-def _delete_all(reader, writer, query: dict[str, Any], memory_types: tuple[str, ...]) -> dict[str, int]:
-    """Scan and delete until nothing matches (a write racing the scan is caught by the next pass)."""
-    counts: dict[str, int] = {}
-    for _ in range(10):
-        targets = [
-            (hit["_index"], hit["_id"], hit["_source"].get("memory_type", "?"))
-            for hit in store.memories_scan(reader, memory_types=memory_types, query=query)
-        ]
-        if not targets:
-            return counts
-        store.memories_delete(writer, [(index, memory_id) for index, memory_id, _ in targets])
-        for _, _, memory_type in targets:
-            counts[memory_type] = counts.get(memory_type, 0) + 1
-    raise RuntimeError("memories kept appearing while forgetting; try again")
-
-
-def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, int]:
-    """Delete every memory of the subject in every index, the archive included."""
+def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, Any]:
+    """Delete every memory of the subject in every index (the archive and old generations included) and
+    every other copy of their text; ``counts`` per type and the ``receipt`` per store."""
     scope = SubjectScope.of(subject)
     query = own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)
-    counts = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
+    with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
+        deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
+        runs = _runs_delete(ConsolidationRun.objects.filter(subject=subject))
+    idempotency = idempotency_records_forget(tenant_id=str(subject.tenant.es_id), subject=subject.external_id)
+    receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     non_english_census(tenant=subject.tenant, subjects=[subject])  # forgotten, so not remembered as written
+    counts = _counts(deleted)
     audit_record(
         tenant=subject.tenant,
         actor=actor,
         action="memory.forget_subject",
         target=str(subject),
-        detail={"deleted": counts},
+        detail={"deleted": counts, "run_records": len(runs), "idempotency_records": len(idempotency)},
     )
-    return counts
+    return {"counts": counts, "receipt": receipt}
 
 
-def tenant_memories_forget(*, tenant: Tenant, actor: str) -> dict[str, int]:
-    """Delete every memory of the tenant, its catalog included (before deactivating it: that revokes its key)."""
+def tenant_memories_forget(*, tenant: Tenant, actor: str) -> dict[str, Any]:
+    """Delete every memory of the tenant, its catalog included, and every other copy of their text (before
+    deactivating it: that revokes its key); ``counts`` per type and the ``receipt`` per store."""
     reader = tenant_es_client(tenant=tenant)
-    query = {"term": {"tenant_id": str(tenant.es_id)}}
-    counts = _delete_all(reader, writer_es_client(), query, ALL_INDICES)
+    query = queries.field_equals("tenant_id", str(tenant.es_id))
+    with _consolidation_held(MemorySubject.objects.filter(tenant=tenant)):
+        deleted = _delete_all(reader, writer_es_client(), query, ALL_INDICES)
+        runs = _runs_delete(ConsolidationRun.objects.filter(tenant=tenant))
+    idempotency = idempotency_records_forget(tenant_id=str(tenant.es_id), subject="")  # the catalog's routes
+    for external_id in MemorySubject.objects.filter(tenant=tenant).values_list("external_id", flat=True):
+        idempotency += idempotency_records_forget(tenant_id=str(tenant.es_id), subject=external_id)
+    receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     non_english_census(tenant=tenant)
+    counts = _counts(deleted)
     audit_record(
-        tenant=tenant, actor=actor, action="memory.forget_tenant", target=tenant.slug, detail={"deleted": counts}
+        tenant=tenant,
+        actor=actor,
+        action="memory.forget_tenant",
+        target=tenant.slug,
+        detail={"deleted": counts, "run_records": len(runs), "idempotency_records": len(idempotency)},
     )
-    return counts
+    return {"counts": counts, "receipt": receipt}
+
+
+def receipt_summary(receipt: dict[str, Any]) -> str:
+    """One line a person reads: how many went from each store."""
+    indices = ", ".join(f"{t} {r['count']}" for t, r in receipt["indices"].items() if r["count"]) or "nothing"
+    return (
+        f"documents deleted: {indices}; run records: {receipt['run_records']['count']}; "
+        f"idempotency records: {receipt['idempotency_records']['count']}; "
+        f"query-embedding cache entries: {receipt['query_embedding_cache']['count']}"
+    )

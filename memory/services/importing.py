@@ -1,6 +1,6 @@
 """Import of memories from JSON lines (the documented format), with per-line errors that never stop the run.
 
-Each line: ``id`` (kept as a tenant-unique external id), ``user_id`` (absent for
+Each line: ``id`` (kept as an external id, unique per subject), ``user_id`` (absent for
 catalog), ``memory_type``, ``text``, ``timestamp`` (ISO 8601) or ``days_ago``, and
 the type's optional fields. Re-importing a file overwrites the same documents
 (ids are derived from the external ids) instead of duplicating them.
@@ -31,11 +31,13 @@ from .documents import (
     fact_prepare,
     id_list,
     memory_id_for,
+    memory_owner_check,
     now,
     playbook_prepare,
 )
 from .languages import non_english_marked
-from .writes import supersession_apply
+from .supersession import replaced_state_keep
+from .writes import fact_store
 
 BATCH = 200
 COMMON_FIELDS = {"id", "user_id", "memory_type", "text", "timestamp", "days_ago"}
@@ -145,11 +147,12 @@ def _prepare(
             if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
                 raise ValidationFailed("supersedes must be a list of ids")
             fields["supersedes"] = [
-                memory_id_for(tenant_id=tenant_id, memory_type="semantic", external_id=t) for t in targets
+                memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type="semantic", external_id=t)
+                for t in targets
             ]
         if "source_episodes" in fields:
             fields["source_episodes"] = [
-                memory_id_for(tenant_id=tenant_id, memory_type="episodic", external_id=e)
+                memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type="episodic", external_id=e)
                 for e in id_list(fields["source_episodes"], field_name="source_episodes")
             ]
         return fact_prepare(tenant_id=tenant_id, user_id=user_id, text=record.get("text"), **fields, **common)
@@ -198,6 +201,7 @@ def memories_import(
     report = ImportReport()
     subjects = {s.external_id: s for s in tenant.subjects.filter(is_active=True)}
     writer = writer_es_client()
+    reader = tenant_es_client(tenant=tenant)
     pending: list[tuple[int, PreparedMemory]] = []
     facts_with_links: list[tuple[int, PreparedMemory, MemorySubject]] = []
     previous_turns: dict[tuple[str, str], PreviousTurn] = {}
@@ -206,6 +210,7 @@ def memories_import(
         if not pending:
             return
         items = [p for _, p in pending]
+        replaced_state_keep(reader=reader, filters=[], prepared=items)  # a re-imported fact stays replaced
         embed_into(items)
         with non_english_marked(items):
             failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))
@@ -232,15 +237,18 @@ def memories_import(
                 report=report,
                 previous_turns=previous_turns,
             )
-            if prepared.supersedes:
+            if subject is not None:
+                memory_owner_check(tenant_id=str(tenant.es_id), user_id=str(subject.es_id), prepared=prepared)
+            if prepared.supersedes:  # stored after the rest, one by one, each claiming what it replaces
                 facts_with_links.append((line_no, prepared, subject))
-            pending.append((line_no, prepared))
+            else:
+                pending.append((line_no, prepared))
         except AtlasError as err:
             report.errors.append((line_no, err.message))
         if len(pending) >= BATCH:
             flush()
     flush()
-    report.supersessions = _link_supersessions(tenant, facts_with_links, report)
+    report.supersessions = _supersessions_store(tenant, facts_with_links, report)
     audit_record(
         tenant=tenant,
         actor=actor,
@@ -251,27 +259,50 @@ def memories_import(
     return report
 
 
-def _link_supersessions(
+def _supersessions_store(
     tenant: Tenant, facts: list[tuple[int, PreparedMemory, MemorySubject]], report: ImportReport
 ) -> int:
-    """After every document is stored (a file may list a replacement before what it replaces), link the chains."""
+    """Store the facts that replace others, after everything else (a file may list a replacement before
+    what it replaces), each through the one supersession path: it claims the facts it replaces, so a
+    line replacing a fact that already has a successor is a line error naming the newest version and
+    stores nothing. A replacement of a replacement waits for the one it replaces."""
     from memory.scope import SubjectScope
 
     reader = tenant_es_client(tenant=tenant)
     linked = 0
-    for line_no, fact, subject in facts:
-        found = store.memories_fetch(reader, ids=fact.supersedes, memory_types=store.FACT_TYPES_INDICES, filters=[])
-        targets = {i: h for i, h in found.items() if h["_source"].get("user_id") == str(subject.es_id)}
-        missing = [i for i in fact.supersedes if i not in targets]
-        if missing:
-            report.errors.append((line_no, f"supersedes {len(missing)} fact(s) of this user that were not imported"))
+    for line_no, fact, subject in _replacements_ordered(facts, report):
+        try:
+            found = store.memories_fetch(reader, ids=fact.supersedes, memory_types=store.FACT_TYPES_INDICES, filters=[])
+            targets = {i: h for i, h in found.items() if h["_source"].get("user_id") == str(subject.es_id)}
+            missing = [i for i in fact.supersedes if i not in targets]
+            if missing:
+                raise ValidationFailed(f"supersedes {len(missing)} fact(s) of this user that were not imported")
+            fact_store(scope=SubjectScope.of(subject), prepared=fact, targets=list(targets.values()), refresh=True)
+        except AtlasError as err:
+            report.errors.append((line_no, err.message))
             continue
-        supersession_apply(
-            scope=SubjectScope.of(subject),
-            new_id=fact.memory_id,
-            targets=targets,
-            harsh=fact.contradiction == "harsh",
-            at=fact.source["created_at"],
-        )
+        report.written[fact.memory_type] += 1
         linked += len(targets)
     return linked
+
+
+def _replacements_ordered(
+    facts: list[tuple[int, PreparedMemory, MemorySubject]], report: ImportReport
+) -> list[tuple[int, PreparedMemory, MemorySubject]]:
+    """``facts`` in file order, except that a fact comes after the facts of this list it replaces; the
+    lines of a cycle (a replaces b replaces a) are errors."""
+    by_id = {fact.memory_id: (line_no, fact, subject) for line_no, fact, subject in facts}
+    ordered: list[tuple[int, PreparedMemory, MemorySubject]] = []
+    placed: set[str] = set()
+    waiting = list(facts)
+    while waiting:
+        ready = [item for item in waiting if all(t in placed or t not in by_id for t in item[1].supersedes)]
+        if not ready:
+            for line_no, _fact, _subject in waiting:
+                report.errors.append((line_no, "supersedes a fact that (indirectly) supersedes it: a cycle"))
+            break
+        for item in ready:
+            ordered.append(item)
+            placed.add(item[1].memory_id)
+        waiting = [item for item in waiting if item[1].memory_id not in placed]
+    return ordered

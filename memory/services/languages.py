@@ -2,7 +2,7 @@
 
 Recall needs to know so it can leave out the cross-lingual leg where that leg would judge nothing: under
 language-aware fusion it judges only memories that do not read as English, or any memory under a
-question that does not (selectors.fuse). For an English question over a subject whose memories — and
+question that does not (memory.recall.fusion.fuse). For an English question over a subject whose memories — and
 whose tenant's catalog — all read as English, its four kNN searches are pure cost (≈ 80 ms p50 on the
 embedded engine, which scans every document per search).
 

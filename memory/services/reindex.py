@@ -2,11 +2,12 @@
 
 Steps: create ``<alias>-v<n+1>`` with the current mapping → block writes on the
 old index → copy every document (re-embedding those made by another model, or
-all with ``reembed``) → check the counts → swap the alias atomically → lift the
-block. Until the swap nothing readers use has changed; a failure before it
+all with ``reembed``) → check the counts → swap the alias atomically → delete the
+old index. Until the swap nothing readers use has changed; a failure before it
 removes the new index and lifts the block. Writes that arrive during the copy
 are refused by the block (the services surface a 503), so nothing is lost or
-duplicated.
+duplicated. After the swap the old indices are deleted: nothing reads them, and a
+copy kept would keep every text that forgetting deletes later.
 """
 
 from __future__ import annotations
@@ -120,7 +121,9 @@ def index_reindex(
             )
         except Exception:
             es.options(ignore_status=404).indices.delete(index=target_index)
-            raise
-        finally:
             es.indices.put_settings(index=source_index, settings={"index.blocks.write": None})
+            raise
+        # Nothing reads the old indices any more, and kept they would hold every text forgetting deletes
+        # from now on: they go.
+        es.indices.delete(index=source_index)
     return ReindexReport(alias, source_index, target_index, copied, reembedded)

@@ -1,49 +1,339 @@
-"""Repairing supersessions a crash left half-done (the new fact stored, the old one not yet pointed at it)."""
+"""Supersession: a fact has at most one successor, on every path, and the reconciler that keeps it so.
+
+A supersession claims each old fact first (one atomic update that names its successor and refuses a
+fact that already has one), then stores the new fact. So of several writers replacing one fact the
+first claim wins and the others are refused before they store anything: their callers get a Conflict
+naming the newest version (the chain followed to its head). A crash between the two steps leaves a
+claim without its new fact; the hourly reconciler releases it once it is older than CLAIM_GRACE. It
+also repairs what older versions left: a half-linked supersession (the new fact stored, the old one
+never pointed at it) is finished, and a fork (one fact with several successors) is cut back to one —
+the newest successor wins, every other branch's head is superseded by the winner — and audited.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
 
+from elasticsearch import ConflictError, Elasticsearch
+
+from atlas_site.errors import Conflict, PreconditionFailed
 from memory.elastic import store
-from memory.elastic.queries import own_documents_filter
+from memory.scope import SubjectScope
 from tenants.models import Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
+from tenants.services import audit_record
+
+from .documents import now, timestamp
 
 log = logging.getLogger(__name__)
 
+# A claim whose new fact is not stored after this long was left by a writer that died (a write takes
+# well under a second; the margin covers a slow embedding and an Elasticsearch hiccup).
+CLAIM_GRACE = timedelta(minutes=10)
+MAX_CHAIN_HOPS = 1000
 
+
+def successors_of(source: dict[str, Any]) -> list[str]:
+    """A fact's ``superseded_by`` as a list (older documents may hold a single id)."""
+    links = source.get("superseded_by") or []
+    return list(links) if isinstance(links, list) else [links]
+
+
+def fact_chain_head(
+    *, reader: Elasticsearch, filters: list[dict[str, Any]], memory_id: str, hit: dict[str, Any] | None = None
+) -> str:
+    """The newest version of ``memory_id``'s chain: its successors followed to the end (a claimed successor
+    whose document is not stored yet is the head; a fork left by an older version follows its newest link).
+    ``hit``: the fact as just read (its successor may be newer than the last refresh)."""
+    seen = {memory_id}
+    current = memory_id
+    for _ in range(MAX_CHAIN_HOPS):
+        if hit is None:
+            hit = store.memories_fetch(
+                reader, ids=[current], memory_types=store.FACT_TYPES_INDICES, filters=filters
+            ).get(current)
+        links = [link for link in successors_of(hit["_source"]) if link not in seen] if hit else []
+        if not links:
+            return current
+        current = links[-1]
+        seen.add(current)
+        hit = None
+    return current
+
+
+def already_replaced(
+    *, scope: SubjectScope, hit: dict[str, Any], field: str, precondition: bool = False
+) -> Conflict | PreconditionFailed:
+    """The refusal of a second replacement of the fact ``hit`` (as just read), naming its chain's newest version."""
+    memory_id = hit["_id"]
+    newest = fact_chain_head(reader=scope.reader(), filters=scope.read_filters(), memory_id=memory_id, hit=hit)
+    message = (
+        f"fact {memory_id} was already replaced; its newest version is {newest}. A replaced fact cannot be "
+        f"replaced again: edit the newest version ({newest})"
+    )
+    if precondition:
+        return PreconditionFailed(f"fact {memory_id} changed since it was read (If-Match does not match): " + message)
+    return Conflict(message, field=field)
+
+
+def supersession_claim(
+    *,
+    scope: SubjectScope,
+    targets: Iterable[dict[str, Any]],
+    new_id: str,
+    harsh: bool,
+    at: str,
+    field: str = "supersedes",
+) -> list[dict[str, Any]]:
+    """First step of a supersession: claim each target (a fetched hit) for ``new_id``, atomically.
+
+    A target some other fact already replaced is a Conflict naming the newest version; the claims made
+    before it are released, so a refused writer leaves nothing behind. A target already claimed for
+    ``new_id`` (a retried write) counts as claimed. Returns the hits this call claimed (the ones to
+    release if storing the new fact fails)."""
+    writer = scope.writer()
+    claimed_at = now().isoformat()
+    claimed: list[dict[str, Any]] = []
+    try:
+        # One order for every writer: two replacing {a, b} at once cannot each hold one and both lose.
+        for hit in sorted(targets, key=lambda h: h["_id"]):
+            if store.fact_successor_claim(
+                writer, index=hit["_index"], old_id=hit["_id"], new_id=new_id, at=at, harsh=harsh, claimed_at=claimed_at
+            ):
+                claimed.append(hit)
+            else:
+                fresh = store.memory_get_current(scope.reader(), index=hit["_index"], memory_id=hit["_id"])
+                if fresh is None or successors_of(fresh["_source"]) != [new_id]:
+                    raise already_replaced(scope=scope, hit=fresh or hit, field=field)
+    except BaseException:
+        supersession_release(scope=scope, claimed=claimed, new_id=new_id)
+        raise
+    return claimed
+
+
+def fact_claim_versioned(*, scope: SubjectScope, hit: dict[str, Any], new_id: str, harsh: bool, at: str) -> bool:
+    """Claim the exact stored version ``hit`` was read at (it must carry ``_seq_no``/``_primary_term``):
+    a compare-and-set. False when the fact changed since (the caller reads it again)."""
+    try:
+        return store.fact_successor_claim(
+            scope.writer(),
+            index=hit["_index"],
+            old_id=hit["_id"],
+            new_id=new_id,
+            at=at,
+            harsh=harsh,
+            claimed_at=now().isoformat(),
+            if_version=(hit["_seq_no"], hit["_primary_term"]),
+        )
+    except ConflictError:
+        return False
+
+
+def supersession_release(*, scope: SubjectScope, claimed: list[dict[str, Any]], new_id: str) -> None:
+    """Undo claims for ``new_id`` whose new fact will not be stored."""
+    writer = scope.writer()
+    for hit in claimed:
+        store.fact_successor_release(writer, index=hit["_index"], old_id=hit["_id"], new_id=new_id)
+
+
+# The fields that say a fact was replaced: a document stored again under its own id (a re-sent external
+# id, a re-imported line) keeps them, or re-storing a replaced fact would make it current again — a second
+# head beside its successor.
+REPLACED_FIELDS = ("superseded_by", "superseded_at", "supersession_claimed_at", "retracted")
+
+
+def replaced_state_keep(*, reader: Elasticsearch, filters: list[dict[str, Any]], prepared: list[Any]) -> None:
+    """Copy each stored fact's replaced state onto the prepared fact about to be stored over it (same id)."""
+    facts = [p for p in prepared if p.memory_type == "semantic"]
+    if not facts:
+        return
+    stored = store.memories_fetch(
+        reader, ids=[p.memory_id for p in facts], memory_types=store.FACT_TYPES_INDICES, filters=filters
+    )
+    for fact in facts:
+        hit = stored.get(fact.memory_id)
+        if hit is None or hit["_id"] != fact.memory_id or not successors_of(hit["_source"]):
+            continue
+        for name in REPLACED_FIELDS:
+            if name in hit["_source"]:
+                fact.source[name] = hit["_source"][name]
+
+
+# ---------------------------------------------------------------------------------------------- repair
 def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
-    """Finish every supersession of ``tenant`` whose old fact does not point at its replacement.
+    """Repair every supersession chain of ``tenant`` that breaks the one-successor rule.
 
-    Returns the (old id, new id) links it repaired. Idempotent: the link update
-    is an append-if-absent.
-    """
+    - a claim whose new fact was never stored (older than CLAIM_GRACE) is released;
+    - a fact whose ``supersedes`` names an old fact that does not point back gets linked, when the old
+      fact has no other successor (a supersession an older version left half-done);
+    - a fact with several successors (a fork older versions let through) keeps the newest one; the head
+      of every other branch is superseded by the winner, which names it among its predecessors.
+
+    Returns the (old id, new id) links it made or released (released: new id ``""``). Idempotent."""
     reader = tenant_es_client(tenant=tenant)
     writer = writer_es_client()
     tenant_id = str(tenant.es_id)
-    repaired: list[tuple[str, str]] = []
-    query = {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"exists": {"field": "supersedes"}}]}}
-    for hit in store.memories_scan(reader, memory_types=store.FACT_TYPES_INDICES, query=query):
-        new_id, source = hit["_id"], hit["_source"]
-        targets = store.memories_fetch(
-            reader,
-            ids=list(source.get("supersedes") or []),
-            memory_types=store.FACT_TYPES_INDICES,
-            filters=[own_documents_filter(tenant_id=tenant_id, user_id=source["user_id"])],
-        )
-        for old_id, old in targets.items():
-            links = old["_source"].get("superseded_by") or []
-            if new_id in (links if isinstance(links, list) else [links]):
-                continue
-            store.memory_supersede_link(
-                writer,
-                index=old["_index"],
-                old_id=old_id,
-                new_id=new_id,
-                at=source["created_at"],
-                harsh=source.get("contradiction") == "harsh",
-            )
-            repaired.append((old_id, new_id))
-    if repaired:
-        log.warning("repaired %d half-finished supersession(s) in tenant %s", len(repaired), tenant.slug)
-    return repaired
+    query = {
+        "bool": {
+            "filter": [{"term": {"tenant_id": tenant_id}}],
+            "should": [{"exists": {"field": "supersedes"}}, {"exists": {"field": "superseded_by"}}],
+            "minimum_should_match": 1,
+        }
+    }
+    facts = {hit["_id"]: hit for hit in store.memories_scan(reader, memory_types=store.FACT_TYPES_INDICES, query=query)}
+    _fetch_missing(reader, tenant_id, facts)
+    # Every claimed successor relation, from both ends: old id -> {successor ids}.
+    successors: dict[str, set[str]] = {}
+    for fact_id, hit in facts.items():
+        for old_id in hit["_source"].get("supersedes") or []:
+            if old_id in facts:
+                successors.setdefault(old_id, set()).add(fact_id)
+        for new_id in successors_of(hit["_source"]):
+            successors.setdefault(fact_id, set()).add(new_id)
+    changes: list[tuple[str, str]] = []
+    stamp = now()
+    for old_id, named in sorted(successors.items()):
+        old = facts.get(old_id)
+        if old is None:
+            continue
+        stored = sorted((n for n in named if n in facts), key=lambda n: (facts[n]["_source"].get("created_at", ""), n))
+        dangling = [n for n in successors_of(old["_source"]) if n not in facts]
+        if dangling:
+            if not _claim_abandoned(tenant, old["_source"], dangling, stamp):
+                continue  # a writer may be storing the new fact right now, or its successor was forgotten
+            for missing in dangling:
+                store.fact_successor_release(writer, index=old["_index"], old_id=old_id, new_id=missing)
+                changes.append((old_id, ""))
+            if not stored and _is_archived(old):
+                _unarchive(reader, writer, old)
+            old["_source"]["superseded_by"] = [n for n in successors_of(old["_source"]) if n in facts]
+        if not stored:
+            continue
+        if len(stored) == 1:
+            if successors_of(old["_source"]) != stored and _link(writer, facts, old_id, stored[0], stamp):
+                changes.append((old_id, stored[0]))
+            continue
+        changes += _fork_repair(writer, facts, tenant, old_id, stored, stamp)
+    if changes:
+        log.warning("repaired %d supersession link(s) in tenant %s", len(changes), tenant.slug)
+    return changes
+
+
+def _fetch_missing(reader: Elasticsearch, tenant_id: str, facts: dict[str, dict[str, Any]]) -> None:
+    """Add the old facts that new ones name but that were never pointed at anything (so the scan missed them)."""
+    named = {old for hit in facts.values() for old in hit["_source"].get("supersedes") or []} - set(facts)
+    if not named:
+        return
+    found = store.memories_fetch(
+        reader, ids=sorted(named), memory_types=store.FACT_TYPES_INDICES, filters=[{"term": {"tenant_id": tenant_id}}]
+    )
+    facts.update({hit["_id"]: hit for hit in found.values()})
+
+
+def _is_archived(hit: dict[str, Any]) -> bool:
+    return hit["_source"].get("memory_type") == "archive"
+
+
+def _unarchive(reader: Elasticsearch, writer: Elasticsearch, hit: dict[str, Any]) -> None:
+    """A released fact the nightly archive had already moved (it looked replaced) goes back to the hot
+    index, where current facts live — copy first, delete second, as the archive moves them."""
+    whole = store.memory_get_current(reader, index=hit["_index"], memory_id=hit["_id"], include_embedding=True)
+    if whole is None or successors_of(whole["_source"]):
+        return
+    failures = store.memories_bulk_index(
+        writer, [("semantic", hit["_id"], {**whole["_source"], "memory_type": "semantic"})]
+    )
+    if failures:
+        raise RuntimeError(f"could not move {hit['_id']} back from the archive: {failures[0][1]}")
+    store.memories_delete(writer, [(hit["_index"], hit["_id"])])
+
+
+def _claim_abandoned(tenant: Tenant, source: dict[str, Any], dangling: list[str], stamp: Any) -> bool:
+    """Whether a claim's new fact will never come: claimed longer than CLAIM_GRACE ago, and not a successor
+    someone stored and then forgot (forgetting the new version does not bring the old one back). A link
+    without a claim time was made by an older version, which stored the new fact first: it is left alone."""
+    from tenants.models import AuditRecord
+
+    claimed = timestamp(source.get("supersession_claimed_at"), field_name="supersession_claimed_at")
+    if claimed is None or stamp - claimed <= CLAIM_GRACE:
+        return False
+    forgotten = AuditRecord.objects.filter(tenant=tenant, action="memory.forget")
+    return not any(forgotten.filter(target__endswith=f":{missing}").exists() for missing in dangling)
+
+
+def _same_owner(facts: dict[str, dict[str, Any]], a: str, b: str) -> bool:
+    sa, sb = facts[a]["_source"], facts[b]["_source"]
+    return (sa.get("tenant_id"), sa.get("user_id")) == (sb.get("tenant_id"), sb.get("user_id"))
+
+
+def _link(writer: Elasticsearch, facts: dict[str, dict[str, Any]], old_id: str, new_id: str, stamp: Any) -> bool:
+    """Finish a half-linked supersession with the writers' own claim (refused if a writer claimed the old
+    fact since this run read it: then it is a fork, for the next run)."""
+    if not _same_owner(facts, old_id, new_id):
+        return False
+    new = facts[new_id]["_source"]
+    return store.fact_successor_claim(
+        writer,
+        index=facts[old_id]["_index"],
+        old_id=old_id,
+        new_id=new_id,
+        at=new.get("created_at") or stamp.isoformat(),
+        harsh=new.get("contradiction") == "harsh",
+        claimed_at=stamp.isoformat(),
+    )
+
+
+def _head(facts: dict[str, dict[str, Any]], start: str) -> str:
+    seen, current = {start}, start
+    while True:
+        links = [n for n in successors_of(facts[current]["_source"]) if n in facts and n not in seen]
+        if not links:
+            return current
+        current = max(links, key=lambda n: (facts[n]["_source"].get("created_at", ""), n))
+        seen.add(current)
+
+
+def _fork_repair(
+    writer: Elasticsearch,
+    facts: dict[str, dict[str, Any]],
+    tenant: Tenant,
+    old_id: str,
+    stored: list[str],
+    stamp: Any,
+) -> list[tuple[str, str]]:
+    """``old_id`` has several successors ``stored`` (oldest first): keep the newest, fold the others in."""
+    winner = stored[-1]
+    losers = [n for n in stored[:-1] if _same_owner(facts, old_id, n)]
+    at = stamp.isoformat()
+    store.fact_chain_set(writer, index=facts[old_id]["_index"], memory_id=old_id, successor=winner, at=at)
+    changes = [(old_id, winner)]
+    winner_head = _head(facts, winner)
+    folded: list[str] = []
+    for loser in losers:
+        source = facts[loser]["_source"]
+        kept = [o for o in source.get("supersedes") or [] if o != old_id]
+        store.fact_chain_set(writer, index=facts[loser]["_index"], memory_id=loser, supersedes=kept, at=at)
+        head = _head(facts, loser)
+        if head == winner_head:
+            continue
+        store.fact_chain_set(writer, index=facts[head]["_index"], memory_id=head, successor=winner_head, at=at)
+        facts[head]["_source"]["superseded_by"] = [winner_head]
+        folded.append(head)
+        changes.append((head, winner_head))
+    if folded:
+        names = facts[winner_head]["_source"].get("supersedes") or []
+        names = list(dict.fromkeys([*names, *folded]))
+        store.fact_chain_set(writer, index=facts[winner_head]["_index"], memory_id=winner_head, supersedes=names, at=at)
+        facts[winner_head]["_source"]["supersedes"] = names
+    facts[old_id]["_source"]["superseded_by"] = [winner]
+    audit_record(
+        tenant=tenant,
+        actor="reconciler",
+        action="memory.fork_repair",
+        target=old_id,
+        detail={"kept": winner, "dropped": losers, "superseded_heads": folded, "newest": winner_head},
+    )
+    return changes

@@ -14,7 +14,6 @@ from atlas_site.errors import Conflict, NotFound, PreconditionFailed, Validation
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
-from memory.elastic.indices import alias_name
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
@@ -24,12 +23,20 @@ from .documents import (
     embed_into,
     episode_prepare,
     fact_prepare,
+    memory_owner_check,
     now,
     playbook_prepare,
     steps_validate,
     timestamp,
 )
 from .languages import non_english_marked
+from .supersession import (
+    already_replaced,
+    fact_claim_versioned,
+    replaced_state_keep,
+    supersession_claim,
+    supersession_release,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +48,7 @@ def stored_view(prepared: PreparedMemory) -> dict[str, Any]:
 
 def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool, create_only: bool = False) -> bool:
     """Embed and store ``prepared``; with ``create_only`` never over a stored one (False then)."""
+    memory_owner_check(tenant_id=scope.tenant_id, user_id=scope.user_id, prepared=prepared)
     embed_into([prepared])
     with non_english_marked([prepared]):
         return store.memory_index(
@@ -87,19 +95,35 @@ def _superseded_targets(scope: SubjectScope, ids: list[str]) -> dict[str, dict[s
     return own
 
 
-def supersession_apply(
-    *, scope: SubjectScope, new_id: str, targets: dict[str, dict[str, Any]], harsh: bool, at: str
-) -> None:
-    """Second step of a supersession: point each old fact at its replacement.
+def fact_store(
+    *,
+    scope: SubjectScope,
+    prepared: PreparedMemory,
+    targets: list[dict[str, Any]],
+    refresh: bool,
+    create_only: bool = False,
+) -> bool:
+    """Store a prepared fact that replaces ``targets`` (fetched hits; may be none): every path that
+    supersedes comes through here, so a fact has at most one successor wherever the write starts.
 
-    The new fact is stored first, so a crash here leaves a fact whose
-    ``supersedes`` is not mirrored yet — supersessions_reconcile finishes it.
-    The update appends to ``superseded_by``, so concurrent supersessions of one
-    fact keep every link.
-    """
-    writer = scope.writer()
-    for hit in targets.values():
-        store.memory_supersede_link(writer, index=hit["_index"], old_id=hit["_id"], new_id=new_id, at=at, harsh=harsh)
+    The old facts are claimed first (supersession_claim: one atomic update each, refused when another
+    fact already replaced one — a Conflict naming the newest version), then the new fact is stored; if
+    storing fails the claims are released, so a refused or failed writer leaves nothing behind. A crash
+    between the two steps leaves a claim the reconciler releases. Returns memory_index's answer."""
+    claimed = supersession_claim(
+        scope=scope,
+        targets=targets,
+        new_id=prepared.memory_id,
+        harsh=prepared.contradiction == "harsh",
+        at=prepared.source["created_at"],
+    )
+    try:
+        if not create_only and prepared.source.get("external_id"):  # it may be stored over a replaced version
+            replaced_state_keep(reader=scope.reader(), filters=scope.read_filters(), prepared=[prepared])
+        return _index(scope, prepared, refresh=refresh, create_only=create_only)
+    except BaseException:
+        supersession_release(scope=scope, claimed=claimed, new_id=prepared.memory_id)
+        raise
 
 
 def fact_write(
@@ -138,15 +162,13 @@ def fact_write(
         if missing:
             raise NotFound(f"no episode {', '.join(missing)} for this user", field="source_episodes")
         prepared.source["source_episodes"] = list(dict.fromkeys(seen[e]["_id"] for e in episodes))
-    _index(scope, prepared, refresh=refresh or bool(targets), create_only=derived_key is not None)
-    if targets:
-        supersession_apply(
-            scope=scope,
-            new_id=prepared.memory_id,
-            targets=targets,
-            harsh=prepared.contradiction == "harsh",
-            at=prepared.source["created_at"],
-        )
+    fact_store(
+        scope=scope,
+        prepared=prepared,
+        targets=list(targets.values()),
+        refresh=refresh or bool(targets),
+        create_only=derived_key is not None,
+    )
     return stored_view(prepared)
 
 
@@ -159,6 +181,17 @@ def memory_etag(source: dict[str, Any]) -> str:
     ignored = (*VECTOR_FIELDS, "use_count", "last_used_at", "id", "type")  # id/type: the API's names, not stored
     content = {k: v for k, v in source.items() if k not in ignored}
     return '"' + hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:32] + '"'
+
+
+EDIT_ATTEMPTS = 20
+
+
+def edit_backoff(attempt: int) -> None:
+    """A compare-and-set lost to another write: wait a little before reading again (at most ~2 s in all),
+    so a burst of use-count bumps, or a read that lags a refresh, does not use up the attempts at once."""
+    import time
+
+    time.sleep(min(0.2, 0.01 * (attempt + 1)))
 
 
 def fact_edit(
@@ -174,52 +207,60 @@ def fact_edit(
     """Correct a fact: a supersession (natural unless the old version was wrong: harsh), so the old
     version stays in the chain. The fact type, confidence and provenance carry over unless given.
 
-    Only the newest version can be edited, and only once: the link to the old version is made by
-    one atomic, exclusive update, so of two concurrent edits of one version the second is refused
-    (409) and its new document removed again. ``if_match`` (the ETag the editor read) must still
-    be the fact's version (412 otherwise).
+    Only the newest version can be edited, and only once (a Conflict naming the newest version).
+    ``if_match`` (the ETag the editor read) must still be the fact's version, else 412 — checked first,
+    as HTTP evaluates preconditions before anything else. The check is a compare-and-set: the fact is
+    claimed for its new version only over the exact stored version whose ETag matched (Elasticsearch's
+    ``if_seq_no``/``if_primary_term``); when anything changed in between the fact is read and checked
+    again, so of concurrent editors holding one valid ETag exactly one succeeds and the others get 412.
     """
     scope = SubjectScope.of(subject)
     if not isinstance(memory_id, str) or not memory_id:
         raise ValidationFailed("memory_id is required", field="memory_id")
     try:
-        hit = _superseded_targets(scope, [memory_id])[memory_id]
+        found = _superseded_targets(scope, [memory_id])[memory_id]
     except NotFound:
         raise NotFound(f"no fact {memory_id} for this user", field="memory_id") from None
-    memory_id = hit["_id"]
-    old = hit["_source"]
-    if old.get("superseded_by"):
-        newer = ", ".join(old["superseded_by"]) if isinstance(old["superseded_by"], list) else old["superseded_by"]
-        raise Conflict(f"fact {memory_id} was already replaced by {newer}: edit the newest version", field="memory_id")
-    if if_match is not None and if_match.strip() != memory_etag(old) and if_match.strip() != "*":
-        raise PreconditionFailed(f"fact {memory_id} changed since it was read (If-Match does not match)")
-    prepared = fact_prepare(
-        tenant_id=scope.tenant_id,
-        user_id=scope.user_id,
-        text=text,
-        fact_type=fact_type if fact_type is not None else old.get("fact_type", "world"),
-        confidence=confidence if confidence is not None else old.get("confidence", 0.8),
-        source_episodes=old.get("source_episodes") or None,
-        valid_from=old.get("valid_from"),
-        valid_to=old.get("valid_to"),
-        supersedes=[memory_id],
-        contradiction=contradiction,
-    )
-    _index(scope, prepared, refresh=True)
-    writer = scope.writer()
-    linked = store.memory_supersede_link(
-        writer,
-        index=hit["_index"],
-        old_id=memory_id,
-        new_id=prepared.memory_id,
-        at=prepared.source["created_at"],
-        harsh=prepared.contradiction == "harsh",
-        exclusive=True,
-    )
-    if not linked:
-        store.memories_delete(writer, [(alias_name("semantic"), prepared.memory_id)])
-        raise Conflict(f"fact {memory_id} was replaced by another edit meanwhile: edit the newest version")
-    return stored_view(prepared)
+    memory_id = found["_id"]
+    expected = if_match.strip() if if_match is not None else None
+    for attempt in range(EDIT_ATTEMPTS):
+        hit = store.memory_get_current(scope.reader(), index=found["_index"], memory_id=memory_id)
+        if hit is None:
+            raise NotFound(f"no fact {memory_id} for this user", field="memory_id")
+        old = hit["_source"]
+        if expected is not None and expected != "*" and expected != memory_etag(old):
+            if old.get("superseded_by"):
+                raise already_replaced(scope=scope, hit=hit, field="memory_id", precondition=True)
+            raise PreconditionFailed(f"fact {memory_id} changed since it was read (If-Match does not match)")
+        if old.get("superseded_by"):
+            raise already_replaced(scope=scope, hit=hit, field="memory_id")
+        prepared = fact_prepare(
+            tenant_id=scope.tenant_id,
+            user_id=scope.user_id,
+            text=text,
+            fact_type=fact_type if fact_type is not None else old.get("fact_type", "world"),
+            confidence=confidence if confidence is not None else old.get("confidence", 0.8),
+            # A harsh correction says the old version was wrong: what it was distilled from is not the
+            # correction's source (the correction is). A natural change keeps the history it grew from.
+            source_episodes=None if contradiction == "harsh" else old.get("source_episodes") or None,
+            valid_from=old.get("valid_from"),
+            valid_to=old.get("valid_to"),
+            supersedes=[memory_id],
+            contradiction=contradiction,
+        )
+        harsh = prepared.contradiction == "harsh"
+        if not fact_claim_versioned(
+            scope=scope, hit=hit, new_id=prepared.memory_id, harsh=harsh, at=prepared.source["created_at"]
+        ):
+            edit_backoff(attempt)
+            continue  # changed since it was read (a rival edit, a use count): read and check again
+        try:
+            _index(scope, prepared, refresh=True)
+        except BaseException:
+            supersession_release(scope=scope, claimed=[hit], new_id=prepared.memory_id)
+            raise
+        return stored_view(prepared)
+    raise Conflict(f"fact {memory_id} kept changing while it was edited; read it again", field="memory_id")
 
 
 def playbook_write(

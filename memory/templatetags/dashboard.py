@@ -1,4 +1,5 @@
-"""Template filters of the dashboard: a mapping's item, and Elasticsearch's ISO timestamps as dates."""
+"""Template filters of the dashboard: a mapping's item, Elasticsearch's ISO timestamps as dates, and a search
+hit's explanation in a person's words."""
 
 from __future__ import annotations
 
@@ -25,3 +26,20 @@ def when(value: Any) -> str:
     except ValueError:
         return str(value)
     return parsed.strftime("%Y-%m-%d %H:%M UTC")
+
+
+#: What each recall leg means to a person (the explanation's details keep the legs' own names).
+LEG_WORDS = {
+    "bm25": "matched your words",
+    "dense": "similar meaning",
+    "multilingual": "similar meaning",
+    "crosslingual": "similar meaning in another language",
+}
+
+
+@register.filter
+def found_by(why: Any) -> str:
+    """``{"legs": {"bm25": {"rank": 2}, "dense": {"rank": None}}}`` → ``matched your words``."""
+    legs = (why or {}).get("legs", {})
+    said = [LEG_WORDS.get(name, name) for name, leg in legs.items() if leg.get("rank") is not None]
+    return " and ".join(dict.fromkeys(said)) or "ranked in by the other results"

@@ -61,6 +61,10 @@ class TenantTokenForm(forms.Form):
         return [s for s in SCOPES if s in self.cleaned_data["scopes"]]
 
 
+class MemberRemoveForm(forms.Form):
+    email = forms.EmailField(label="Email")
+
+
 class MemberForm(forms.Form):
     email = forms.EmailField(label="Email", help_text="They must have signed up already.")
     role = forms.ChoiceField(choices=Membership.Role.choices, label="Role")

@@ -26,6 +26,7 @@ urlpatterns = [
     path("<slug:slug>/tokens/", views.tenant_tokens, name="tokens"),
     path("<slug:slug>/tokens/<str:prefix>/revoke/", views.tenant_token_revoke, name="token_revoke"),
     path("<slug:slug>/members/", views.members, name="members"),
+    path("<slug:slug>/members/remove/", views.member_remove, name="member_remove"),
     path("<slug:slug>/audit/", views.audit, name="audit"),
     path("<slug:slug>/jobs/", views.job_runs, name="jobs"),
 ]

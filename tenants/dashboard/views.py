@@ -22,10 +22,11 @@ from memory import pages, selectors
 from memory.services import catalog
 from memory.services.writes import memory_etag
 from tenants import services, tokens
+from tenants.issued import issued_keep, issued_take
 from tenants.models import AuditRecord, Membership, MemorySubject, Person
 
 from .access import actor_of, tenant_admin_view, tenant_subject
-from .forms import CatalogEntryForm, MemberForm, SubjectCreateForm, SubjectLinkForm, TenantTokenForm
+from .forms import CatalogEntryForm, MemberForm, MemberRemoveForm, SubjectCreateForm, SubjectLinkForm, TenantTokenForm
 
 SUBJECTS_PER_PAGE = 25
 AUDIT_PER_PAGE = 50
@@ -236,7 +237,7 @@ def catalog_entry_delete(request: HttpRequest, entry_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def tenant_tokens(request: HttpRequest) -> HttpResponse:
     form = TenantTokenForm(request.POST or None)
-    issued, status = None, 200
+    status = 200
     if request.method == "POST":
         status = 400
         if form.is_valid():
@@ -250,7 +251,10 @@ def tenant_tokens(request: HttpRequest) -> HttpResponse:
             except AtlasError as error:
                 _form_error(form, error)
             else:
-                form, status = TenantTokenForm(), 201
+                # Post/redirect/get: a reload of the page that shows the secret creates nothing again.
+                issued_keep(session=request.session, issued=issued)
+                return redirect(_url(request, "tokens"))
+    issued = issued_take(session=request.session, tenant=request.tenant)
     listed = tokens.tokens_list(tenant=request.tenant)
     api_url = settings.ATLAS_PUBLIC_URL.rstrip("/") + "/api/v1/"
     return _render(request, "tokens.html", status=status, form=form, issued=issued, tokens=listed, api_url=api_url)
@@ -289,6 +293,19 @@ def members(request: HttpRequest) -> HttpResponse:
                 return redirect(_url(request, "members"))
     listed = Membership.objects.filter(tenant=request.tenant).select_related("person").order_by("person__email")
     return _render(request, "members.html", status=status, form=form, members=listed)
+
+
+@tenant_admin_view
+@require_POST
+def member_remove(request: HttpRequest) -> HttpResponse:
+    """Remove someone from the tenant: their subjects here are unlinked and their personal tokens revoked."""
+    form = MemberRemoveForm(request.POST)
+    if not form.is_valid():
+        raise ValidationFailed("the email of the member to remove is required", field="email")
+    email = form.cleaned_data["email"]
+    services.membership_remove(tenant=request.tenant, email=email, by=request.membership, actor=actor_of(request))
+    messages.success(request, f"{email} is no longer a member: their subjects here are unlinked, their tokens revoked.")
+    return redirect(_url(request, "members"))
 
 
 @tenant_admin_view

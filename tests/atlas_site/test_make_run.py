@@ -87,9 +87,20 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         banner = "".join(lines)
         password = re.search(r"demo login\s+demo@atlas\.local / (\S+)", banner).group(1)
         assert "generated development secrets" in banner
+        # No Elasticsearch key id in what make run prints (issue 24): the writer key is only said to be ready.
+        assert "service writer key: ready\n" in banner
+        assert re.search(r"key:? [A-Za-z0-9_-]{20}\b", banner) is None
         health = _wait_for(f"{base}/healthz")
         assert health.status_code == 200, health.text
         assert health.json()["checks"]["elasticsearch"]["licence"] == "trial"
+        # The web server runs with its connection bounds (docs/security.md "Connections").
+        [web] = [
+            (Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"))
+            for pid in _descendants(proc.pid)
+            if b"uvicorn" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+        flags = " ".join(part.decode() for part in web)
+        assert "--limit-concurrency 256 --timeout-keep-alive 5" in flags
         assert _wait_for(f"{base}/admin/").status_code == 302
         session = requests.Session()
         login_page = session.get(f"{base}/accounts/login/", timeout=10)

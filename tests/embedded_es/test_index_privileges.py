@@ -265,3 +265,162 @@ def test_no_principal_creates_a_name_elasticsearch_refuses(admin: Elasticsearch,
         attempt(admin)
     assert info.value.body["error"]["type"] == "invalid_index_name_exception"
     assert sorted(admin.indices.get_alias(index="*")) == before
+
+
+# --- Writes through aliases (issue 24): Elasticsearch's own YAML test, security/authz/12_index_alias.yml ----
+
+
+@pytest.fixture
+def alias_world(admin: Elasticsearch) -> Iterator[dict[str, str]]:
+    """12_index_alias.yml's setup, under a unique prefix: read_index behind can_read_1/2, write_index_1
+    behind can_write_1/2, write_index_2 behind can_write_3; the role grants on the alias names only."""
+    p = f"alias-{uuid.uuid4().hex[:8]}-"
+    names = {n: p + n for n in ("read_index", "write_index_1", "write_index_2")}
+    names |= {n: p + n for n in ("can_read_1", "can_read_2", "can_write_1", "can_write_2", "can_write_3")}
+    for index in ("read_index", "write_index_1", "write_index_2"):
+        admin.indices.create(index=names[index], mappings={"properties": {"name": {"type": "keyword"}}})
+    for index, alias in (
+        ("read_index", "can_read_1"),
+        ("read_index", "can_read_2"),
+        ("write_index_1", "can_write_1"),
+        ("write_index_1", "can_write_2"),
+        ("write_index_2", "can_write_3"),
+    ):
+        admin.indices.put_alias(index=names[index], name=names[alias])
+    yield names
+    admin.options(ignore_status=404).indices.delete(
+        index=[names[n] for n in ("read_index", "write_index_1", "write_index_2")]
+    )
+
+
+def _mixed_role_key(admin: Elasticsearch, cluster: Cluster, names: dict[str, str]) -> Elasticsearch:
+    role = {
+        "mixed_role": {
+            "indices": [
+                {"names": [names["can_read_1"], names["can_read_2"]], "privileges": ["read"]},
+                {
+                    "names": [names["can_write_1"], names["can_write_2"], names["can_write_3"]],
+                    "privileges": ["read", "write"],
+                },
+            ]
+        }
+    }
+    return cluster.with_key(mint_key(admin, "mixed", role))
+
+
+def _ids(admin: Elasticsearch, index: str) -> list[str]:
+    admin.indices.refresh(index=index)
+    return sorted(hit["_id"] for hit in admin.search(index=index, size=100)["hits"]["hits"])
+
+
+def test_bulk_into_aliases_is_authorised_per_shard_request_then_per_item(
+    admin: Elasticsearch, cluster: Cluster, alias_world: dict[str, str]
+) -> None:
+    """ "Test bulk indexing into an alias when resolved to write index" (elastic/elasticsearch,
+    x-pack/plugin/src/yamlRestTest/resources/rest-api-spec/test/security/authz/12_index_alias.yml).
+
+    After the alias swap can_write_2 and can_read_2 both write to write_index_2, so their items share one
+    shard request. BulkShardRequest.indices() exposes the names the items used ("authorization works with
+    aliases too"), and that request needs ``indices:data/write/bulk[s]`` on each: can_read_2 is read-only,
+    so Elasticsearch refuses both items — can_write_2's too (403), though its own ``index`` action is
+    granted. The gateway authorised each item alone and stored doc 23 (201). Items through can_write_3
+    (write index write_index_1) share write_index_1's shard request with can_write_1: all granted."""
+    n = alias_world
+    admin.indices.update_aliases(
+        actions=[
+            {"add": {"index": n["write_index_2"], "alias": n["can_write_2"], "is_write_index": True}},
+            {"add": {"index": n["write_index_2"], "alias": n["can_read_2"], "is_write_index": True}},
+            {"add": {"index": n["write_index_1"], "alias": n["can_write_3"], "is_write_index": True}},
+            {"add": {"index": n["write_index_2"], "alias": n["can_write_3"], "is_write_index": False}},
+        ]
+    )
+    user = _mixed_role_key(admin, cluster, n)
+    response = user.bulk(
+        refresh=True,
+        operations=[
+            {"index": {"_index": n["can_read_1"], "_id": "20"}},
+            {"name": "doc20"},
+            {"index": {"_index": n["can_write_1"], "_id": "21"}},
+            {"name": "doc21"},
+            {"index": {"_index": n["can_read_2"], "_id": "22"}},
+            {"name": "doc22"},
+            {"index": {"_index": n["can_write_2"], "_id": "23"}},
+            {"name": "doc23"},
+            {"index": {"_index": n["can_write_3"], "_id": "24"}},
+            {"name": "doc24"},
+            {"update": {"_index": n["can_write_3"], "_id": "24"}},
+            {"doc": {"name": "doc_24"}},
+            {"delete": {"_index": n["can_write_3"], "_id": "24"}},
+        ],
+    ).body
+    assert response["errors"] is True
+    items = [next(iter(item.values())) for item in response["items"]]
+    assert [item["status"] for item in items] == [403, 201, 403, 403, 201, 200, 200]
+    for refused in (items[0], items[2], items[3]):
+        assert refused["error"]["type"] == "security_exception"
+    assert items[3]["error"]["reason"].startswith(
+        f"action [indices:data/write/bulk[s]] is unauthorized for API key id [{user_key_id(user)}] "
+        f"of user [elastic] on indices [{n['can_read_2']}]"
+    )
+    # The refused items changed nothing; the granted ones landed in the write indices.
+    assert _ids(admin, n["write_index_1"]) == ["21"]
+    assert _ids(admin, n["write_index_2"]) == []
+    assert _ids(admin, n["read_index"]) == []
+
+
+def test_bulk_into_aliases_when_only_some_are_allowed(
+    admin: Elasticsearch, cluster: Cluster, alias_world: dict[str, str]
+) -> None:
+    """12_index_alias.yml, "Test bulk indexing into an alias when only some are allowed": items through
+    read-only aliases are 403 each, the rest are written (different shards, so no item takes another down)."""
+    n = alias_world
+    user = _mixed_role_key(admin, cluster, n)
+    operations: list[dict] = []
+    for alias, doc_id in (
+        ("can_read_1", "15"),
+        ("can_write_1", "16"),
+        ("can_read_2", "17"),
+        ("can_write_2", "18"),
+        ("can_write_3", "19"),
+    ):
+        operations += [{"index": {"_index": n[alias], "_id": doc_id}}, {"name": f"doc{doc_id}"}]
+    response = user.bulk(refresh=True, operations=operations).body
+    assert [next(iter(item.values()))["status"] for item in response["items"]] == [403, 201, 403, 201, 201]
+    assert _ids(admin, n["write_index_1"]) == ["16", "18"]
+    assert _ids(admin, n["write_index_2"]) == ["19"]
+    assert _ids(admin, n["read_index"]) == []
+
+
+def test_single_document_writes_through_an_alias_are_authorised_on_the_alias(
+    admin: Elasticsearch, cluster: Cluster, alias_world: dict[str, str]
+) -> None:
+    """12_index_alias.yml, "Test indexing documents into an alias, when permitted / when forbidden":
+    create, index, update and delete name an alias, and the alias's privileges decide (the request's
+    own index name is what IndicesAndAliasesResolver authorises; the concrete index is not named in
+    the role at all). A read-only alias refuses every write and stores nothing."""
+    n = alias_world
+    user = _mixed_role_key(admin, cluster, n)
+    assert user.create(index=n["can_write_1"], id="1", document={"name": "doc1"})["result"] == "created"
+    assert user.create(index=n["can_write_2"], id="2", document={"name": "doc2"})["result"] == "created"
+    assert user.index(index=n["can_write_3"], id="9", document={"name": "doc9"})["result"] == "created"
+    assert user.update(index=n["can_write_1"], id="1", doc={"name": "doc1b"})["result"] == "updated"
+    assert user.delete(index=n["can_write_2"], id="2")["result"] == "deleted"
+    for write in (
+        lambda: user.create(index=n["can_read_1"], id="7", document={"name": "doc7"}),
+        lambda: user.index(index=n["can_read_2"], id="8", document={"name": "doc8"}),
+        lambda: user.update(index=n["can_read_1"], id="1", doc={"name": "x"}),
+        lambda: user.delete(index=n["can_read_1"], id="1"),
+    ):
+        with pytest.raises(AuthorizationException):
+            write()
+    # The concrete index is not granted by the alias: naming it is refused.
+    with pytest.raises(AuthorizationException):
+        user.index(index=n["write_index_1"], id="3", document={"name": "doc3"})
+    assert _ids(admin, n["write_index_1"]) == ["1"]
+    assert admin.get(index=n["write_index_1"], id="1")["_source"] == {"name": "doc1b"}
+    assert _ids(admin, n["write_index_2"]) == ["9"]
+    assert _ids(admin, n["read_index"]) == []
+
+
+def user_key_id(client: Elasticsearch) -> str:
+    return client.security.authenticate()["api_key"]["id"]

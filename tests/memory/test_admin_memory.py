@@ -75,7 +75,9 @@ def test_an_operator_browses_searches_edits_follows_the_chain_and_forgets(client
 
     confirm = client.get(_url("memory_forget", maya.pk, new_id))
     assert confirm.status_code == 200 and "cannot be restored" in confirm.content.decode()
-    assert client.post(_url("memory_forget", maya.pk, new_id)).status_code == 302
+    forgotten = client.post(_url("memory_forget", maya.pk, new_id), follow=True)
+    (shown,) = [str(m) for m in forgotten.context["messages"]]
+    assert shown.startswith(f"Memory {new_id} is forgotten. Removed — documents deleted: semantic 1; run records: 0;")
     assert client.get(_url("memory", maya.pk, new_id)).status_code == 404
 
     actions = list(AuditRecord.objects.filter(actor="admin:ops@example.com").values_list("action", flat=True))
@@ -89,10 +91,10 @@ def test_an_operator_browses_searches_edits_follows_the_chain_and_forgets(client
 def test_a_stale_version_is_refused_and_nothing_changes(client, operator, maya, maya_fact):
     client.force_login(operator)
     etag = client.get(_url("memory", maya.pk, maya_fact["id"])).context["etag"]
-    writes.fact_edit(subject=maya, memory_id=maya_fact["id"], text="Maya lives in Faro")
+    faro = writes.fact_edit(subject=maya, memory_id=maya_fact["id"], text="Maya lives in Faro")
     stale = client.post(_url("memory", maya.pk, maya_fact["id"]), {"text": "Maya lives in Porto", "etag": etag})
-    assert stale.status_code == 409  # replaced meanwhile: edit the newest version
-    assert "newest version" in stale.content.decode()
+    assert stale.status_code == 412  # the version the form was read at was replaced meanwhile
+    assert f"newest version is {faro['id']}" in stale.content.decode()
     texts = [s["text"] for s in selectors.memory_chain_get(subject=maya, memory_id=maya_fact["id"])]
     assert texts == ["Maya lives in Lisbon", "Maya lives in Faro"]
     assert not AuditRecord.objects.filter(action="memory.edit").exists()

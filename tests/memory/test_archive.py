@@ -10,7 +10,8 @@ from memory.elastic.bootstrap import ARCHIVE_POLICY, cluster_bootstrap
 from memory.elastic.client import bootstrap_client
 from memory.elastic.documents import VECTOR_FIELDS
 from memory.elastic.indices import alias_name, archive_policy_name, archive_template_name
-from memory.selectors import RecallOptions, memory_chain_get, memory_recall
+from memory.recall import RecallOptions, memory_recall
+from memory.selectors import memory_chain_get
 from memory.services.archive import superseded_facts_archive
 from memory.services.writes import fact_write
 

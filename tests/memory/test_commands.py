@@ -236,17 +236,72 @@ def test_eval_cli_prints_metrics_per_type_and_leaks(imported, tmp_path: Path) ->
 
 
 def test_forget_cli(imported) -> None:
-    out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "tom")
-    assert out.strip() == "forgot every memory of cli-co/tom: {'episodic': 1}"
+    out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "tom", "--yes")
+    said, summary, receipt = out.split("\n", 2)
+    assert said == "forgot every memory of cli-co/tom: {'episodic': 1}"
+    assert summary.startswith("receipt: documents deleted: episodic 1; run records: 0; idempotency records: 0;")
+    assert json.loads(receipt)["indices"]["episodic"]["count"] == 1
     with pytest.raises(CommandError) as info:
         run("atlas_forget", "--tenant", "cli-co")
     assert "add --yes" in str(info.value)
 
 
+class Terminal(StringIO):
+    """Standard input as a person at a terminal: it is a tty, and holds what they type."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _stored(tenant: str, user: str) -> dict[str, int]:
+    from memory.selectors import memory_counts
+    from tenants.selectors import subject_get, tenant_get
+
+    return memory_counts(subject=subject_get(tenant=tenant_get(slug=tenant), external_id=user))
+
+
+def test_forgetting_a_subject_or_a_tenant_asks_first_and_names_what_goes(imported, monkeypatch) -> None:
+    """Issue 27: `atlas_forget --tenant acme --user maya` deleted everything of maya's without asking."""
+    before = _stored("cli-co", "maya")
+    assert sum(before.values()) == 4
+    # No terminal to ask on (a pipe, cron) and no --yes: refused, nothing deleted.
+    monkeypatch.setattr("sys.stdin", StringIO("maya\n"))
+    with pytest.raises(CommandError) as info:
+        run("atlas_forget", "--tenant", "cli-co", "--user", "maya")
+    assert str(info.value) == (
+        "this deletes every memory of cli-co/maya: 4 memories (1 fact, 1 older fact version, 1 conversation turn, 1 playbook); "
+        "there is no terminal to confirm on: add --yes"
+    )
+    with pytest.raises(CommandError) as info:
+        run("atlas_forget", "--tenant", "cli-co")
+    assert "every memory of tenant cli-co (2 subjects), its catalog included: 6 memories (" in str(info.value)
+    assert "add --yes" in str(info.value)
+    # At a terminal, anything but the name typed back deletes nothing.
+    monkeypatch.setattr("sys.stdin", Terminal("yes\n"))
+    out = StringIO()
+    with pytest.raises(CommandError) as info:
+        call_command("atlas_forget", "--tenant", "cli-co", "--user", "maya", stdout=out)
+    assert str(info.value) == "not confirmed: nothing was deleted"
+    assert out.getvalue() == (
+        "This deletes every memory of cli-co/maya: 4 memories (1 fact, 1 older fact version, 1 conversation turn, 1 playbook), "
+        "and every other copy of their text. It cannot be undone.\nType maya to confirm: "
+    )
+    assert _stored("cli-co", "maya") == before
+    # The name typed back: it goes.
+    monkeypatch.setattr("sys.stdin", Terminal("maya\n"))
+    out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "maya")
+    assert "forgot every memory of cli-co/maya: {" in out
+    assert sum(_stored("cli-co", "maya").values()) == 0
+    assert sum(_stored("cli-co", "tom").values()) == 1
+
+
 def test_forget_cli_takes_the_id_the_import_gave(imported) -> None:
     """The import named the memory "m-f2": that is the id its owner knows, so it works wherever an id does."""
     out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "maya", "--memory", "m-f2")
-    assert out.strip() == "forgot memory m-f2 of cli-co/maya"
+    said, summary, receipt = out.split("\n", 2)
+    assert said == "forgot memory m-f2 of cli-co/maya"
+    assert summary.startswith("receipt: documents deleted: semantic 1;")
+    assert json.loads(receipt)["indices"]["semantic"]["count"] == 1
     with pytest.raises(CommandError) as info:
         run("atlas_forget", "--tenant", "cli-co", "--user", "maya", "--memory", "m-f2")
     assert "no memory m-f2 for this user" in str(info.value)
@@ -266,8 +321,7 @@ def test_reindex_moves_documents_to_a_new_version(imported) -> None:
         f"{before} → {after}, {total} document(s), re-embedded: {total} in embedding, {total} in embedding_multilingual"
         f", {total} in embedding_crosslingual\n" in out
     )
-    settings = es.indices.get_settings(index=before)[before]["settings"]["index"]
-    assert settings.get("blocks", {}).get("write") in (None, "false", False)
+    assert not es.indices.exists(index=before)  # nothing reads it, and it would keep what forgetting deletes
 
 
 def test_demo_seed_reads_its_password_from_the_environment_or_a_file(atlas_es, db, tmp_path: Path, monkeypatch) -> None:

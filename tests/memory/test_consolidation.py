@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory.models import ConsolidationRun, ConsolidationState
-from memory.selectors import memory_chain_get, memory_get, memory_list, memory_recall
+from memory.recall import memory_recall
+from memory.selectors import memory_chain_get, memory_get, memory_list
 from memory.services import consolidation as job
 from memory.services import writes
 from memory.services.consolidation import NO_LLM, consolidation_run

@@ -9,7 +9,8 @@ from memory.elastic.client import bootstrap_client
 from memory.elastic.documents import stored_vector
 from memory.elastic.indices import alias_name
 from memory.embeddings import embedding_provider, multilingual_embedding_provider
-from memory.selectors import RecallOptions, memory_get, memory_recall
+from memory.recall import RecallOptions, memory_recall
+from memory.selectors import memory_get
 from memory.services.documents import embedding_text_of, memory_vectors
 from memory.services.writes import episode_write
 

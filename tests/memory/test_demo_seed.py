@@ -10,6 +10,7 @@ from allauth.account.models import EmailAddress
 from django.core.management import call_command
 
 from memory import selectors
+from memory.recall import memory_recall
 from memory.services.documents import memory_id_for
 from tenants import services
 from tenants.models import ApiKeyCredential, AuditRecord, Membership, MemorySubject, Person
@@ -54,7 +55,9 @@ def test_the_demo_has_two_logins_and_memories_to_look_at(seeded):
         "Alice lives in Berlin", "Alice lives in Lisbon, in the Alfama district", "Alice lives in Porto",
     ]  # fmt: skip
     assert len(home["source_episodes"]) == 2
-    router_id = memory_id_for(tenant_id=str(alice.tenant.es_id), memory_type="procedural", external_id="p-router")
+    router_id = memory_id_for(
+        tenant_id=str(alice.tenant.es_id), user_id=str(alice.es_id), memory_type="procedural", external_id="p-router"
+    )
     router = selectors.memory_get(subject=alice, memory_id=router_id)
     assert (router["success_count"], router["failure_count"]) == (2, 1)
     catalog = selectors.catalog_list(tenant=alice.tenant)["memories"]
@@ -67,7 +70,7 @@ def test_the_demo_has_two_logins_and_memories_to_look_at(seeded):
     bob = MemorySubject.objects.get(tenant=alice.tenant, external_id="bob")
     assert len(_all(bob)) == 4
 
-    found = selectors.memory_recall(subject=alice, query="where does Alice live now?", k=3)
+    found = memory_recall(subject=alice, query="where does Alice live now?", k=3)
     assert found.hits[0]["text"] == "Alice lives in Porto"
 
 

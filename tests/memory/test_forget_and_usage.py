@@ -11,7 +11,9 @@ from atlas_site.errors import NotFound, ValidationFailed
 from memory.elastic import store
 from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import MEMORY_TYPES
-from memory.selectors import memory_get, memory_recall
+from memory.embeddings import embedding_provider
+from memory.recall import memory_recall
+from memory.selectors import memory_get
 from memory.services.archive import superseded_facts_archive
 from memory.services.forget import memory_forget, subject_memories_forget, tenant_memories_forget
 from memory.services.usage import memories_usage_record
@@ -37,11 +39,20 @@ def fill(subject) -> None:
 
 def test_forget_one_memory(maya, tom) -> None:
     mine = episode_write(subject=maya, text="my passport number is X1234")
-    assert memory_forget(subject=maya, memory_id=mine["id"], actor="test") == {
+    memory_recall(subject=maya, query="what about the passport?", k=1)  # a cached query
+    forgotten = memory_forget(subject=maya, memory_id=mine["id"], actor="test")
+    assert forgotten["receipt"].pop("query_embedding_cache")["count"] >= 1
+    assert forgotten == {
         "id": mine["id"],
         "type": "episodic",
         "forgotten": True,
+        "receipt": {
+            "indices": {"episodic": {"count": 1, "ids": [mine["id"]], "truncated": False}},
+            "run_records": {"count": 0, "ids": [], "truncated": False},
+            "idempotency_records": {"count": 0, "ids": [], "truncated": False},
+        },
     }
+    assert embedding_provider().query_cache.info().size == 0
     assert mine["id"] not in documents_of(user_id=str(maya.es_id))
     assert memory_recall(subject=maya, query="passport X1234", k=5).hits == []
     record = AuditRecord.objects.get(action="memory.forget")
@@ -60,17 +71,21 @@ def test_forget_all_of_a_subject_reaches_every_index_including_the_archive(maya,
     fill(maya)
     fill(tom)
     assert superseded_facts_archive(tenant=maya.tenant) == 2
-    counts = subject_memories_forget(subject=maya, actor="test")
+    counts = subject_memories_forget(subject=maya, actor="test")["counts"]
     assert counts == {"episodic": 1, "semantic": 1, "procedural": 1, "archive": 1}
     assert documents_of(user_id=str(maya.es_id)) == []
     assert len(documents_of(user_id=str(tom.es_id))) == 4
-    assert AuditRecord.objects.get(action="memory.forget_subject").detail == {"deleted": counts}
+    assert AuditRecord.objects.get(action="memory.forget_subject").detail == {
+        "deleted": counts,
+        "run_records": 0,
+        "idempotency_records": 0,
+    }
 
 
 def test_forget_a_whole_tenant(maya, tom, other_tenant_subject) -> None:
     fill(maya)
     fill(other_tenant_subject)
-    counts = tenant_memories_forget(tenant=maya.tenant, actor="test")
+    counts = tenant_memories_forget(tenant=maya.tenant, actor="test")["counts"]
     assert sum(counts.values()) == 4
     assert documents_of(tenant_id=str(maya.tenant.es_id)) == []
     assert len(documents_of(tenant_id=str(other_tenant_subject.tenant.es_id))) == 4

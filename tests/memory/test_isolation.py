@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from atlas_site.errors import NotFound
-from memory.selectors import memory_chain_get, memory_get, memory_list, memory_recall
+from memory.recall import memory_recall
+from memory.selectors import memory_chain_get, memory_get, memory_list
 from memory.services.writes import episode_write, fact_write
 
 

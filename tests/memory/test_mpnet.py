@@ -214,7 +214,7 @@ from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from memory.elastic.bootstrap import cluster_bootstrap
 from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE
-from memory.selectors import RecallOptions, memory_recall
+from memory.recall import RecallOptions, memory_recall
 from memory.services.writes import episode_write
 from memory.elastic import store
 from tenants.selectors import tenant_es_client

@@ -15,17 +15,9 @@ from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import alias_name
+from memory.recall import Leg, RecallOptions, fuse, memory_recall
+from memory.recall.fusion import bm25_weight, leg_weight, merge_indices, near_duplicates_spread
 from memory.scope import SubjectScope
-from memory.selectors import (
-    Leg,
-    RecallOptions,
-    _merge_indices,
-    _spread_near_duplicates,
-    bm25_weight,
-    fuse,
-    leg_weight,
-    memory_recall,
-)
 from memory.services.writes import episode_write, fact_write, playbook_outcome_record, playbook_write
 
 
@@ -558,7 +550,7 @@ def test_per_index_knn_hits_merge_by_score_and_cut_to_the_window() -> None:
     def response(*scored):
         return {"hits": {"hits": [{"_id": i, "_score": s} for i, s in scored]}}
 
-    merged = _merge_indices([response(("e1", 0.9), ("e2", 0.5)), response(("f1", 0.7), ("f2", 0.5)), response()], 3)
+    merged = merge_indices([response(("e1", 0.9), ("e2", 0.5)), response(("f1", 0.7), ("f2", 0.5)), response()], 3)
     assert [h["_id"] for h in merged] == ["e1", "f1", "e2"]  # a tie keeps the earlier index first
 
 
@@ -591,9 +583,9 @@ def test_near_duplicates_move_below_the_distinct_memories() -> None:
         item("c", "Maya prefers aisle seats on long flights"),
         item("d", "the router reboots every night at 3am"),
     ]
-    assert [i[0] for i in _spread_near_duplicates(fused, 0.6)] == ["a", "c", "b", "d"]
-    assert [i[0] for i in _spread_near_duplicates(fused, 0.95)] == ["a", "b", "c", "d"]
-    assert _spread_near_duplicates(fused, 0.0) is fused
+    assert [i[0] for i in near_duplicates_spread(fused, 0.6)] == ["a", "c", "b", "d"]
+    assert [i[0] for i in near_duplicates_spread(fused, 0.95)] == ["a", "b", "c", "d"]
+    assert near_duplicates_spread(fused, 0.0) is fused
 
 
 @pytest.mark.parametrize("plain", [False, True])

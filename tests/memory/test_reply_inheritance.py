@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from memory.selectors import _replies_inherit, memory_get, memory_recall
+from memory.recall import memory_recall
+from memory.recall.fusion import replies_inherit
+from memory.selectors import memory_get
 from memory.services.importing import memories_import
 from memory.services.writes import episode_write
 from tenants.selectors import subject_get
@@ -24,15 +26,15 @@ def _item(memory_id: str, score: float, previous: str | None = None):
 
 def test_a_reply_gains_its_share_of_the_previous_turns_score() -> None:
     fused = [_item("q", 2.0), _item("x", 1.5), _item("r", 0.4, previous="q"), _item("s", 0.3, previous="r")]
-    inherited = _replies_inherit(fused, 0.5)
+    inherited = replies_inherit(fused, 0.5)
     # r: 0.4 + 0.5 · 2.0; s inherits from r's score before inheritance (0.4), not from r's new 1.4.
     assert [(i, round(s, 6)) for i, s, _ in inherited] == [("q", 2.0), ("x", 1.5), ("r", 1.4), ("s", 0.5)]
 
 
 def test_only_a_question_above_the_average_candidate_passes_anything_on() -> None:
     fused = [_item("x", 1.0), _item("q", -0.5), _item("r", -0.2, previous="q"), _item("o", 0.1, previous="gone")]
-    assert [(i, s) for i, s, _ in _replies_inherit(fused, 0.5)] == [("x", 1.0), ("o", 0.1), ("r", -0.2), ("q", -0.5)]
-    assert _replies_inherit(fused, 0.0) is fused
+    assert [(i, s) for i, s, _ in replies_inherit(fused, 0.5)] == [("x", 1.0), ("o", 0.1), ("r", -0.2), ("q", -0.5)]
+    assert replies_inherit(fused, 0.0) is fused
 
 
 def test_a_turn_records_the_turn_before_it_in_its_session(maya, tom, settings) -> None:

@@ -44,6 +44,11 @@ def test_an_owner_manages_subjects_and_opens_their_memories(client, estate, acme
     listing = client.get(_u("subjects", "acme"))
     assert listing.status_code == 200
     assert dict(listing.context["rows"])[alice]["semantic"] == 1
+    # Counts are of current facts: a correction adds an older version, not a fact (issue 27 point 9).
+    writes.fact_edit(subject=alice, memory_id=estate["fact"], text="Alice likes green tea, no sugar")
+    row = dict(client.get(_u("subjects", "acme")).context["rows"])[alice]
+    assert (row["semantic"], row["replaced"], row["archive"]) == (1, 1, 0)
+    assert "<td>1</td><td>1</td>" in client.get(_u("subjects", "acme")).content.decode()
     created = client.post(
         _u("subjects", "acme"), {"external_id": "carol", "display_name": "Carol", "email": "member@acme.test"}
     )
@@ -92,9 +97,10 @@ def test_an_owner_manages_the_catalog_tokens_and_members(client, estate, acme):
     assert client.post(_u("catalog_delete", "acme", entry["id"])).status_code == 302
     assert selectors.catalog_list(tenant=acme)["memories"] == []
 
-    created = client.post(_u("tokens", "acme"), {"name": "support bot", "scopes": ["read"]})
-    assert created.status_code == 201
+    created = client.post(_u("tokens", "acme"), {"name": "support bot", "scopes": ["read"]}, follow=True)
+    assert created.redirect_chain == [(_u("tokens", "acme"), 302)]  # post/redirect/get: a reload creates nothing
     secret = re.search(r"atlas_[a-z0-9]{12}_[A-Za-z0-9_-]{43}", created.content.decode()).group(0)
+    assert ApiToken.objects.filter(tenant=acme, name="support bot").count() == 1
     assert tokens.token_authenticate(presented=secret).scopes == {"read"}
     assert "no-cache" in created["Cache-Control"] or "no-store" in created["Cache-Control"]
     assert secret not in client.get(_u("tokens", "acme")).content.decode()  # shown once

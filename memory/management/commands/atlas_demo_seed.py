@@ -84,7 +84,9 @@ class Command(AtlasCommand):
         report = memories_import(tenant=tenant, lines=lines, create_subjects=False, actor=self.actor)
         if report.errors:
             raise CommandError(f"the demo memories did not import: {report.errors[:3]}")
-        router = memory_id_for(tenant_id=str(tenant.es_id), memory_type="procedural", external_id="p-router")
+        router = memory_id_for(
+            tenant_id=str(tenant.es_id), user_id=str(alice.es_id), memory_type="procedural", external_id="p-router"
+        )
         for success, steps in ROUTER_OUTCOMES:
             playbook_outcome_record(subject=alice, playbook_id=router, success=success, refined_steps=steps)
         return f"{sum(report.written.values())} memories written"

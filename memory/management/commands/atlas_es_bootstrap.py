@@ -25,9 +25,11 @@ class Command(AtlasCommand):
             self.stdout.write(
                 self.style.WARNING(f"{alias} has an older mapping: run `manage.py atlas_reindex {memory_type}`")
             )
-        writer = shared_credential_ensure(kind=ApiKeyCredential.Kind.WRITER, actor=self.actor)
-        self.stdout.write(f"service writer key: {writer.es_key_id}")
+        # The keys' ids are not printed: `make run` shows this output, terminals are logged and shared, and
+        # an id is what a flood of guessed secrets needs (issue 24). The admin shows them to operators.
+        shared_credential_ensure(kind=ApiKeyCredential.Kind.WRITER, actor=self.actor)
+        self.stdout.write("service writer key: ready")
         if status.mode == "app-filter":
-            reader = shared_credential_ensure(kind=ApiKeyCredential.Kind.READER, actor=self.actor)
-            self.stdout.write(self.style.WARNING(f"app-filter mode: shared reader key {reader.es_key_id}"))
+            shared_credential_ensure(kind=ApiKeyCredential.Kind.READER, actor=self.actor)
+            self.stdout.write(self.style.WARNING("app-filter mode: shared reader key ready"))
         self.stdout.write(self.style.SUCCESS("Elasticsearch is bootstrapped"))

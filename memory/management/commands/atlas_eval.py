@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from memory.evaluation import CUTOFFS, eval_queries_parse, recall_evaluate
-from memory.selectors import RecallOptions
+from memory.recall import RecallOptions
 from tenants.management.base import AtlasCommand
 from tenants.selectors import tenant_get
 

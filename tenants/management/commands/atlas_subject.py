@@ -1,4 +1,4 @@
-"""atlas_subject add|list|deactivate — manage memory subjects (each owns a DLS API key)."""
+"""atlas_subject add|list|link|deactivate — manage memory subjects (each owns a DLS API key)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ class Command(AtlasCommand):
         listing = sub.add_parser("list")
         listing.add_argument("--tenant", required=True)
         listing.add_argument("--json", action="store_true")
+        link = sub.add_parser("link", help="link the person who logs in as the subject; without --person, unlink")
+        link.add_argument("--tenant", required=True)
+        link.add_argument("--external-id", required=True)
+        link.add_argument("--person", default="", help="their email (the previous person's tokens are revoked)")
         deactivate = sub.add_parser("deactivate", help="deactivate a subject and revoke its key")
         deactivate.add_argument("--tenant", required=True)
         deactivate.add_argument("--external-id", required=True)
@@ -47,6 +51,11 @@ class Command(AtlasCommand):
                 for s in tenant.subjects.all()
             ]
             self.emit(rows, as_json=options["json"], columns=["external_id", "name", "active", "user_id"])
+        elif action == "link":
+            subject = selectors.subject_get(tenant=tenant, external_id=options["external_id"])
+            subject = services.subject_person_link(subject=subject, email=options["person"], actor=self.actor)
+            who = subject.person.email if subject.person else "nobody"
+            self.stdout.write(self.style.SUCCESS(f"{subject} is linked to {who}"))
         elif action == "deactivate":
             subject = selectors.subject_get(tenant=tenant, external_id=options["external_id"])
             services.subject_deactivate(subject=subject, actor=self.actor)

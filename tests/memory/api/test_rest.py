@@ -81,8 +81,11 @@ def test_write_recall_list_get_chain_forget(world) -> None:
     assert [m["id"] for m in listing["memories"]] == [new["id"]]
     with_old = svc("GET", "subjects/alice/memories", params={"type": "semantic", "superseded": "true"}).json()
     assert {m["id"] for m in with_old["memories"]} == {new["id"], fact["id"]}
-    gone = svc("DELETE", f"subjects/alice/memories/{episode.json()['id']}")
-    assert gone.json() == {"id": episode.json()["id"], "type": "episodic", "forgotten": True}
+    gone = svc("DELETE", f"subjects/alice/memories/{episode.json()['id']}").json()
+    receipt = gone.pop("receipt")
+    assert gone == {"id": episode.json()["id"], "type": "episodic", "forgotten": True}
+    assert receipt["indices"] == {"episodic": {"count": 1, "ids": [episode.json()["id"]], "truncated": False}}
+    assert receipt["idempotency_records"] == {"count": 0, "ids": [], "truncated": False}
     _problem(svc("GET", f"subjects/alice/memories/{episode.json()['id']}"), 404)
 
 
@@ -99,10 +102,13 @@ def test_an_edit_of_a_replaced_version_or_a_stale_etag_is_refused(world) -> None
     assert svc(
         "PATCH", f"subjects/alice/facts/{fact['id']}", json={"text": "Drinks tea"}, headers={"If-Match": etag}
     ).ok
+    tea = svc("GET", "subjects/alice/memories", params={"type": "semantic"}).json()["memories"][0]["id"]
     second = svc(
         "PATCH", f"subjects/alice/facts/{fact['id']}", json={"text": "Drinks water"}, headers={"If-Match": etag}
     )
-    assert "edit the newest version" in _problem(second, 409)["detail"]
+    assert f"edit the newest version ({tea})" in _problem(second, 412)["detail"]  # the precondition comes first
+    without = svc("PATCH", f"subjects/alice/facts/{fact['id']}", json={"text": "Drinks water"})
+    assert f"newest version is {tea}" in _problem(without, 409)["detail"]
     texts = {m["text"] for m in svc("GET", "subjects/alice/memories", params={"type": "semantic"}).json()["memories"]}
     assert texts == {"Drinks tea"}
 
@@ -186,6 +192,72 @@ def test_turn_writes_and_recalls_in_one_round_trip(world) -> None:
     assert [h["rank"] for h in body["recall"]["hits"]] == list(range(1, len(body["recall"]["hits"]) + 1))
 
 
+def test_recall_folds_the_turns_a_fact_cites_unless_asked_not_to(world) -> None:
+    svc = world["svc"]
+    said = svc("POST", "subjects/bob/episodes", json={"text": "I can't eat peanuts, I'm allergic"}).json()
+    fact = svc(
+        "POST",
+        "subjects/bob/facts",
+        json={"text": "Bob is allergic to peanuts", "fact_type": "constraint", "source_episodes": [said["id"]]},
+    ).json()
+    question = {"query": "is bob allergic to peanuts?", "k": 2}
+    hits = svc("POST", "subjects/bob/recall", json=question).json()["hits"]
+    assert [h["id"] for h in hits] == [fact["id"]]
+    assert hits[0]["evidence"] == [{"id": said["id"], "timestamp": said["timestamp"], "text": said["text"]}]
+    assert hits[0]["evidence_count"] == 1
+    apart = svc("POST", "subjects/bob/recall", json={**question, "fold_evidence": False}).json()["hits"]
+    assert {h["id"] for h in apart} == {fact["id"], said["id"]} and not any("evidence" in h for h in apart)
+    turn = svc(
+        "POST",
+        "subjects/bob/turn",
+        json={"text": "snack ideas? remember the peanuts", "recall": {"k": 3, "fold_evidence": False}},
+    )
+    assert turn.status_code == 201 and said["id"] in {h["id"] for h in turn.json()["recall"]["hits"]}
+    refused = svc("POST", "subjects/bob/recall", json={**question, "fold_evidence": "sometimes"})
+    assert _problem(refused, 400)["errors"][0]["field"] == "fold_evidence"
+
+
+def test_recall_explains_its_ranks_and_what_kept_an_expected_memory_out(world) -> None:
+    svc = world["svc"]
+    old = svc("POST", "subjects/bob/facts", json={"text": "Bob cycles to work"}).json()
+    new = svc("PATCH", f"subjects/bob/facts/{old['id']}", json={"text": "Bob takes the tram to work"})
+    assert new.status_code == 200, new.text
+    plain = svc("POST", "subjects/bob/recall", json={"query": "how does bob get to work?", "k": 3}).json()
+    assert "explain" not in plain and not any("explain" in h for h in plain["hits"])
+    asked = {"query": "how does bob get to work?", "k": 3, "explain": True, "expect": [old["id"], "nope"]}
+    body = svc("POST", "subjects/bob/recall", json=asked).json()
+    assert [h["id"] for h in body["hits"]] == [new.json()["id"]]
+    assert list(body["hits"][0]["explain"]["legs"]) == body["legs"]
+    expected = {e["id"]: e for e in body["explain"]["expected"]}
+    assert expected[old["id"]]["removed_by"] == "filter" and expected["nope"]["removed_by"] == "not found"
+    too_many = svc("POST", "subjects/bob/recall", json={**asked, "expect": [f"m{n}" for n in range(21)]})
+    assert _problem(too_many, 400)["errors"][0]["field"] == "expect"
+
+
+def test_answers_name_the_subject_by_the_callers_id_never_the_internal_one(world) -> None:
+    svc, alice = world["svc"], world["alice"]
+    svc("POST", "catalog", json={"title": "Opening hours", "text": "Open 9 to 5 on weekdays"})
+    fact = svc("POST", "subjects/alice/facts", json={"text": "Alice opens the shop on weekdays"})
+    edited = svc("PATCH", f"subjects/alice/facts/{fact.json()['id']}", json={"text": "Alice opens it on Mondays"})
+    answers = [
+        fact,
+        edited,
+        svc("POST", "subjects/alice/episodes", json={"text": "I open the shop at 9"}),
+        svc("POST", "subjects/alice/turn", json={"text": "when do we open?"}),
+        svc("GET", f"subjects/alice/memories/{fact.json()['id']}"),
+        svc("GET", "subjects/alice/memories?superseded=true"),
+        svc("GET", f"subjects/alice/memories/{fact.json()['id']}/chain"),
+        svc("POST", "subjects/alice/recall", json={"query": "opening hours weekdays", "k": 10}),
+    ]
+    for answer in answers:
+        assert answer.status_code in (200, 201), answer.text
+        assert str(alice.es_id) not in answer.text and '"user_id"' not in answer.text
+    assert fact.json()["subject"] == "alice"
+    hits = answers[-1].json()["hits"]
+    assert {h.get("subject") for h in hits} == {"alice", None}  # the catalog entry has no owner
+    assert all(("subject" in h) != h["shared"] for h in hits)
+
+
 def test_an_agents_recall_counts_as_use(world, settings, monkeypatch) -> None:
     from memory import tasks
 
@@ -228,6 +300,41 @@ def test_idempotency_key_stores_once_and_replays(world) -> None:
     _problem(svc("POST", "subjects/alice/episodes", json={"text": "something else"}, headers=headers), 422)
 
 
+def test_forgetting_drops_the_stored_answers_that_hold_the_text(world) -> None:
+    """A retry after forgetting is not answered from the stored first answer (the forgotten text) — for
+    one memory, for the whole subject (with the subject's own token too), and for a deleted catalog entry."""
+    svc, own = world["svc"], world["own"]
+
+    def posted(api, path: str, body: dict, key: str) -> dict:
+        response = api("POST", path, json=body, headers={"Idempotency-Key": key})
+        assert response.status_code == 201, response.text
+        return response.json()
+
+    def replayed(api, path: str, body: dict, key: str) -> bool:
+        return (
+            api("POST", path, json=body, headers={"Idempotency-Key": key}).headers.get("Idempotent-Replayed") == "true"
+        )
+
+    secret = {"text": "Alice's door code is four-two-one"}
+    kept = {"text": "Alice likes jazz"}
+    fact = posted(svc, "subjects/alice/facts", secret, "f-1")
+    posted(svc, "subjects/alice/facts", kept, "f-2")
+    assert replayed(svc, "subjects/alice/facts", secret, "f-1")
+    receipt = svc("DELETE", f"subjects/alice/memories/{fact['id']}").json()["receipt"]
+    assert receipt["idempotency_records"]["count"] == 1
+    assert replayed(svc, "subjects/alice/facts", kept, "f-2")  # another memory's answer stays
+    assert not replayed(svc, "subjects/alice/facts", secret, "f-1")  # a retry writes it again, as new
+    posted(own, "subjects/alice/episodes", {"text": "said through my own token"}, "e-1")
+    receipt = svc("DELETE", "subjects/alice/memories", json={"confirm": "alice"}).json()["receipt"]
+    assert receipt["idempotency_records"]["count"] == 3  # f-2, the second f-1 and the subject token's e-1
+    assert not replayed(own, "subjects/alice/episodes", {"text": "said through my own token"}, "e-1")
+    entry = posted(svc, "catalog", {"title": "Door", "text": "The shop's door code is 1234"}, "c-1")
+    deleted = svc("DELETE", f"catalog/{entry['id']}").json()["receipt"]
+    assert deleted["indices"] == {"catalog": {"count": 1, "ids": [entry["id"]], "truncated": False}}
+    assert deleted["idempotency_records"]["count"] == 1
+    assert not replayed(svc, "catalog", {"title": "Door", "text": "The shop's door code is 1234"}, "c-1")
+
+
 def test_subject_tokens_act_only_as_their_subject(world) -> None:
     own = world["own"]
     assert own("POST", "subjects/alice/episodes", json={"text": "mine"}).status_code == 201
@@ -259,6 +366,7 @@ def test_forget_everything_needs_the_subject_repeated(world) -> None:
     assert svc("GET", "subjects/bob/memories").json()["memories"]
     done = svc("DELETE", "subjects/bob/memories", json={"confirm": "bob"})
     assert done.status_code == 200 and done.json()["forgotten"]["semantic"] == 1
+    assert done.json()["receipt"]["indices"]["semantic"]["count"] == 1
     assert svc("GET", "subjects/bob/memories").json()["memories"] == []
 
 
@@ -387,6 +495,7 @@ def test_the_external_id_a_writer_gave_works_wherever_an_id_does(world) -> None:
     chain = svc("GET", "subjects/alice/memories/f-3/chain").json()["chain"]
     assert [m["id"] for m in chain] == [fact["id"], edited.json()["id"]]
     forgotten = svc("DELETE", "subjects/alice/memories/f-3").json()
+    assert forgotten.pop("receipt")["indices"]["semantic"]["ids"] == [fact["id"]]
     assert forgotten == {"id": fact["id"], "type": "semantic", "forgotten": True}
     _problem(world["own"]("GET", "subjects/bob/memories/f-3"), 404)
 

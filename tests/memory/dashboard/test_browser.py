@@ -91,7 +91,7 @@ def test_an_end_user_browses_searches_edits_follows_the_chain_and_forgets(
     assert page.get_by_text("What will be lost").is_visible()
     _check(page, axe_clean, screenshot, "dashboard-forget")
     page.get_by_role("button", name="Forget it").click()
-    assert page.get_by_text("Forgotten: that memory is deleted.").is_visible()
+    assert page.get_by_text("Forgotten: that memory is deleted, with every copy of its text.").is_visible()
     assert page.get_by_text("Prefers window seats").count() == 0
 
     page.get_by_role("link", name="Forget everything about me…").click()

@@ -90,7 +90,8 @@ def test_cursor_pages_hold_every_fact_once(browser_client, maya) -> None:
 
 def test_search_runs_recall_and_shows_rank_and_legs(browser_client, maya_memories) -> None:
     page = browser_client.get("/memories/?q=where+does+she+live").content.decode()
-    assert "#1" in page and "bm25" in page and "dense" in page
+    assert "#1" in page and "bm25" in page and "dense" in page  # the legs' names in "Why this result"
+    assert "Why this result" in page and "similar meaning" in page and "found by" not in page
     assert "Alfama" in page
     assert browser_client.get("/memories/?q=").status_code == 400
 
@@ -105,6 +106,29 @@ def test_a_persons_own_search_is_not_agent_use(browser_client, maya_memories, se
     assert browser_client.get("/memories/?q=where+does+she+live").status_code == 200
     assert "Alfama" in browser_client.get("/?q=where+does+she+live").content.decode()
     assert scheduled == []
+
+
+def test_search_shows_a_facts_evidence_under_it_and_can_list_it_apart(browser_client, maya_memories) -> None:
+    said = maya_memories["said"]  # "I moved to Lisbon last spring", cited by the chain's first version
+    page = browser_client.get("/memories/?q=Lisbon+Alfama").content.decode()
+    assert "Learnt from 1 thing you said" in page and f'href="/memory/{said["id"]}/"' in page
+    apart = browser_client.get("/memories/?q=Lisbon+Alfama&turns_apart=on").content.decode()
+    assert "Learnt from" not in apart and f'href="/memory/{said["id"]}/"' in apart
+
+
+def test_a_harsh_correction_does_not_claim_the_wrong_versions_source(browser_client, maya) -> None:
+    said = writes.episode_write(subject=maya, text="Book window seats for me on the Lisbon train")
+    wrong = writes.fact_write(subject=maya, text="Prefers window seats", source_episodes=[said["id"]])
+    right = writes.fact_edit(subject=maya, memory_id=wrong["id"], text="Prefers aisle seats", contradiction="harsh")
+    assert right["source_episodes"] == []
+    page = browser_client.get(f"/memory/{right['id']}/").content.decode()
+    assert "Book window seats" not in page and "the version before it was wrong" in page
+    changed = writes.fact_edit(subject=maya, memory_id=right["id"], text="Prefers aisle seats, front half")
+    assert changed["source_episodes"] == []  # a natural change keeps what its version had: nothing here
+    kept = writes.fact_write(subject=maya, text="Takes the train to Lisbon", source_episodes=[said["id"]])
+    assert writes.fact_edit(subject=maya, memory_id=kept["id"], text="Takes the 8:15 train to Lisbon")[
+        "source_episodes"
+    ] == [said["id"]]
 
 
 def test_search_honours_the_fact_type_and_the_days(browser_client, maya, maya_memories) -> None:
@@ -156,7 +180,9 @@ def test_an_edit_is_a_natural_supersession_and_a_stale_one_is_refused(browser_cl
     assert chain[-2]["superseded_by"] == [new_id] and not chain[-2].get("retracted")
     # The same form sent again (a second tab): the version it read is gone, nothing is written.
     again = browser_client.post(f"/memory/{current}/", {"text": "Lives somewhere else", "etag": etag})
-    assert again.status_code == 409 and "Nothing was saved" in again.content.decode()
+    # HTTP checks the precondition first (412), and the page names the newest version to edit instead.
+    assert again.status_code == 412 and "Nothing was saved" in again.content.decode()
+    assert f"newest version is {new_id}" in again.content.decode()
     stale = browser_client.post(f"/memory/{new_id}/", {"text": "Lives somewhere else", "etag": etag})
     assert stale.status_code == 412
     assert len(selectors.memory_chain_get(subject=maya, memory_id=new_id)) == 4
@@ -242,7 +268,10 @@ def test_forget_one_memory_after_a_confirmation(browser_client, maya, maya_memor
     mid = maya_memories["likes"]["id"]
     confirm = browser_client.get(f"/memory/{mid}/forget/").content.decode()
     assert "What will be lost" in confirm and "Prefers window seats" in confirm
-    assert browser_client.post(f"/memory/{mid}/forget/").status_code == 302
+    forgotten = browser_client.post(f"/memory/{mid}/forget/", follow=True)
+    shown = [str(m) for m in forgotten.context["messages"]]
+    assert len(shown) == 1 and shown[0].startswith("Forgotten: that memory is deleted, with every copy of its text.")
+    assert "Removed — documents deleted: semantic 1; run records: 0; idempotency records: 0;" in shown[0]
     assert browser_client.get(f"/memory/{mid}/").status_code == 404
     assert AuditRecord.objects.filter(action="memory.forget", actor="person:maya@example.org").count() == 1
 
@@ -251,14 +280,19 @@ def test_forget_everything_needs_the_typed_id_and_leaves_only_the_audit_line(
     browser_client, maya, maya_memories
 ) -> None:
     page = browser_client.get("/forget-everything/").content.decode()
-    assert "7 in all" in page and "4 facts and 0 archived" in page and "2 things you said" in page
+    assert "7 in all" in page and "2 facts and 2 older versions of them" in page and "2 things you said" in page
     counts = selectors.memory_counts(subject=maya)
-    assert counts == {"episodic": 2, "semantic": 4, "procedural": 1, "archive": 0}
+    assert counts == {"episodic": 2, "semantic": 2, "replaced": 2, "procedural": 1, "archive": 0}
     wrong = browser_client.post("/forget-everything/", {"confirm": "yes"})
     assert wrong.status_code == 400 and selectors.memory_counts(subject=maya) == counts
     done = browser_client.post("/forget-everything/", {"confirm": "maya"})
     assert done.status_code == 200 and "7 memories deleted" in done.content.decode()
-    assert selectors.memory_counts(subject=maya) == {"episodic": 0, "semantic": 0, "procedural": 0, "archive": 0}
+    assert "Every other copy of their text went too: 0 consolidation records, 0 stored agent answers" in (
+        done.content.decode()
+    )
+    assert selectors.memory_counts(subject=maya) == {
+        "episodic": 0, "semantic": 0, "replaced": 0, "procedural": 0, "archive": 0
+    }  # fmt: skip
     record = AuditRecord.objects.get(action="memory.forget_subject")
     assert record.actor == "person:maya@example.org" and "Lisbon" not in json.dumps(record.detail)
 
@@ -284,10 +318,15 @@ def test_the_download_holds_every_index_the_archive_included(browser_client, may
 
 
 def test_tokens_are_shown_once_with_client_configs_and_revoked_by_their_owner_only(browser_client, maya, tom) -> None:
-    created = browser_client.post("/connect/", {"name": "laptop", "scopes": ["read", "write"]})
+    posted = browser_client.post("/connect/", {"name": "laptop", "scopes": ["read", "write"]})
+    assert posted.status_code == 302 and posted["Location"] == "/connect/"  # post/redirect/get
+    waiting = repr(dict(browser_client.session))  # the secret waits for the redirect, encrypted
+    created = browser_client.get("/connect/")
+    assert ApiToken.objects.filter(subject=maya, name="laptop").count() == 1
     page = created.content.decode()
     secret = re.search(r"atlas_[a-z0-9]{12}_[A-Za-z0-9_-]{43}", page).group(0)
     assert page.count(secret) == 4  # the token, and in each of the three client configurations
+    assert secret not in waiting and secret.split("_")[2] not in waiting
     assert "mcp-remote" in page and created["Cache-Control"].startswith("max-age=0")
     assert tokens.token_authenticate(presented=secret).subject == maya
     assert secret not in browser_client.get("/connect/").content.decode()

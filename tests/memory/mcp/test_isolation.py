@@ -86,7 +86,7 @@ def _catalog_write(tenant: Tenant) -> tuple[str, str]:
     line = json.dumps({"id": "policy", "memory_type": "catalog", "title": "Policy", "text": text})
     report = memories_import(tenant=tenant, lines=[line], create_subjects=False, actor="test")
     assert report.written == {"catalog": 1} and not report.errors, report
-    return memory_id_for(tenant_id=str(tenant.es_id), memory_type="catalog", external_id="policy"), text
+    return memory_id_for(tenant_id=str(tenant.es_id), user_id=None, memory_type="catalog", external_id="policy"), text
 
 
 def _snapshot(admin, tenants: list[Tenant]) -> dict[tuple[str, str], dict]:

@@ -3,6 +3,7 @@ Host rules (403, 400), stateless requests, and the router beside Django with its
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import anyio
@@ -316,3 +317,107 @@ def test_without_a_lifespan_the_endpoint_answers_503(atlas_server, alice) -> Non
 
     anyio.run(go)
     assert messages[0]["status"] == 503
+
+
+def test_one_rate_limit_per_token_across_rest_and_mcp(atlas_server, alice, settings) -> None:
+    """ATLAS_API_RATE is one budget per token whichever interface spends it (issue 24, finding 4): REST
+    requests use it up and MCP answers 429 with Retry-After before doing anything; and the reverse."""
+    settings.ATLAS_API_RATE = "3/min"
+    tenant, subject = alice
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    remember = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"kind": "fact", "text": "Alice keeps goats"}},
+    }
+
+    def rest_me(token: str) -> requests.Response:
+        return requests.get(f"{atlas_server.url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+
+    # REST first, then MCP.
+    token = token_for(tenant, subject)
+    assert [rest_me(token).status_code for _ in range(3)] == [200, 200, 200]
+    for body in (listing, remember):
+        refused = post(atlas_server.url, body, token=token)
+        assert refused.status_code == 429
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert refused.json()["error"]["message"].startswith("too many requests for this token")
+    # MCP first, then REST (problem details, as every REST refusal).
+    other = token_for(tenant, subject)
+    assert [post(atlas_server.url, listing, token=other).status_code for _ in range(3)] == [200, 200, 200]
+    limited = rest_me(other)
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
+    assert post(atlas_server.url, remember, token=other).status_code == 429
+    # Nothing the refused calls asked for was done; a third token still has its own budget.
+    fresh = token_for(tenant, subject)
+    listed = post(
+        atlas_server.url,
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "list_memories", "arguments": {}}},
+        token=fresh,
+    )
+    assert listed.status_code == 200
+    assert listed.json()["result"]["structuredContent"]["memories"] == []
+
+
+def test_stateless_mode_answers_every_method_but_post_with_405_at_once(atlas_server, alice) -> None:
+    """A GET used to open a server-to-client stream that nothing ever wrote to and that never ended
+    (issue 24, finding 5: 19,800 of them took the web process to 2 GB). The spec's other answer is
+    405 (streamable HTTP, "Listening for Messages from the Server"): now every method but POST gets it,
+    with ``Allow: POST``, before authentication — a read timeout here would be the old, held stream."""
+    tenant, subject = alice
+    token = token_for(tenant, subject, ["read"])
+    for method in ("GET", "DELETE", "PUT", "PATCH", "OPTIONS"):
+        for headers in ({"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}, {}):
+            response = requests.request(method, f"{atlas_server.url}/mcp/", headers=headers, timeout=(5, 5))
+            assert response.status_code == 405, (method, response.text)
+            assert response.headers["Allow"] == "POST"
+            assert response.json()["error"]["message"] == "method not allowed: this MCP endpoint serves only POST"
+    assert post(atlas_server.url, INITIALIZE, token=token).status_code == 200
+
+
+def test_stateful_streams_are_capped_per_token_and_closed_after_a_while(alice, settings, django_db_blocker) -> None:
+    """With sessions on, GET opens the session's SSE stream: a token holds at most
+    ATLAS_MCP_STREAMS_PER_TOKEN of them (429 beyond), each ends after ATLAS_MCP_STREAM_SECONDS, and then
+    the token may open one again; methods the transport does not serve are 405 naming the three it does."""
+    tenant, subject = alice
+    token, other = token_for(tenant, subject), token_for(tenant, subject)
+    settings.ATLAS_MCP_STATELESS = False
+    settings.ATLAS_MCP_STREAMS_PER_TOKEN = 1
+    settings.ATLAS_MCP_STREAM_SECONDS = 2
+    app = AtlasApplication(django_app=django_application, mcp_endpoint=McpEndpoint())
+    with live_server(app, django_db_blocker) as server:
+
+        def session_for(bearer: str) -> str:
+            opened = post(server.url, INITIALIZE, token=bearer)
+            session_id = opened.headers["mcp-session-id"]
+            initialised = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert post(server.url, initialised, token=bearer, Mcp_Session_Id=session_id).status_code == 202
+            return session_id
+
+        def stream(bearer: str, session_id: str) -> requests.Response:
+            headers = {
+                "Authorization": f"Bearer {bearer}",
+                "Accept": "text/event-stream",
+                "Mcp-Session-Id": session_id,
+                "MCP-Protocol-Version": LATEST_HANDSHAKE_VERSION,
+            }
+            return requests.get(f"{server.url}/mcp/", headers=headers, stream=True, timeout=(5, 30))
+
+        first, second = session_for(token), session_for(token)
+        held = stream(token, first)
+        assert held.status_code == 200 and held.headers["content-type"].startswith("text/event-stream")
+        refused = stream(token, second)
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "5"
+        elsewhere = stream(other, session_for(other))  # another token has its own allowance
+        assert elsewhere.status_code == 200
+        elsewhere.close()
+        started = time.monotonic()
+        for _chunk in held.iter_content(chunk_size=None):  # ends when the server closes the stream
+            pass
+        assert time.monotonic() - started < 25
+        again = stream(token, second)
+        assert again.status_code == 200
+        again.close()
+        put = requests.put(f"{server.url}/mcp/", headers={"Authorization": f"Bearer {token}"}, timeout=(5, 5))
+        assert put.status_code == 405 and put.headers["Allow"] == "GET, POST, DELETE"

@@ -4,6 +4,7 @@ what each returns, and each kind of error as an MCP tool error (isError) naming 
 from __future__ import annotations
 
 import pytest
+from asgiref.sync import sync_to_async
 
 from memory.elastic.client import clients_reset
 from memory.services import writes
@@ -65,8 +66,20 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
             assert [step["instruction"] for step in playbook["steps"]] == ["Ask for the dates", "Email Sam"]
 
             recalled = payload(await s.call_tool("recall_memory", {"query": "What is Alice's dog called?", "k": 3}))
-            assert len(recalled["memories"]) == 3 and fact["id"] in [m["id"] for m in recalled["memories"]]
+            # The turn the fact cites is folded under it: two memories, the fact first with its evidence.
+            assert [m["id"] for m in recalled["memories"]] == [fact["id"], playbook["id"]]
+            assert recalled["memories"][0]["evidence"] == [
+                {"id": episode["id"], "timestamp": episode["timestamp"], "text": episode["text"]}
+            ]
+            assert [m["rank"] for m in recalled["memories"]] == [1, 2]
+            apart = {"query": "What is Alice's dog called?", "k": 3, "fold_evidence": False}
+            recalled = payload(await s.call_tool("recall_memory", apart))
+            assert len(recalled["memories"]) == 3 and episode["id"] in [m["id"] for m in recalled["memories"]]
             assert [m["rank"] for m in recalled["memories"]] == [1, 2, 3]
+            why = {"query": "What is Alice's dog called?", "k": 1, "explain": True, "expect": [playbook["id"]]}
+            explained = payload(await s.call_tool("recall_memory", why))
+            assert explained["memories"][0]["explain"]["folded"] == [episode["id"]]
+            assert explained["explain"]["expected"][0]["removed_by"] == "rank"
             only_facts = payload(await s.call_tool("recall_memory", {"query": "dog", "types": ["semantic"]}))
             assert texts(only_facts) == ["Alice's dog is a greyhound called Comet"]
 
@@ -106,7 +119,9 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
             assert [step["instruction"] for step in refined["steps"]] == ["Ask for the dates", "Call Sam"]
 
             forgotten = payload(await s.call_tool("forget_memory", {"memory_id": episode["id"]}))
+            receipt = forgotten.pop("receipt")
             assert forgotten == {"id": episode["id"], "type": "episodic", "forgotten": True}
+            assert receipt["indices"] == {"episodic": {"count": 1, "ids": [episode["id"]], "truncated": False}}
             again = tool_error(await s.call_tool("forget_memory", {"memory_id": episode["id"]}))
             assert (again["code"], again["field"]) == ("not_found", "memory_id")
             left = payload(await s.call_tool("list_memories", {"types": ["episodic"]}))
@@ -188,6 +203,9 @@ BAD_ARGUMENTS = [
     ("record_outcome", {"playbook_id": "x", "success": "yes"}, "success", "'yes' is not of type 'boolean'"),
     ("forget_memory", {"memory_id": ""}, "memory_id", "should be non-empty"),
     ("memory_chain", {"memory_id": 42}, "memory_id", "42 is not of type 'string'"),
+    ("remember", {"kind": "fact", "text": 1}, "text", "1 is not of type 'string'"),
+    ("update_fact", {"memory_id": "x", "text": 1e300}, "text", "is not of type 'string'"),
+    ("remember", {"kind": "playbook", "name": 7, "trigger_text": "t", "steps": ["a"]}, "name", "is not of type"),
 ]
 
 
@@ -315,6 +333,14 @@ def test_updating_a_superseded_version_is_a_conflict(atlas_server, acme) -> None
             new = payload(await s.call_tool("update_fact", {"memory_id": old["id"], "text": "Alice drives a Kia"}))
             stale = tool_error(await s.call_tool("update_fact", {"memory_id": old["id"], "text": "Alice cycles"}))
             assert (stale["code"], stale["field"]) == ("conflict", "memory_id") and new["id"] in stale["message"]
+            # The same rule as REST's: the error names the chain's newest version, however far along it is.
+            newest = await sync_to_async(writes.fact_write)(
+                subject=people["alice"], text="Alice drives a Tesla", supersedes=[new["id"]]
+            )
+            stale = tool_error(await s.call_tool("update_fact", {"memory_id": old["id"], "text": "Alice walks"}))
+            assert stale["code"] == "conflict" and f"newest version is {newest['id']}" in stale["message"]
+            listed = payload(await s.call_tool("list_memories", {"types": ["semantic"]}))
+            assert texts(listed) == ["Alice drives a Tesla"]
 
     run(go)
 

@@ -1,0 +1,181 @@
+"""The copies of a memory's text outside the indices — consolidation run records, idempotency records —
+go with it: for one memory (the records quoting it are scrubbed, the rest stay), for a subject and for a
+tenant (theirs all go, nobody else's); and the receipt bounds its id lists."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+
+from atlas_site.idempotency import idempotency_record_get, idempotency_record_store
+from memory.models import ConsolidationRun
+from memory.selectors import memory_get, memory_list
+from memory.services import forget, writes
+from memory.services.consolidation import consolidation_run, consolidation_run_approve, lease_holder
+from tests.fake_llm import FakeLlm, empty_plan, fact
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def llm(settings):
+    fake = FakeLlm().start()
+    settings.ATLAS_LLM_BASE_URL = fake.base_url
+    settings.ATLAS_LLM_MODEL = "fake-model"
+    settings.ATLAS_LLM_API_KEY = "sk-test-fake-key"
+    settings.ATLAS_LLM_RETRIES = 1
+    settings.ATLAS_USAGE_RECORDING = "off"
+    yield fake
+    fake.stop()
+
+
+def _said(subject, text: str, minutes: int = 0) -> str:
+    return writes.episode_write(subject=subject, text=text, session_id="s1", at=T0 + timedelta(minutes=minutes))["id"]
+
+
+def _answer(slot: str, subject, body: dict) -> None:
+    """What the idempotent decorator stores for a POST answered 201."""
+    record = {"state": "done", "digest": "d", "status": 201, "body": body, "content_type": "application/json"}
+    idempotency_record_store(slot=slot, record=record, tenant_id=str(subject.tenant.es_id), subject=subject.external_id)
+
+
+def test_forgetting_one_memory_scrubs_its_text_from_run_records_and_stored_answers(maya, llm) -> None:
+    sailing = _said(maya, "I sail on the Tagus every Sunday")
+    cello = _said(maya, "I started cello lessons", 1)
+    llm.script(
+        empty_plan(
+            facts=[
+                fact("Maya sails on the Tagus on Sundays", [sailing]),
+                fact("Maya plays the cello", [cello]),
+                fact("Maya might sail on the Tagus competitively", [sailing], confidence=0.2),
+            ]
+        )
+    )
+    outcome = consolidation_run(subject=maya)
+    assert outcome.status == "done", outcome.error
+    run = ConsolidationRun.objects.get(pk=outcome.run.pk)
+    sails_id, cello_id = run.changes["facts"]
+    assert memory_get(subject=maya, memory_id=sails_id)["text"] == "Maya sails on the Tagus on Sundays"
+    _answer("idem:sails", maya, {"id": sails_id, "text": "Maya sails on the Tagus on Sundays"})
+    _answer("idem:cello", maya, {"id": cello_id, "text": "Maya plays the cello"})
+    _answer("idem:quoted", maya, {"id": "other", "steps": ['she said "Maya sails on the Tagus on Sundays"']})
+
+    result = forget.memory_forget(subject=maya, memory_id=sails_id, actor="test")
+
+    run.refresh_from_db()
+    assert "Tagus on Sundays" not in json.dumps([run.plan, run.rejected, run.error])
+    assert [f["text"] for f in run.plan["facts"]] == ["Maya plays the cello"]  # the item is gone, not marked
+    # The dropped item quoted another text (not the forgotten one): it stays.
+    assert run.rejected == [
+        {"kind": "fact", "reason": run.rejected[0]["reason"], "text": "Maya might sail on the Tagus competitively"}
+    ]
+    assert run.changes["facts"] == [sails_id, cello_id]  # ids, not text
+    assert idempotency_record_get(slot="idem:sails") is None and idempotency_record_get(slot="idem:quoted") is None
+    assert idempotency_record_get(slot="idem:cello")["body"]["text"] == "Maya plays the cello"
+    receipt = result["receipt"]
+    assert receipt["run_records"] == {"count": 1, "ids": [str(run.pk)], "truncated": False}
+    assert receipt["idempotency_records"] == {"count": 2, "ids": ["idem:sails", "idem:quoted"], "truncated": False}
+    assert receipt["indices"] == {"semantic": {"count": 1, "ids": [sails_id], "truncated": False}}
+    assert memory_get(subject=maya, memory_id=cello_id)["text"] == "Maya plays the cello"
+
+
+def test_a_plan_waiting_for_review_cannot_bring_a_forgotten_fact_back(maya, llm, settings) -> None:
+    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE = 0.0
+    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_FREE = 0
+    old = writes.fact_write(subject=maya, text="Maya lives in Porto near the river", fact_type="identity")
+    moved = _said(maya, "I moved to Lisbon")
+    llm.script(
+        empty_plan(
+            supersessions=[
+                {
+                    "target_fact_ids": [old["id"]],
+                    "contradiction": "natural",
+                    "fact": fact("Maya lives in Lisbon", [moved], fact_type="identity"),
+                }
+            ]
+        )
+    )
+    outcome = consolidation_run(subject=maya)
+    assert outcome.status == "needs_review", outcome.error
+    forget.memory_forget(subject=maya, memory_id=old["id"], actor="test")
+    run = ConsolidationRun.objects.get(pk=outcome.run.pk)
+    assert "Porto near the river" not in json.dumps([run.plan, run.rejected, run.error])
+    assert run.plan["supersessions"] == []
+    consolidation_run_approve(run=run, actor="test")
+    run.refresh_from_db()
+    assert run.changes.get("supersessions", []) == []
+
+
+def test_forgetting_a_subject_or_a_tenant_deletes_their_run_records_and_stored_answers(
+    maya, tom, other_tenant_subject, llm
+) -> None:
+    for n, subject in enumerate((maya, tom, other_tenant_subject)):
+        said = _said(subject, f"{subject.external_id} likes sailing", n)
+        llm.script(empty_plan(facts=[fact(f"{subject.external_id} likes sailing", [said])]))
+        assert consolidation_run(subject=subject).status == "done"
+        _answer(f"idem:{subject.pk}", subject, {"text": f"{subject.external_id} likes sailing"})
+    catalog_answer = {"state": "done", "digest": "d", "status": 201, "body": {"text": "the shop opens at 9"}}
+    idempotency_record_store(slot="idem:catalog", record=catalog_answer, tenant_id=str(maya.tenant.es_id), subject="")
+
+    result = forget.subject_memories_forget(subject=maya, actor="test")
+    assert not ConsolidationRun.objects.filter(subject=maya).exists()
+    assert ConsolidationRun.objects.filter(subject=tom).count() == 1
+    assert result["receipt"]["idempotency_records"]["ids"] == [f"idem:{maya.pk}"]
+    assert idempotency_record_get(slot=f"idem:{tom.pk}") is not None
+
+    result = forget.tenant_memories_forget(tenant=maya.tenant, actor="test")
+    assert not ConsolidationRun.objects.filter(tenant=maya.tenant).exists()
+    assert sorted(result["receipt"]["idempotency_records"]["ids"]) == sorted(["idem:catalog", f"idem:{tom.pk}"])
+    assert result["receipt"]["run_records"]["count"] == 1
+    # Another tenant's are not touched.
+    assert ConsolidationRun.objects.filter(subject=other_tenant_subject).count() == 1
+    assert idempotency_record_get(slot=f"idem:{other_tenant_subject.pk}") is not None
+
+
+def test_a_receipt_lists_a_bounded_number_of_ids_and_says_so(maya, monkeypatch) -> None:
+    monkeypatch.setattr(forget, "RECEIPT_MAX_IDS", 2)
+    written = [writes.fact_write(subject=maya, text=f"Maya fact number {n}")["id"] for n in range(3)]
+    receipt = forget.subject_memories_forget(subject=maya, actor="test")["receipt"]
+    semantic = receipt["indices"]["semantic"]
+    assert semantic["count"] == 3 and semantic["truncated"] is True
+    assert len(semantic["ids"]) == 2 and set(semantic["ids"]) < set(written)
+    assert receipt["indices"]["episodic"] == {"count": 0, "ids": [], "truncated": False}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_consolidation_in_flight_neither_stores_nor_applies_the_plan_of_a_forgotten_subject(maya, llm) -> None:
+    """The run asks the LLM about Maya's episodes; Maya is forgotten meanwhile. Its answer quotes them:
+    the run must not store it (writing the deleted run record back) nor write its facts."""
+    said = _said(maya, "I keep bees on the roof")
+    llm.script(empty_plan(facts=[fact("Maya keeps bees on the roof", [said])]))
+    llm.gate.clear()  # the LLM holds its answer
+    outcome: dict = {}
+
+    def consolidate() -> None:
+        try:
+            outcome["run"] = consolidation_run(subject=maya)
+        except Exception as err:  # noqa: BLE001 — asserted below
+            outcome["error"] = err
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=consolidate)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not llm.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert llm.requests, "the run never asked the LLM"
+    forgotten = forget.subject_memories_forget(subject=maya, actor="test")
+    assert forgotten["counts"] == {"episodic": 1}
+    llm.gate.set()
+    thread.join(timeout=120)
+    assert "error" not in outcome, outcome
+    assert outcome["run"].status == "busy"
+    assert not ConsolidationRun.objects.filter(subject=maya).exists()
+    assert memory_list(subject=maya, memory_types=["semantic"], page_size=10)["memories"] == []
+    assert lease_holder(subject=maya) is None  # forgetting released the lease it took
