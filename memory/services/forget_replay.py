@@ -63,9 +63,9 @@ def _replay_one(entry: dict[str, Any], *, actor: str) -> str:
     except NotFound:
         return "unknown owner"  # made after the backup: none of its memories can be in it
     if action == "memory.forget_tenant":
-        return "forgotten" if tenant_memories_forget(tenant=tenant, actor=actor) else "already gone"
+        return _outcome(tenant_memories_forget(tenant=tenant, actor=actor))
     if action == "memory.forget_subject":
-        return "forgotten" if subject_memories_forget(subject=subject, actor=actor) else "already gone"
+        return _outcome(subject_memories_forget(subject=subject, actor=actor))
     try:
         if action == "catalog.delete":
             catalog_entry_delete(tenant=tenant, entry_id=entry.get("memory_id"), actor=actor)
@@ -74,6 +74,10 @@ def _replay_one(entry: dict[str, Any], *, actor: str) -> str:
     except NotFound:
         return "already gone"
     return "forgotten"
+
+
+def _outcome(result: dict[str, Any]) -> str:
+    return "forgotten" if any(result["counts"].values()) else "already gone"
 
 
 def forget_log_replay(*, entries: Iterable[dict[str, Any]], actor: str) -> ReplayReport:

@@ -28,7 +28,8 @@ from memory.elastic.maintenance import (
     indices_settings,
     indices_write_block_set,
 )
-from memory.selectors import catalog_list, memory_chain_get, memory_counts, memory_recall
+from memory.recall import memory_recall
+from memory.selectors import catalog_list, memory_chain_get, memory_counts
 from memory.services.backup import SiteLayout, site_backup, write_block_lift
 from memory.services.catalog import catalog_entry_write
 from memory.services.forget import memory_forget
@@ -70,7 +71,8 @@ def _recall_view(subject) -> list[tuple[str, str]]:
 
 PROBE = """
 import json
-from memory.selectors import catalog_list, memory_chain_get, memory_counts, memory_recall
+from memory.recall import memory_recall
+from memory.selectors import catalog_list, memory_chain_get, memory_counts
 from tenants.tokens import token_authenticate
 principal = token_authenticate(presented={secret!r})
 subject = principal.subject
