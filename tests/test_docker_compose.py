@@ -224,7 +224,8 @@ def test_elasticsearch_has_security_on_and_a_dls_capable_licence_by_default(serv
     assert env["ES_JAVA_OPTS"] == "-Xms${ES_HEAP_SIZE:-1g} -Xmx${ES_HEAP_SIZE:-1g}"
     assert env["bootstrap.memory_lock"] == "true"
     assert es["ulimits"]["memlock"] == {"soft": -1, "hard": -1}
-    assert es["volumes"] == ["es-data:/usr/share/elasticsearch/data"]
+    assert es["volumes"] == ["es-data:/usr/share/elasticsearch/data", "es-snapshots:/usr/share/elasticsearch/snapshots"]
+    assert env["path.repo"] == "/usr/share/elasticsearch/snapshots"  # the fs repository of docs/operations.md
 
 
 def test_postgres_and_redis_persist_their_data(services):
@@ -273,7 +274,7 @@ def test_every_named_volume_is_declared_and_used(compose, services):
             if source and not source.startswith(("/", ".", "~")):
                 used.add(source)
             assert source is None or not source.startswith(("/", ".", "~")), f"{name}: bind mount {volume}"
-    assert used == set(compose["volumes"]) == {"es-data", "postgres-data", "redis-data"}
+    assert used == set(compose["volumes"]) == {"es-data", "es-snapshots", "postgres-data", "redis-data"}
 
 
 @pytest.mark.parametrize("name", sorted(SERVICES))

@@ -86,4 +86,21 @@ def es_errors(what: str) -> Iterator[None]:
     except ApiError as exc:
         if exc.meta.status >= 500:
             raise DependencyUnavailable(f"Elasticsearch failed ({exc.meta.status}) while trying to {what}") from exc
+        if write_blocked(exc.body):
+            raise DependencyUnavailable(write_blocked_message(what)) from exc
         raise
+
+
+def write_blocked(error: object) -> bool:
+    """Whether an Elasticsearch error (a response body, or a bulk item's ``error``) is a write block:
+    ``index.blocks.write`` (a backup in progress) or the disk flood stage's ``read_only_allow_delete``.
+    Elasticsearch answers them 403 or 429 with ``cluster_block_exception``; they pass, so they are a 503."""
+    if isinstance(error, dict) and isinstance(error.get("error"), dict):
+        error = error["error"]
+    return isinstance(error, dict) and error.get("type") == "cluster_block_exception"
+
+
+def write_blocked_message(what: str) -> str:
+    return (
+        f"Elasticsearch is refusing writes for now (an index write block: a backup in progress?) while trying to {what}"
+    )

@@ -14,9 +14,9 @@ from elastic_transport import ApiResponseMeta
 from elasticsearch import ApiError, ConflictError, Elasticsearch, NotFoundError, helpers
 from elasticsearch.exceptions import HTTP_EXCEPTIONS
 
-from atlas_site.errors import ValidationFailed
+from atlas_site.errors import DependencyUnavailable, ValidationFailed
 
-from .client import es_errors
+from .client import es_errors, write_blocked, write_blocked_message
 from .documents import VECTOR_FIELDS
 from .indices import alias_name, generations_pattern
 
@@ -167,6 +167,8 @@ def memories_bulk_index(writer: Elasticsearch, items: list[tuple[str, str, dict[
         ):
             if not ok:
                 info = next(iter(result.values()))
+                if write_blocked(info.get("error")):  # the whole cluster is refusing writes, not this item
+                    raise DependencyUnavailable(write_blocked_message("store memories"))
                 failures.append((info.get("_id", "?"), str(info.get("error", "unknown error"))))
     return failures
 
@@ -402,6 +404,8 @@ def memories_delete(writer: Elasticsearch, targets: list[tuple[str, str]]) -> in
             info = result["delete"]
             if ok and info.get("result") == "deleted":
                 deleted += 1
+            elif write_blocked(info.get("error")):
+                raise DependencyUnavailable(write_blocked_message("delete memories"))
             elif info.get("status") not in (200, 404):
                 raise RuntimeError(f"could not delete {info.get('_id')}: {info.get('error')}")
     return deleted

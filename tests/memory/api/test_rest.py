@@ -531,3 +531,25 @@ def test_the_external_id_a_writer_gave_works_wherever_an_id_does(world) -> None:
     assert forgotten.pop("receipt")["indices"]["semantic"]["ids"] == [fact["id"]]
     assert forgotten == {"id": fact["id"], "type": "semantic", "forgotten": True}
     _problem(world["own"]("GET", "subjects/bob/memories/f-3"), 404)
+
+
+def test_writes_during_a_backups_write_block_are_a_503_and_reads_go_on(world) -> None:
+    """While atlas_backup holds ``index.blocks.write`` (Elasticsearch answers 403 cluster_block_exception),
+    an agent gets a 503 problem to retry, not a 500, on a write and a forget; recall still answers."""
+    from django.conf import settings
+
+    from memory.elastic.maintenance import indices_settings, indices_write_block_set
+
+    svc = world["svc"]
+    kept = svc("POST", "subjects/alice/facts", json={"text": "Alice keeps bees"}).json()
+    names = sorted(n for n in indices_settings() if n.startswith(f"{settings.ATLAS_ES_INDEX_PREFIX}-"))
+    indices_write_block_set(names=names, blocked=True)
+    try:
+        refused = _problem(svc("POST", "subjects/alice/facts", json={"text": "Alice keeps goats"}), 503)
+        assert "write block" in refused["detail"]
+        _problem(svc("DELETE", f"subjects/alice/memories/{kept['id']}"), 503)
+        recall = svc("POST", "subjects/alice/recall", json={"query": "what does alice keep?", "k": 3})
+        assert recall.status_code == 200 and kept["id"] in {h["id"] for h in recall.json()["hits"]}
+    finally:
+        indices_write_block_set(names=names, blocked=False)
+    assert svc("DELETE", f"subjects/alice/memories/{kept['id']}").json()["forgotten"] is True
