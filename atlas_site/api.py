@@ -179,7 +179,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     """Every error of every route as problem details — the one place errors get their shape."""
     if isinstance(exc, AtlasError):
         errors = [{"field": exc.field, "message": exc.message}] if exc.field else None
-        return problem(exc.status, exc.message, code=exc.code, errors=errors)
+        response = problem(exc.status, exc.message, code=exc.code, errors=errors)
+        if exc.status == 503:  # a dependency is down or busy: say when a retry makes sense
+            response["Retry-After"] = str(RETRY_AFTER_UNAVAILABLE_SECONDS)
+        return response
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return problem(413, f"the request body is larger than {limit} bytes", code="too_large")
@@ -201,6 +204,20 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
             response["WWW-Authenticate"] = 'Bearer realm="atlas-memory"'
         return response
     return None  # a bug: Django's 500 handler answers (and logs it once)
+
+
+#: Retry-After on a 503 (Elasticsearch or the broker down or busy) and on a 409 "still running".
+RETRY_AFTER_UNAVAILABLE_SECONDS = 5
+RETRY_AFTER_RUNNING_SECONDS = 2
+
+
+def retry_key(request: Request, fields: dict[str, Any]) -> str | None:
+    """The key a keyed write's memory id derives from: the Idempotency-Key's slot, unless the caller
+    named the memory itself (``external_id``, which decides its id)."""
+    slot = getattr(request, "idempotency_slot", None)
+    if slot is None or fields.get("external_id") is not None:
+        return None
+    return f"request:{slot}"
 
 
 def _body_digest(request: Request) -> str:
@@ -229,14 +246,22 @@ def idempotent(view: Callable) -> Callable:
                     422, "this Idempotency-Key was used with another request body", code="idempotency_mismatch"
                 )
             if stored["state"] == "running":
-                return problem(409, "a request with this Idempotency-Key is still running", code="idempotency_running")
+                running = problem(
+                    409, "a request with this Idempotency-Key is still running", code="idempotency_running"
+                )
+                running["Retry-After"] = str(RETRY_AFTER_RUNNING_SECONDS)
+                return running
             replay = Response(stored["body"], status=stored["status"], content_type=stored.get("content_type"))
             replay["Idempotent-Replayed"] = "true"
             return replay
+        # The memory a keyed write stores gets its id from the key (writes.retry_key), so a retry of a
+        # write whose fate is unknown — a 5xx or a lost answer after it reached the engine — lands on the
+        # same document: releasing the key below can never make a second copy.
+        request.idempotency_slot = slot
         try:
             response = view(self, request, *args, **kwargs)
         except Exception:
-            idempotency_record_release(slot=slot)  # nothing was stored: a retry may try again
+            idempotency_record_release(slot=slot)  # a retry may try again, onto the same document
             raise
         if response.status_code >= 500 or response.status_code == status.HTTP_429_TOO_MANY_REQUESTS:
             idempotency_record_release(slot=slot)

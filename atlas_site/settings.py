@@ -181,6 +181,7 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # The schedule lives in code; django-celery-beat's scheduler syncs it into the database.
 CELERY_BEAT_SCHEDULE = {
     "credentials-reconcile": {"task": "tenants.credentials_reconcile", "schedule": 3600.0},
+    "idempotency-purge": {"task": "tenants.idempotency_purge", "schedule": 3600.0},
     "supersessions-reconcile": {"task": "memory.supersessions_reconcile", "schedule": 3600.0},
     "archive-superseded-nightly": {"task": "memory.archive_superseded", "schedule": crontab(hour=3, minute=30)},
     "consolidation-nightly": {

@@ -261,3 +261,23 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > timezone.now())
+
+
+class IdempotencyRecord(models.Model):
+    """A POST's first answer, kept 24 h for replay to a retry with the same Idempotency-Key — in the
+    database, so it outlives a restart and is shared by every web worker (with REDIS_URL, Redis holds
+    them instead: atlas_site/idempotency.py). Listed by owner (tenant, subject) so forgetting finds it."""
+
+    slot = models.CharField(max_length=80, unique=True)  # sha256 of (token, path, key)
+    tenant_key = models.CharField(max_length=64)  # the tenant's es_id
+    subject = models.CharField(max_length=300, blank=True)  # the subject's external id, hex; "" = the tenant's
+    running = models.BooleanField(default=True)
+    digest = models.CharField(max_length=64)
+    record = models.JSONField(null=True, blank=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant_key", "subject"], name="idempotency_owner")]
+
+    def __str__(self) -> str:
+        return f"{self.slot[:12]}… ({'running' if self.running else 'done'})"

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from atlas_site.api import actor_of, flag_param, idempotent, int_param, principal_of, query_params
+from atlas_site.api import actor_of, flag_param, idempotent, int_param, principal_of, query_params, retry_key
 from atlas_site.errors import ValidationFailed
 from memory import selectors
 from memory.recall import RecallOptions, memory_recall
@@ -137,7 +137,9 @@ class EpisodesView(SubjectView):
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "write")
         fields = _iso(_valid(s.EpisodeIn, request.data), "at")
-        return Response(_shaped(writes.episode_write(subject=who, **fields)), status=201)
+        return Response(
+            _shaped(writes.episode_write(subject=who, derived_key=retry_key(request, fields), **fields)), status=201
+        )
 
 
 class TurnView(SubjectView):
@@ -159,7 +161,7 @@ class TurnView(SubjectView):
         principal_of(request).require("read")
         fields = _valid(s.TurnIn, request.data)
         options = fields.pop("recall", {}) or {}
-        episode = writes.episode_write(subject=who, **_iso(fields, "at"))
+        episode = writes.episode_write(subject=who, derived_key=retry_key(request, fields), **_iso(fields, "at"))
         k = options.get("k", 10)
         recalled = _recall(who, episode["text"], {**options, "k": min(k + 1, 50)})
         others = [h for h in recalled["hits"] if h["id"] != episode["id"]][:k]
@@ -186,7 +188,9 @@ class FactsView(SubjectView):
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "write")
         fields = _iso(_valid(s.FactIn, request.data), "valid_from", "valid_to")
-        return Response(_shaped(writes.fact_write(subject=who, **fields)), status=201)
+        return Response(
+            _shaped(writes.fact_write(subject=who, derived_key=retry_key(request, fields), **fields)), status=201
+        )
 
 
 class FactView(SubjectView):
@@ -235,7 +239,9 @@ class PlaybooksView(SubjectView):
     @idempotent
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "write")
-        return Response(_shaped(writes.playbook_write(subject=who, **_valid(s.PlaybookIn, request.data))), status=201)
+        fields = _valid(s.PlaybookIn, request.data)
+        stored = writes.playbook_write(subject=who, derived_key=retry_key(request, fields), **fields)
+        return Response(_shaped(stored), status=201)
 
 
 class OutcomeView(SubjectView):

@@ -187,6 +187,7 @@ def episode_prepare(
     at: Any = None,
     external_id: Any = None,
     previous_turn: PreviousTurn | None = None,
+    derived_key: str | None = None,
 ) -> PreparedMemory:
     """An episode. ``previous_turn`` (the turn before it in its session) is linked by id — recall lets a
     reply share its question's relevance (ATLAS_REPLY_INHERITANCE) — and, with contextual embeddings
@@ -220,7 +221,7 @@ def episode_prepare(
         source["previous_turn_id"] = previous_turn.memory_id
         if settings.ATLAS_CONTEXTUAL_EPISODES:
             source["embedding_context"] = f"{when:%A %d %B %Y}. Before: {previous_turn.text[:1000]}"
-    memory_id = memory_id_for(tenant_id=tenant_id, user_id=user_id, memory_type="episodic", external_id=external_id)
+    memory_id = _memory_id(tenant_id, user_id, "episodic", external_id, derived_key)
     return PreparedMemory("episodic", memory_id, source)
 
 

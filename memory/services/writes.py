@@ -23,6 +23,7 @@ from .documents import (
     embed_into,
     episode_prepare,
     fact_prepare,
+    memory_id_derived,
     memory_owner_check,
     now,
     playbook_prepare,
@@ -72,15 +73,43 @@ def _previous_turn(scope: SubjectScope, *, session_id: Any, at: Any) -> Previous
     return PreviousTurn(hits[0]["_id"], hits[0]["_source"]["text"]) if hits else None
 
 
-def episode_write(*, subject: MemorySubject, text: Any, refresh: bool = True, **fields: Any) -> dict[str, Any]:
-    """Store one user turn. With ``refresh`` (the default) the next recall sees it."""
+def episode_write(
+    *, subject: MemorySubject, text: Any, refresh: bool = True, derived_key: str | None = None, **fields: Any
+) -> dict[str, Any]:
+    """Store one user turn. With ``refresh`` (the default) the next recall sees it.
+
+    ``derived_key`` (a keyed request's retry key): the turn's id derives from it, and a turn already
+    stored under that id — the first attempt of a retried request — is answered as it is, not stored
+    again (nor linked to itself as its own previous turn)."""
     scope = SubjectScope.of(subject)
+    if derived_key is not None:
+        stored = _stored_under(scope, "episodic", derived_key)
+        if stored is not None:
+            return stored
     previous = _previous_turn(scope, session_id=fields.get("session_id"), at=fields.get("at"))
     prepared = episode_prepare(
-        tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, previous_turn=previous, **fields
+        tenant_id=scope.tenant_id,
+        user_id=scope.user_id,
+        text=text,
+        previous_turn=previous,
+        derived_key=derived_key,
+        **fields,
     )
-    _index(scope, prepared, refresh=refresh)
+    _index(scope, prepared, refresh=refresh, create_only=derived_key is not None)
     return stored_view(prepared)
+
+
+def _stored_under(scope: SubjectScope, memory_type: str, derived_key: str) -> dict[str, Any] | None:
+    """The subject's memory stored under ``derived_key``'s id, as a write answers it; None if none."""
+    memory_id = memory_id_derived(
+        tenant_id=scope.tenant_id, user_id=scope.user_id, memory_type=memory_type, key=derived_key
+    )
+    hit = store.memories_fetch(
+        scope.reader(), ids=[memory_id], memory_types=(memory_type,), filters=scope.read_filters()
+    ).get(memory_id)
+    if hit is None:
+        return None
+    return {"id": hit["_id"], "type": memory_type, **hit["_source"]}
 
 
 def _superseded_targets(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, Any]]:

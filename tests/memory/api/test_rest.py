@@ -10,7 +10,7 @@ import requests
 
 from memory.services import writes
 from tenants import services, tokens
-from tenants.models import ApiKeyCredential, AuditRecord
+from tenants.models import ApiKeyCredential, ApiToken, AuditRecord
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -333,6 +333,94 @@ def test_idempotency_key_stores_once_and_replays(world) -> None:
     _problem(svc("POST", "subjects/alice/episodes", json={"text": "something else"}, headers=headers), 422)
 
 
+def _slot(world, token_name: str, path: str, key: str) -> str:
+    import hashlib
+
+    token = ApiToken.objects.get(tenant=world["tenant"], name=token_name)
+    return "idem:" + hashlib.sha256(f"{token.pk}:/api/v1/{path}:{key}".encode()).hexdigest()
+
+
+def _texts(svc, kind: str) -> list[str]:
+    return [m["text"] for m in svc("GET", "subjects/alice/memories", params={"type": kind}).json()["memories"]]
+
+
+def test_idempotency_records_outlive_the_process_memory(world, settings) -> None:
+    """Without REDIS_URL the records are in the database: a restart (the process's memory, caches
+    included, gone) or another web worker still replays the first answer instead of storing again.
+    With Redis they live there, outside every process."""
+    from django.core.cache import cache
+
+    from tenants.models import IdempotencyRecord
+
+    svc = world["svc"]
+    first = svc("POST", "subjects/alice/facts", json={"text": "Alice keeps bees"}, headers={"Idempotency-Key": "k1"})
+    if not settings.REDIS_URL:
+        cache.clear()  # all a restarted process would have lost
+        [row] = IdempotencyRecord.objects.all()
+        assert (row.running, row.subject, row.tenant_key) == (False, b"alice".hex(), str(world["tenant"].es_id))
+    again = svc("POST", "subjects/alice/facts", json={"text": "Alice keeps bees"}, headers={"Idempotency-Key": "k1"})
+    assert again.headers.get("Idempotent-Replayed") == "true" and again.json() == first.json()
+    assert _texts(svc, "semantic") == ["Alice keeps bees"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "kind"),
+    [
+        ("subjects/alice/episodes", {"text": "I moved to Lisbon", "session_id": "s1"}, "episodic"),
+        ("subjects/alice/facts", {"text": "Alice lives in Lisbon"}, "semantic"),
+        ("subjects/alice/playbooks", {"name": "move", "trigger_text": "moving house", "steps": ["pack"]}, "procedural"),
+        ("subjects/alice/turn", {"text": "I moved to Lisbon", "session_id": "s1"}, "episodic"),
+    ],
+)
+def test_a_retry_of_a_write_whose_fate_was_unknown_lands_on_the_same_memory(world, path, body, kind) -> None:
+    """A 5xx releases the key, yet the write may have reached the engine (a stall, a killed gateway): the
+    memory's id derives from the key, so the retry stores nothing twice."""
+    from atlas_site.idempotency import idempotency_record_release
+
+    def memory(answer: dict) -> dict:
+        return answer.get("episode", answer)  # /turn answers the episode beside the recall
+
+    svc = world["svc"]
+    first = svc("POST", path, json=body, headers={"Idempotency-Key": "fate-unknown"})
+    assert first.status_code == 201, first.text
+    idempotency_record_release(slot=_slot(world, "svc", path, "fate-unknown"))  # as after a 5xx
+    retry = svc("POST", path, json=body, headers={"Idempotency-Key": "fate-unknown"})
+    assert retry.status_code == 201 and "Idempotent-Replayed" not in retry.headers  # it ran again
+    assert memory(retry.json())["id"] == memory(first.json())["id"]
+    stored = _texts(svc, kind)
+    assert len(stored) == 1, stored
+    if kind == "episodic":
+        assert memory(retry.json()).get("previous_turn_id") is None  # not linked to its own first attempt
+    other = svc("POST", path, json=body, headers={"Idempotency-Key": "another-request"})
+    assert memory(other.json())["id"] != memory(first.json())["id"] and len(_texts(svc, kind)) == 2
+
+
+def test_a_request_still_running_holds_its_key_as_long_as_a_request_can_run(world, settings) -> None:
+    import hashlib
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from atlas_site.idempotency import RUNNING_SECONDS, idempotency_record_claim, idempotency_record_release
+    from tenants.models import IdempotencyRecord
+
+    svc = world["svc"]
+    body = b'{"text": "Alice keeps bees"}'
+    headers = {"Idempotency-Key": "slow", "Content-Type": "application/json"}
+    slot = _slot(world, "svc", "subjects/alice/facts", "slow")
+    assert idempotency_record_claim(slot=slot, digest=hashlib.sha256(body).hexdigest())  # the first request
+    assert RUNNING_SECONDS >= 300  # the lock lapsed after 60 s while the first request still ran
+    if not settings.REDIS_URL:
+        row = IdempotencyRecord.objects.get(slot=slot)
+        assert row.running and row.expires_at >= timezone.now() + timedelta(seconds=RUNNING_SECONDS - 5)
+    busy = svc("POST", "subjects/alice/facts", data=body, headers=headers)
+    assert _problem(busy, 409)["type"].endswith("idempotency_running") and busy.headers["Retry-After"] == "2"
+    assert _texts(svc, "semantic") == []
+    idempotency_record_release(slot=slot)  # the first request ends (or its dead process's lock lapses)
+    done = svc("POST", "subjects/alice/facts", data=body, headers=headers)
+    assert done.status_code == 201 and _texts(svc, "semantic") == ["Alice keeps bees"]
+
+
 def test_forgetting_drops_the_stored_answers_that_hold_the_text(world) -> None:
     """A retry after forgetting is not answered from the stored first answer (the forgotten text) — for
     one memory, for the whole subject (with the subject's own token too), and for a deleted catalog entry."""
@@ -545,8 +633,9 @@ def test_writes_during_a_backups_write_block_are_a_503_and_reads_go_on(world) ->
     names = sorted(n for n in indices_settings() if n.startswith(f"{settings.ATLAS_ES_INDEX_PREFIX}-"))
     indices_write_block_set(names=names, blocked=True)
     try:
-        refused = _problem(svc("POST", "subjects/alice/facts", json={"text": "Alice keeps goats"}), 503)
-        assert "write block" in refused["detail"]
+        blocked = svc("POST", "subjects/alice/facts", json={"text": "Alice keeps goats"})
+        refused = _problem(blocked, 503)
+        assert "write block" in refused["detail"] and blocked.headers["Retry-After"] == "5"
         _problem(svc("DELETE", f"subjects/alice/memories/{kept['id']}"), 503)
         recall = svc("POST", "subjects/alice/recall", json={"query": "what does alice keep?", "k": 3})
         assert recall.status_code == 200 and kept["id"] in {h["id"] for h in recall.json()["hits"]}
