@@ -284,6 +284,30 @@ def idempotent(view: Callable) -> Callable:
 
 
 # Query parameters: every route accepts the ones it names and refuses the rest (default deny).
+#: When the old names of the memory-type and replaced-versions filters (REST ``?type=``, ``?superseded=``,
+#: recall's ``memory_types``) were deprecated; they are accepted for one release (RFC 9745's Deprecation).
+DEPRECATED_AT = "@1796256000"  # 2026-12-03
+
+
+def renamed(values: dict[str, Any], *, old: str, new: str) -> tuple[Any, bool]:
+    """The value given under ``new`` or, deprecated, ``old`` (and whether the old name was used); both at
+    once is a 400."""
+    if old in values and new in values:
+        raise ValidationFailed(f"{old} is the old name of {new}: give {new} only", field=old)
+    if old in values:
+        return values[old], True
+    return values.get(new), False
+
+
+def deprecation_mark(response: Response, *, names: list[str]) -> Response:
+    """Tell a caller that used old parameter names so (RFC 9745), and which ones."""
+    if names:
+        response["Deprecation"] = DEPRECATED_AT
+        response["Link"] = '</api/v1/docs/>; rel="deprecation"'
+        response["X-Atlas-Deprecated"] = ", ".join(names)
+    return response
+
+
 def query_params(request: Request, allowed: set[str]) -> dict[str, str]:
     """Single-valued query parameters; an unknown one is refused, not ignored."""
     unknown = sorted(set(request.query_params) - allowed)

@@ -85,15 +85,24 @@ class EpisodeIn(Strict):
 
 class RecallOptionsIn(Strict):
     k = serializers.IntegerField(required=False, min_value=1, max_value=50, help_text="How many hits (default 10).")
+    types = serializers.ListField(
+        child=serializers.ChoiceField(choices=RECALL_TYPE_CHOICES),
+        required=False,
+        allow_empty=False,
+        help_text="Only these memory types (the field every memory names as `type`); default all.",
+    )
     memory_types = serializers.ListField(
-        child=serializers.ChoiceField(choices=RECALL_TYPE_CHOICES), required=False, allow_empty=False
+        child=serializers.ChoiceField(choices=RECALL_TYPE_CHOICES),
+        required=False,
+        allow_empty=False,
+        help_text="Deprecated: the old name of `types` (answered with a Deprecation header).",
     )
     include_superseded = serializers.BooleanField(required=False)
     as_of = serializers.DateTimeField(required=False, help_text="Recall as things stood at this time.")
     fact_type = serializers.ChoiceField(
         choices=FACT_TYPE_CHOICES,
         required=False,
-        help_text="Only facts of this type (no episodes, playbooks or catalog entries); memory_types, if given, "
+        help_text="Only facts of this type (no episodes, playbooks or catalog entries); types, if given, "
         "must include semantic.",
     )
     since = serializers.DateTimeField(required=False, help_text="Only memories stored at or after this time.")

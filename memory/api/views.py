@@ -14,7 +14,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from atlas_site.api import actor_of, flag_param, idempotent, int_param, principal_of, query_params, retry_key
+from atlas_site.api import (
+    actor_of,
+    deprecation_mark,
+    flag_param,
+    idempotent,
+    int_param,
+    principal_of,
+    query_params,
+    renamed,
+    retry_key,
+)
 from atlas_site.errors import ValidationFailed
 from memory import selectors
 from memory.recall import RecallOptions, memory_recall
@@ -71,7 +81,7 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         subject=subject,
         query=query,
         k=options.get("k", 10),
-        memory_types=options.get("memory_types"),
+        memory_types=renamed(options, old="memory_types", new="types")[0],
         include_superseded=options.get("include_superseded", False),
         as_of=options["as_of"].isoformat() if options.get("as_of") else None,
         fact_type=options.get("fact_type"),
@@ -267,7 +277,7 @@ class RecallView(SubjectView):
     @extend_schema(
         operation_id="recall",
         summary="Hybrid recall over the subject's memories and the tenant catalog",
-        description="The filters (memory_types, fact_type, since/until on the time a memory was stored, "
+        description="The filters (types, fact_type, since/until on the time a memory was stored, "
         "include_superseded, as_of) narrow every leg of the search, keyword and vector alike; a bad value is a "
         "400 naming the field.",
         parameters=[SUBJECT],
@@ -289,7 +299,8 @@ class RecallView(SubjectView):
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "read")
         fields = _valid(s.RecallIn, request.data)
-        return Response(_recall(who, fields.pop("query"), fields))
+        old_names = ["memory_types"] if "memory_types" in fields else []
+        return deprecation_mark(Response(_recall(who, fields.pop("query"), fields)), names=old_names)
 
 
 class MemoriesView(SubjectView):
@@ -298,9 +309,20 @@ class MemoriesView(SubjectView):
         summary="List the subject's memories, newest first",
         parameters=[
             SUBJECT,
-            OpenApiParameter("type", OpenApiTypes.STR, many=True, enum=s.LIST_TYPE_CHOICES),
+            OpenApiParameter("types", OpenApiTypes.STR, many=True, enum=s.LIST_TYPE_CHOICES),
             OpenApiParameter("fact_type", OpenApiTypes.STR, enum=s.FACT_TYPE_CHOICES),
-            OpenApiParameter("superseded", OpenApiTypes.BOOL, description="Include superseded facts."),
+            OpenApiParameter("include_superseded", OpenApiTypes.BOOL, description="Include replaced versions."),
+            OpenApiParameter(
+                "type",
+                OpenApiTypes.STR,
+                many=True,
+                enum=s.LIST_TYPE_CHOICES,
+                deprecated=True,
+                description="The old name of types.",
+            ),
+            OpenApiParameter(
+                "superseded", OpenApiTypes.BOOL, deprecated=True, description="The old name of include_superseded."
+            ),
             OpenApiParameter("session_id", OpenApiTypes.STR),
             OpenApiParameter("since", OpenApiTypes.DATETIME),
             OpenApiParameter("until", OpenApiTypes.DATETIME),
@@ -312,21 +334,26 @@ class MemoriesView(SubjectView):
     def get(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "read")
         query = query_params(
-            request, {"type", "fact_type", "superseded", "session_id", "since", "until", "page_size", "cursor"}
+            request,
+            {"types", "type", "fact_type", "include_superseded", "superseded", "session_id", "since", "until"}
+            | {"page_size", "cursor"},
         )
-        return Response(
-            selectors.memory_list(
-                subject=who,
-                memory_types=request.query_params.getlist("type") or None,
-                include_superseded=flag_param(query.get("superseded"), "superseded"),
-                fact_type=query.get("fact_type"),
-                session_id=query.get("session_id"),
-                since=query.get("since"),
-                until=query.get("until"),
-                page_size=int_param(query.get("page_size", "50"), "page_size"),
-                cursor=query.get("cursor"),
-            )
+        lists = {name: request.query_params.getlist(name) for name in ("types", "type") if name in query}
+        types, old_types = renamed(lists, old="type", new="types")
+        superseded, old_superseded = renamed(query, old="superseded", new="include_superseded")
+        old_names = [name for name, used in (("type", old_types), ("superseded", old_superseded)) if used]
+        page = selectors.memory_list(
+            subject=who,
+            memory_types=types or None,
+            include_superseded=flag_param(superseded, "superseded" if old_superseded else "include_superseded"),
+            fact_type=query.get("fact_type"),
+            session_id=query.get("session_id"),
+            since=query.get("since"),
+            until=query.get("until"),
+            page_size=int_param(query.get("page_size", "50"), "page_size"),
+            cursor=query.get("cursor"),
         )
+        return deprecation_mark(Response(page), names=old_names)
 
     @extend_schema(
         operation_id="memory_forget_all",

@@ -33,7 +33,7 @@ def _race(n: int, call) -> list:
 
 
 def _facts(svc, superseded: bool = False) -> list[dict]:
-    params = {"type": "semantic", "page_size": 100, **({"superseded": "true"} if superseded else {})}
+    params = {"type": "semantic", "page_size": 100, **({"include_superseded": "true"} if superseded else {})}
     return svc("GET", "subjects/alice/memories", params=params).json()["memories"]
 
 

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def _owned(svc_get, subject: str) -> dict[str, str]:
     return {
         m["id"]: m["text"]
-        for m in svc_get(f"subjects/{subject}/memories", params={"superseded": "true"}).json()["memories"]
+        for m in svc_get(f"subjects/{subject}/memories", params={"include_superseded": "true"}).json()["memories"]
     }
 
 

@@ -77,9 +77,9 @@ def test_write_recall_list_get_chain_forget(world) -> None:
     assert new["supersedes"] == [fact["id"]] and new["fact_type"] == "identity"
     chain = svc("GET", f"subjects/alice/memories/{fact['id']}/chain").json()["chain"]
     assert [m["id"] for m in chain] == [fact["id"], new["id"]]
-    listing = svc("GET", "subjects/alice/memories", params={"type": "semantic"}).json()
+    listing = svc("GET", "subjects/alice/memories", params={"types": "semantic"}).json()
     assert [m["id"] for m in listing["memories"]] == [new["id"]]
-    with_old = svc("GET", "subjects/alice/memories", params={"type": "semantic", "superseded": "true"}).json()
+    with_old = svc("GET", "subjects/alice/memories", params={"types": "semantic", "include_superseded": "true"}).json()
     assert {m["id"] for m in with_old["memories"]} == {new["id"], fact["id"]}
     gone = svc("DELETE", f"subjects/alice/memories/{episode.json()['id']}").json()
     receipt = gone.pop("receipt")
@@ -102,14 +102,14 @@ def test_an_edit_of_a_replaced_version_or_a_stale_etag_is_refused(world) -> None
     assert svc(
         "PATCH", f"subjects/alice/facts/{fact['id']}", json={"text": "Drinks tea"}, headers={"If-Match": etag}
     ).ok
-    tea = svc("GET", "subjects/alice/memories", params={"type": "semantic"}).json()["memories"][0]["id"]
+    tea = svc("GET", "subjects/alice/memories", params={"types": "semantic"}).json()["memories"][0]["id"]
     second = svc(
         "PATCH", f"subjects/alice/facts/{fact['id']}", json={"text": "Drinks water"}, headers={"If-Match": etag}
     )
     assert f"edit the newest version ({tea})" in _problem(second, 412)["detail"]  # the precondition comes first
     without = svc("PATCH", f"subjects/alice/facts/{fact['id']}", json={"text": "Drinks water"})
     assert f"newest version is {tea}" in _problem(without, 409)["detail"]
-    texts = {m["text"] for m in svc("GET", "subjects/alice/memories", params={"type": "semantic"}).json()["memories"]}
+    texts = {m["text"] for m in svc("GET", "subjects/alice/memories", params={"types": "semantic"}).json()["memories"]}
     assert texts == {"Drinks tea"}
 
 
@@ -146,7 +146,7 @@ def test_concurrent_edits_of_one_version_leave_one_winner(world) -> None:
     for t in threads:
         t.join()
     assert sorted(results) == [200, 409, 409]
-    current = svc("GET", "subjects/alice/memories", params={"type": "semantic"}).json()["memories"]
+    current = svc("GET", "subjects/alice/memories", params={"types": "semantic"}).json()["memories"]
     assert len(current) == 1 and current[0]["supersedes"] == [fact["id"]]
 
 
@@ -245,7 +245,7 @@ def test_answers_name_the_subject_by_the_callers_id_never_the_internal_one(world
         svc("POST", "subjects/alice/episodes", json={"text": "I open the shop at 9"}),
         svc("POST", "subjects/alice/turn", json={"text": "when do we open?"}),
         svc("GET", f"subjects/alice/memories/{fact.json()['id']}"),
-        svc("GET", "subjects/alice/memories?superseded=true"),
+        svc("GET", "subjects/alice/memories?include_superseded=true"),
         svc("GET", f"subjects/alice/memories/{fact.json()['id']}/chain"),
         svc("POST", "subjects/alice/recall", json={"query": "opening hours weekdays", "k": 10}),
     ]
@@ -291,6 +291,29 @@ def test_playbook_steps_are_strings_or_objects_and_errors_name_the_step(world) -
         assert field in {e["field"] for e in _problem(refused, 400)["errors"]}, (steps, refused.text)
 
 
+def test_one_name_per_filter_and_the_old_names_answer_with_a_deprecation_header(world) -> None:
+    """types (the memory types: every memory names its own as type) and include_superseded, on the list as
+    on recall and MCP; the old REST names work for one release, flagged as RFC 9745 says."""
+    svc = world["svc"]
+    old = svc("POST", "subjects/alice/facts", json={"text": "Alice lives in Porto"}).json()
+    svc("PATCH", f"subjects/alice/facts/{old['id']}", json={"text": "Alice lives in Lisbon"})
+    svc("POST", "subjects/alice/episodes", json={"text": "we moved!"})
+    new = svc("GET", "subjects/alice/memories", params={"types": "semantic", "include_superseded": "true"})
+    assert new.status_code == 200 and "Deprecation" not in new.headers
+    assert {m["text"] for m in new.json()["memories"]} == {"Alice lives in Porto", "Alice lives in Lisbon"}
+    legacy = svc("GET", "subjects/alice/memories", params={"type": "semantic", "superseded": "true"})
+    assert legacy.json() == new.json()
+    assert legacy.headers["Deprecation"] == "@1796256000" and 'rel="deprecation"' in legacy.headers["Link"]
+    assert legacy.headers["X-Atlas-Deprecated"] == "type, superseded"
+    both = svc("GET", "subjects/alice/memories", params={"type": "semantic", "types": "semantic"})
+    assert _problem(both, 400)["errors"][0]["field"] == "type"
+    recall = svc("POST", "subjects/alice/recall", json={"query": "where does alice live", "types": ["semantic"]})
+    assert recall.status_code == 200 and "Deprecation" not in recall.headers
+    assert {h["type"] for h in recall.json()["hits"]} == {"semantic"}
+    legacy = svc("POST", "subjects/alice/recall", json={"query": "where does alice live", "memory_types": ["semantic"]})
+    assert legacy.json()["hits"] == recall.json()["hits"] and legacy.headers["X-Atlas-Deprecated"] == "memory_types"
+
+
 def test_an_agents_recall_counts_as_use(world, settings, monkeypatch) -> None:
     from memory import tasks
 
@@ -328,7 +351,7 @@ def test_idempotency_key_stores_once_and_replays(world) -> None:
     again = svc("POST", "subjects/alice/episodes", json={"text": "retry me"}, headers=headers)
     assert first.status_code == again.status_code == 201
     assert again.json() == first.json() and again.headers["Idempotent-Replayed"] == "true"
-    episodes = svc("GET", "subjects/alice/memories", params={"type": "episodic"}).json()["memories"]
+    episodes = svc("GET", "subjects/alice/memories", params={"types": "episodic"}).json()["memories"]
     assert [e["text"] for e in episodes].count("retry me") == 1
     _problem(svc("POST", "subjects/alice/episodes", json={"text": "something else"}, headers=headers), 422)
 
@@ -341,7 +364,7 @@ def _slot(world, token_name: str, path: str, key: str) -> str:
 
 
 def _texts(svc, kind: str) -> list[str]:
-    return [m["text"] for m in svc("GET", "subjects/alice/memories", params={"type": kind}).json()["memories"]]
+    return [m["text"] for m in svc("GET", "subjects/alice/memories", params={"types": kind}).json()["memories"]]
 
 
 def test_idempotency_records_outlive_the_process_memory(world, settings) -> None:
@@ -501,12 +524,12 @@ def test_forget_everything_needs_the_subject_repeated(world) -> None:
         ("POST", "subjects/alice/facts", {"text": "x", "fact_type": "gossip"}, "fact_type"),
         ("POST", "subjects/alice/facts", {"text": "x", "supersedes": ["no-such-fact"]}, "supersedes"),
         ("POST", "subjects/alice/recall", {"query": "x", "k": 0}, "k"),
-        ("POST", "subjects/alice/recall", {"query": "x", "memory_types": ["dreams"]}, "memory_types[0]"),
+        ("POST", "subjects/alice/recall", {"query": "x", "types": ["dreams"]}, "types[0]"),
         ("POST", "subjects/alice/recall", {"query": "x", "fact_type": "gossip"}, "fact_type"),
         (
             "POST",
             "subjects/alice/recall",
-            {"query": "x", "fact_type": "world", "memory_types": ["episodic"]},
+            {"query": "x", "fact_type": "world", "types": ["episodic"]},
             "fact_type",
         ),
         ("POST", "subjects/alice/recall", {"query": "x", "since": "last week"}, "since"),
@@ -524,10 +547,12 @@ def test_forget_everything_needs_the_subject_repeated(world) -> None:
 )
 def test_bad_input_is_a_clear_400_and_writes_nothing(world, method, path, body, field) -> None:
     svc = world["svc"]
-    before = len(svc("GET", "subjects/alice/memories", params={"superseded": "true"}).json()["memories"])
+    before = len(svc("GET", "subjects/alice/memories", params={"include_superseded": "true"}).json()["memories"])
     problem = _problem(svc(method, path, json=body), 400 if field != "supersedes" else 404)
     assert field in {e["field"] for e in problem.get("errors", [])}
-    assert len(svc("GET", "subjects/alice/memories", params={"superseded": "true"}).json()["memories"]) == before
+    assert (
+        len(svc("GET", "subjects/alice/memories", params={"include_superseded": "true"}).json()["memories"]) == before
+    )
 
 
 def test_malformed_and_oversized_bodies(world, settings) -> None:
