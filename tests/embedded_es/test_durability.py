@@ -1,0 +1,164 @@
+"""An acknowledged write survives the engine's death (issue 25, point 1), and the engine comes back (point 8).
+
+Elasticsearch acknowledges a write once it is in the translog, fsynced (``index.translog.durability:
+request``, the default: "fsync and commit after every request"); a SIGKILL of the node loses nothing
+it answered with a 2xx. The embedded gateway gives the same guarantee through its write journal
+(``embedded_es/journal.py``): each test below writes through the gateway, SIGKILLs the engine (or
+the engine and the gateway) right after the last acknowledgement, and finds every acknowledged
+write once, and only once — a scripted counter counts each acknowledged increment exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from elasticsearch import ApiError, Elasticsearch, TransportError
+
+from embedded_es import EmbeddedElasticsearch
+
+from .conftest import engine_pids, mint_key, needs_embedded
+
+pytestmark = needs_embedded
+
+INDEX = "durable"
+WRITER_ROLE = {"writer": {"indices": [{"names": ["durable*"], "privileges": ["write", "create_index"]}]}}
+INCREMENT = {"source": "ctx._source.n += params.by", "lang": "painless", "params": {"by": 1}}
+
+
+def _write_everything(server: EmbeddedElasticsearch, *, tag: str, increments: int) -> dict:
+    """Acknowledged writes of every kind through the gateway; returns what must be there afterwards."""
+    admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+    writer = Elasticsearch(server.url, api_key=mint_key(admin, f"writer-{tag}", WRITER_ROLE))
+    expected: dict[str, dict] = {}
+    for i in range(20):
+        doc_id = f"{tag}-single-{i}"
+        assert writer.index(index=INDEX, id=doc_id, document={"tag": tag, "i": i})["result"] == "created"
+        expected[doc_id] = {"tag": tag, "i": i}
+    auto = writer.index(index=INDEX, document={"tag": tag, "auto": True})  # the engine picks the id
+    assert auto["result"] == "created"
+    expected[auto["_id"]] = {"tag": tag, "auto": True}
+    operations: list[dict] = []
+    for i in range(15):
+        if i % 3 == 0:
+            operations += [{"index": {"_index": INDEX}}, {"tag": tag, "bulk": i}]  # an auto id
+        else:
+            operations += [{"index": {"_index": INDEX, "_id": f"{tag}-bulk-{i}"}}, {"tag": tag, "bulk": i}]
+    operations += [{"delete": {"_index": INDEX, "_id": f"{tag}-single-0"}}]
+    bulk = writer.bulk(operations=operations)
+    assert not bulk["errors"]
+    for item, i in zip(bulk["items"][:15], range(15), strict=True):
+        expected[item["index"]["_id"]] = {"tag": tag, "bulk": i}
+    del expected[f"{tag}-single-0"]
+    counter = f"{tag}-counter"
+    writer.index(index=INDEX, id=counter, document={"tag": tag, "n": 0})
+    for _ in range(increments):
+        assert writer.update(index=INDEX, id=counter, script=INCREMENT)["result"] == "updated"
+    expected[counter] = {"tag": tag, "n": increments}
+    writer.update(index=INDEX, id=f"{tag}-single-1", doc={"patched": True})
+    expected[f"{tag}-single-1"] = {"tag": tag, "i": 1, "patched": True}
+    return expected
+
+
+def _stored(server: EmbeddedElasticsearch) -> dict[str, dict]:
+    admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+    admin.indices.refresh(index=INDEX)
+    hits = admin.search(index=INDEX, size=1000, query={"match_all": {}})["hits"]["hits"]
+    return {hit["_id"]: hit["_source"] for hit in hits}
+
+
+def _kill_engine(server: EmbeddedElasticsearch) -> int:
+    pid = server.engine_pid()
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+def _assert_all_there(server: EmbeddedElasticsearch, expected: dict[str, dict]) -> None:
+    stored = _stored(server)
+    missing = sorted(set(expected) - set(stored))
+    assert not missing, f"{len(missing)} acknowledged writes lost: {missing[:10]}"
+    assert stored == expected  # every document as acknowledged, nothing twice, nothing deleted comes back
+
+
+def test_kill_9_of_the_engine_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    try:
+        expected = _write_everything(server, tag="a", increments=8)
+        _kill_engine(server)  # right after the last acknowledgement
+        server.stop()
+        server.start()
+        _assert_all_there(server, expected)
+    finally:
+        server.cleanup()
+
+
+def test_kill_9_of_the_gateway_and_the_engine_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    try:
+        expected = _write_everything(server, tag="b", increments=8)
+        _kill_engine(server)
+        server.kill()
+        server.start()
+        _assert_all_there(server, expected)
+    finally:
+        server.cleanup()
+
+
+def test_writes_before_and_after_a_compaction_each_count_once(tmp_path: Path) -> None:
+    """The journal folds into a new base once writes go quiet; the writes after it are replayed on that
+    base, and the ones before it are not replayed again (a scripted increment would count twice)."""
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    journal = server.data_dir / "journal"
+    try:
+        expected = _write_everything(server, tag="c", increments=4)
+        deadline = time.monotonic() + 30
+        while list(journal.glob("*.log")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not list(journal.glob("*.log")), "the journal was not folded into a base after writes went quiet"
+        assert len(list(journal.glob("base-*.json"))) == 1
+        expected.update(_write_everything(server, tag="d", increments=6))
+        admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+        for _ in range(3):
+            admin.update(index=INDEX, id="c-counter", script=INCREMENT)
+        expected["c-counter"]["n"] += 3
+        _kill_engine(server)
+        server.kill()
+        server.start()
+        _assert_all_there(server, expected)
+        # and once more, now that the replayed writes are in the journal a second time round
+        _kill_engine(server)
+        server.kill()
+        server.start()
+        _assert_all_there(server, expected)
+    finally:
+        server.cleanup()
+
+
+def test_the_server_restarts_a_killed_engine_and_keeps_serving(tmp_path: Path) -> None:
+    """Point 8: the gateway stays up, starts the engine again, replays the journal, and serves writes."""
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    try:
+        expected = _write_everything(server, tag="e", increments=3)
+        old = _kill_engine(server)
+        deadline = time.monotonic() + 30
+        admin = Elasticsearch(server.url, basic_auth=("elastic", server.password), request_timeout=10)
+        last_error: Exception | None = None
+        while time.monotonic() < deadline:
+            pids = engine_pids(server.data_dir)
+            if pids and old not in pids:
+                try:
+                    admin.index(index=INDEX, id="after-restart", document={"tag": "e", "late": True})
+                    break
+                except (ApiError, TransportError) as exc:  # the engine may still be starting: a 503
+                    last_error = exc
+            time.sleep(0.2)
+        else:
+            pytest.fail(f"the engine did not come back within 30 s (last error: {last_error!r})")
+        expected["after-restart"] = {"tag": "e", "late": True}
+        assert server._proc is not None and server._proc.poll() is None  # the gateway never stopped
+        _assert_all_there(server, expected)
+    finally:
+        server.cleanup()
