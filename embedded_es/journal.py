@@ -61,7 +61,11 @@ _MARKER_SOURCE = "embedded_es journal mark {}"
 _FRAME = struct.Struct(">III")
 _SEGMENT = re.compile(r"^(\d{20})\.log$")
 _BASE = re.compile(r"^base-(\d{20})\.(json|empty)$")
-_TAIL_BYTES = 1 << 20  # the stored scripts come after the indices in noida's snapshot
+_TAIL_BYTES = 1 << 20
+#: "interval": a write is answered once appended (in the kernel's page cache: no process death loses it)
+#: and fsynced within SYNC_INTERVAL; "request": answered only after its fsync (survives an OS crash too).
+SYNC_MODES = ("interval", "request")
+SYNC_INTERVAL = 0.1  # the stored scripts come after the indices in noida's snapshot
 
 #: Engine requests that change nothing the engine persists (besides GET and HEAD).
 _READ_ACTIONS = frozenset(
@@ -193,8 +197,13 @@ class ReplayFailed(RuntimeError):
 
 
 class Journal:
-    def __init__(self, *, directory: Path, snapshot: Path, max_bytes: int | None = None) -> None:
+    def __init__(
+        self, *, directory: Path, snapshot: Path, max_bytes: int | None = None, sync: str | None = None
+    ) -> None:
         self.directory = directory
+        self.sync = sync or os.environ.get("EMBEDDED_ES_JOURNAL_SYNC", "interval")
+        if self.sync not in SYNC_MODES:
+            raise ValueError(f"EMBEDDED_ES_JOURNAL_SYNC must be one of {', '.join(SYNC_MODES)}, not {self.sync!r}")
         self.snapshot = snapshot  # the engine's own file: <data-dir>/noida/elasticsearch.json
         self.max_bytes = max_bytes or int(os.environ.get("EMBEDDED_ES_JOURNAL_MAX_BYTES", 64 << 20))
         self.send: Send | None = None  # the gateway's raw engine request, set when it opens
@@ -365,7 +374,8 @@ class Journal:
             except ValueError:
                 parsed = None
             seq = self._append(*_pin_ids(action, method, path_qs, body, parsed), content_type)
-        await self._sync(seq)
+        if self.sync == "request":
+            await self._sync(seq)
         return answer
 
     def _append(self, method: str, path_qs: str, body: bytes | None, content_type: str | None) -> int:
@@ -397,6 +407,10 @@ class Journal:
             assert fd is not None
             await asyncio.to_thread(os.fdatasync, fd)
             self._durable = max(self._durable, target)
+
+    async def segment_close(self) -> None:
+        """Close the current segment, fsynced (held ``paused()``, before a restart)."""
+        await self._rotate()
 
     async def _rotate(self) -> None:
         """Close the current segment (fsynced); the next record starts a new one. Under ``_lock``."""
@@ -480,19 +494,33 @@ class Journal:
         self._base_adopted(mark, final)
 
     async def maintain(self, *, quiet: float = 1.0) -> None:
-        """Runs with the gateway: folds the journal when writes go quiet, or holds them when it is too long."""
-        while True:
-            await asyncio.sleep(0.25)
-            if self.send is None or self._seq == self._base:
-                continue
-            try:
+        """Runs with the gateway: fsyncs what was appended (``interval``) and starts a fold when writes have
+        gone quiet, or one that holds them when the journal has grown past ``max_bytes``."""
+        folding: asyncio.Task | None = None
+        try:
+            while True:
+                await asyncio.sleep(SYNC_INTERVAL)
+                if self._durable < self._seq and self._fd is not None:
+                    try:
+                        await self._sync(self._seq)
+                    except OSError:
+                        log.exception("embedded_es journal: fsync failed")
+                if (folding is not None and not folding.done()) or self.send is None or self._seq == self._base:
+                    continue
                 if self._bytes > self.max_bytes:
-                    await self.compact(hold_writes=True)
+                    folding = asyncio.create_task(self._fold_logged(hold_writes=True))
                 elif time.monotonic() - self._last_write >= quiet and self._tried != self._seq:
                     self._tried = self._seq
-                    await self.compact(hold_writes=False)
-            except Exception:  # the journal keeps every record: a failed fold only delays the next one
-                log.exception("embedded_es journal: compaction failed")
+                    folding = asyncio.create_task(self._fold_logged(hold_writes=False))
+        finally:
+            if folding is not None:
+                folding.cancel()
+
+    async def _fold_logged(self, *, hold_writes: bool) -> None:
+        try:
+            await self.compact(hold_writes=hold_writes)
+        except Exception:  # the journal keeps every record: a failed fold only delays the next one
+            log.exception("embedded_es journal: compaction failed")
 
     def stopped_cleanly(self) -> None:
         """The engine stopped on SIGINT and saved everything: its final snapshot is the new base."""

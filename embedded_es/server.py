@@ -27,7 +27,7 @@ from .isolation import (
     isolation_mode,
     join_network_of,
 )
-from .journal import Journal, ReplayFailed
+from .journal import SYNC_MODES, Journal, ReplayFailed
 from .private_files import make_private_dir, write_private
 
 READY_LINE = re.compile(r"^embedded_es ready on (http://127\.0\.0\.1:(\d+))$")
@@ -64,6 +64,10 @@ def serve(*, port: int, data_dir: Path, password: str, license_type: str) -> int
         mode = isolation_mode(os.environ)
     except ValueError as exc:
         _say(str(exc))
+        return 2
+    sync = os.environ.get("EMBEDDED_ES_JOURNAL_SYNC", "interval")
+    if sync not in SYNC_MODES:
+        _say(f"EMBEDDED_ES_JOURNAL_SYNC must be one of {', '.join(SYNC_MODES)}, not {sync!r}")
         return 2
     os.umask(0o077)  # for the engine's snapshot and log too: it inherits the umask
     make_private_dir(data_dir, owned=OWNED_ENTRIES)
@@ -179,7 +183,7 @@ async def _engine_restart(
         except TimeoutError:
             pass
         async with journal.paused():  # no write reaches the new engine before the journal is replayed
-            journal.close()
+            await journal.segment_close()
             try:
                 replayed = await asyncio.to_thread(_engine_up, engine, journal)
             except (RuntimeError, OSError) as exc:

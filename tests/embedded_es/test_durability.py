@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from elasticsearch import ApiError, Elasticsearch, TransportError
 
 from embedded_es import EmbeddedElasticsearch
 
-from .conftest import engine_pids, mint_key, needs_embedded
+from .conftest import ROOT, engine_pids, mint_key, needs_embedded
 
 pytestmark = needs_embedded
 
@@ -83,7 +85,12 @@ def _assert_all_there(server: EmbeddedElasticsearch, expected: dict[str, dict]) 
     assert stored == expected  # every document as acknowledged, nothing twice, nothing deleted comes back
 
 
-def test_kill_9_of_the_engine_loses_no_acknowledged_write(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sync", ["interval", "request"])
+def test_kill_9_of_the_engine_loses_no_acknowledged_write(
+    tmp_path: Path, sync: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both journal modes: appended before the answer (the default) and fsynced before it."""
+    monkeypatch.setenv("EMBEDDED_ES_JOURNAL_SYNC", sync)
     server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
     try:
         expected = _write_everything(server, tag="a", increments=8)
@@ -162,3 +169,33 @@ def test_the_server_restarts_a_killed_engine_and_keeps_serving(tmp_path: Path) -
         _assert_all_there(server, expected)
     finally:
         server.cleanup()
+
+
+def test_a_torn_last_record_is_cut_off_and_the_rest_replayed(tmp_path: Path) -> None:
+    """A crash during an append (before the answer) leaves a partial record: it ends the replay."""
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    try:
+        expected = _write_everything(server, tag="f", increments=2)
+        _kill_engine(server)
+        server.kill()
+        segment = sorted((server.data_dir / "journal").glob("*.log"))[-1]
+        with segment.open("ab") as fh:
+            fh.write(b"\x00\x00\x00\x40\x00\x00")  # a frame header cut short
+        server.start()
+        _assert_all_there(server, expected)
+    finally:
+        server.cleanup()
+
+
+def test_an_unknown_journal_mode_is_refused(tmp_path: Path) -> None:
+    env = {**os.environ, "ATLAS_ES_PASSWORD": "pw", "EMBEDDED_ES_JOURNAL_SYNC": "never"}
+    result = subprocess.run(
+        [sys.executable, "-m", "embedded_es", "serve", "--port", "0", "--data-dir", str(tmp_path / "es")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "EMBEDDED_ES_JOURNAL_SYNC must be one of interval, request, not 'never'" in result.stderr
