@@ -199,3 +199,33 @@ def test_an_unknown_journal_mode_is_refused(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "EMBEDDED_ES_JOURNAL_SYNC must be one of interval, request, not 'never'" in result.stderr
+
+
+def test_a_long_journal_is_folded_while_writes_keep_coming(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past EMBEDDED_ES_JOURNAL_MAX_BYTES the fold does not wait for a quiet moment: it holds writes until
+    the engine's snapshot lands. Writes never pause here, and the journal is still folded, exactly."""
+    monkeypatch.setenv("EMBEDDED_ES_JOURNAL_MAX_BYTES", "20000")
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    journal = server.data_dir / "journal"
+    try:
+        admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+        admin.index(index=INDEX, id="counter", document={"n": 0})
+        expected = {"counter": {"n": 0}}
+        deadline = time.monotonic() + 60
+        i = 0
+        while time.monotonic() < deadline:
+            admin.index(index=INDEX, id=f"doc-{i}", document={"i": i, "pad": "x" * 200})
+            admin.update(index=INDEX, id="counter", script=INCREMENT)
+            expected[f"doc-{i}"] = {"i": i, "pad": "x" * 200}
+            expected["counter"]["n"] += 1
+            i += 1
+            if i >= 100 and any(p.name != f"base-{0:020d}.json" for p in journal.glob("base-*")):
+                break
+        bases = [p.name for p in journal.glob("base-*")]
+        assert bases and all(not name.startswith(f"base-{0:020d}") for name in bases), bases
+        _kill_engine(server)
+        server.kill()
+        server.start()
+        _assert_all_there(server, expected)
+    finally:
+        server.cleanup()
