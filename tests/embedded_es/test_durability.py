@@ -229,3 +229,18 @@ def test_a_long_journal_is_folded_while_writes_keep_coming(tmp_path: Path, monke
         _assert_all_there(server, expected)
     finally:
         server.cleanup()
+
+
+def test_a_clean_stop_folds_the_journal_into_the_engines_last_snapshot(tmp_path: Path) -> None:
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    journal = server.data_dir / "journal"
+    try:
+        expected = _write_everything(server, tag="g", increments=3)
+        assert list(journal.glob("*.log"))
+        assert server.stop() == 0
+        assert list(journal.glob("*.log")) == []
+        assert len(list(journal.glob("base-*.json"))) == 1
+        server.start()
+        _assert_all_there(server, expected)
+    finally:
+        server.cleanup()
