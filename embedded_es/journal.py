@@ -121,6 +121,8 @@ _READ_SEGMENTS = frozenset(
         "_health_report",
         "_sql",
         "_eql",
+        "_query",
+        "_simulate",
     }
 )
 _PARTIAL_ON_CONFLICT = frozenset({routes.DELETE_BY_QUERY, routes.UPDATE_BY_QUERY, routes.REINDEX})
