@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -242,5 +243,38 @@ def test_a_clean_stop_folds_the_journal_into_the_engines_last_snapshot(tmp_path:
         assert len(list(journal.glob("base-*.json"))) == 1
         server.start()
         _assert_all_there(server, expected)
+    finally:
+        server.cleanup()
+
+
+def test_concurrent_writers_lose_nothing_and_count_once(tmp_path: Path) -> None:
+    """Writes from several connections at once: the journal's order is the order the engine applied them
+    in (they reach it one at a time), so the replay ends in the state the clients last saw."""
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    try:
+        admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+        admin.index(index=INDEX, id="counter", document={"n": 0})
+        admin.index(index=INDEX, id="last", document={"by": None})
+        acknowledged: list[str] = []
+
+        def writer(name: str) -> None:
+            client = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+            for i in range(25):
+                client.index(index=INDEX, id=f"{name}-{i}", document={"by": name, "i": i})
+                client.update(index=INDEX, id="counter", script=INCREMENT)
+                client.index(index=INDEX, id="last", document={"by": name})
+                acknowledged.append(name)
+
+        threads = [threading.Thread(target=writer, args=(f"w{k}",)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        before = _stored(server)
+        assert before["counter"] == {"n": len(acknowledged)} == {"n": 100}
+        _kill_engine(server)
+        server.kill()
+        server.start()
+        assert _stored(server) == before
     finally:
         server.cleanup()
