@@ -36,6 +36,7 @@ during its append, before its fsync, so never acknowledged) ends the replay and 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -47,7 +48,7 @@ import time
 import urllib.error
 import urllib.request
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -231,6 +232,8 @@ class Journal:
         self.max_bytes = max_bytes or int(os.environ.get("EMBEDDED_ES_JOURNAL_MAX_BYTES", 64 << 20))
         self.send: Send | None = None  # the gateway's raw engine request, set when it opens
         self._lock = asyncio.Lock()
+        self._open = asyncio.Event()  # cleared while the engine is being restarted (paused())
+        self._open.set()
         self._sync_lock = asyncio.Lock()
         self._fd: int | None = None
         self._base = 0  # the last record the base holds
@@ -393,6 +396,8 @@ class Journal:
     # ----------------------------------------------------------------- writes
     async def write(self, method: str, path_qs: str, body: bytes | None, content_type: str | None, send: Send) -> Any:
         """Send an engine request; a write the engine took is journaled and fsynced before it returns."""
+        if not self._open.is_set():
+            await self._open.wait()
         action = write_action(method, path_qs)
         if action is None:
             return await send(method, path_qs, body, content_type)
@@ -573,6 +578,12 @@ class Journal:
             self._fd = None
 
     # -------------------------------------------------------------- restarts
-    def paused(self) -> asyncio.Lock:
-        """Held while the engine is restarted and replayed: no write reaches it meanwhile."""
-        return self._lock
+    @contextlib.asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """While the engine is restarted and replayed: no request reaches it (reads would see half a replay)."""
+        async with self._lock:
+            self._open.clear()
+            try:
+                yield
+            finally:
+                self._open.set()

@@ -73,6 +73,13 @@ def _stored(server: EmbeddedElasticsearch) -> dict[str, dict]:
     return {hit["_id"]: hit["_source"] for hit in hits}
 
 
+def _versions(server: EmbeddedElasticsearch) -> dict[str, tuple[int, int]]:
+    admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+    admin.indices.refresh(index=INDEX)
+    hits = admin.search(index=INDEX, size=1000, seq_no_primary_term=True, version=True)["hits"]["hits"]
+    return {hit["_id"]: (hit["_seq_no"], hit["_version"]) for hit in hits}
+
+
 def _kill_engine(server: EmbeddedElasticsearch) -> int:
     pid = server.engine_pid()
     os.kill(pid, signal.SIGKILL)
@@ -270,11 +277,12 @@ def test_concurrent_writers_lose_nothing_and_count_once(tmp_path: Path) -> None:
             thread.start()
         for thread in threads:
             thread.join()
-        before = _stored(server)
+        before, versions = _stored(server), _versions(server)
         assert before["counter"] == {"n": len(acknowledged)} == {"n": 100}
         _kill_engine(server)
         server.kill()
         server.start()
         assert _stored(server) == before
+        assert _versions(server) == versions  # the same sequence numbers and versions: applied in the same order
     finally:
         server.cleanup()
