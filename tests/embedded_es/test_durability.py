@@ -23,7 +23,7 @@ from elasticsearch import ApiError, Elasticsearch, TransportError
 
 from embedded_es import EmbeddedElasticsearch
 
-from .conftest import ROOT, engine_pids, mint_key, needs_embedded
+from .conftest import ROOT, engine_pids, mint_key, needs_embedded, ready_url, serve_cli
 
 pytestmark = needs_embedded
 
@@ -286,3 +286,34 @@ def test_concurrent_writers_lose_nothing_and_count_once(tmp_path: Path) -> None:
         assert _versions(server) == versions  # the same sequence numbers and versions: applied in the same order
     finally:
         server.cleanup()
+
+
+def test_an_engine_that_keeps_dying_stops_the_server_with_one_line(tmp_path: Path) -> None:
+    """Restarts back off (1, 2, 4, 8 s); the fifth death within five minutes stops the server, saying what
+    died and how to start again (exit code 1)."""
+    data_dir = tmp_path / "es"
+    proc = serve_cli(data_dir, {**os.environ, "ATLAS_ES_PASSWORD": "pw-dying"})
+    try:
+        ready_url(proc)
+        killed: set[int] = set()
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            for pid in set(engine_pids(data_dir)) - killed:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            time.sleep(0.05)
+        assert proc.wait(timeout=30) == 1
+        err = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert len(killed) == 5
+    for delay in (1, 2, 4, 8):
+        assert f"embedded_es: the engine (noida-db) exited unexpectedly (code -9); restarting it in {delay} s" in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(
+        "embedded_es: the engine (noida-db) died 5 times in 5 minutes (last exit code -9); stopping."
+    )
+    assert "restart with `python -m embedded_es serve` (or `make run`) on the same --data-dir" in last
