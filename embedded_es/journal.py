@@ -20,8 +20,9 @@ this journal, fsynced:
   hold the records after it. On start the base is put back in place and every record after ``M``
   is sent to the engine again, in order: exactly once, from the state they were first applied to,
   so a scripted update is not applied twice and sequence numbers come out the same.
-- **Compaction:** a new base is taken when the journal has records past the base: the gateway
-  stores a marker (the stored script ``embedded_es_journal``, whose source names the last record)
+- **Compaction:** a new base is taken once writes have been quiet for a second and the journal
+  holds FOLD_BYTES or a record FOLD_AFTER seconds old (each fold costs the engine one more snapshot
+  of everything, so not after every burst), or at once past ``max_bytes``: the gateway stores a marker (the stored script ``embedded_es_journal``, whose source names the last record)
   and waits for the engine's next snapshot. A snapshot that holds the marker, taken while no write
   was sent after it, holds exactly the records up to it: it is hard-linked as the new base and the
   older segments are deleted. When writes are quiet this costs them nothing (the attempt is dropped
@@ -67,7 +68,11 @@ _TAIL_BYTES = 1 << 20
 #: "interval": a write is answered once appended (in the kernel's page cache: no process death loses it)
 #: and fsynced within SYNC_INTERVAL; "request": answered only after its fsync (survives an OS crash too).
 SYNC_MODES = ("interval", "request")
-SYNC_INTERVAL = 0.1  # the stored scripts come after the indices in noida's snapshot
+SYNC_INTERVAL = 0.1
+#: A quiet fold waits until the journal holds this much, or its oldest record is FOLD_AFTER seconds old:
+#: each fold makes the engine snapshot once more (it rewrites every document), so not after every burst.
+FOLD_BYTES = 1 << 20
+FOLD_AFTER = 30.0  # the stored scripts come after the indices in noida's snapshot
 
 #: Engine requests that change nothing the engine persists (besides GET and HEAD).
 _READ_ACTIONS = frozenset(
@@ -242,6 +247,8 @@ class Journal:
         self._started = 0  # writes sent to the engine (compaction needs none after its marker)
         self._bytes = 0  # journal bytes past the base
         self._last_write = 0.0
+        self._first_unfolded = 0.0  # when the oldest record past the base was appended (this run)
+        self.fold_after = float(os.environ.get("EMBEDDED_ES_JOURNAL_FOLD_AFTER", FOLD_AFTER))
         self._tried = -1  # the record a quiet compaction last tried to fold (not again until a new one)
         self._hold_not_before = 0.0  # a fold that holds writes failed: not again before this time
 
@@ -348,6 +355,7 @@ class Journal:
         Segments are closed at every marker, so one that starts at or before ``seq`` ends there too.
         """
         self._base = seq
+        self._first_unfolded = 0.0 if self._seq == seq else time.monotonic()
         for _older_seq, older in self._bases():
             if older != final:
                 older.unlink()
@@ -433,6 +441,8 @@ class Journal:
         self._seq = seq
         self._bytes += len(frame)
         self._last_write = time.monotonic()
+        if self._first_unfolded == 0.0:
+            self._first_unfolded = self._last_write
         return seq
 
     async def _sync(self, seq: int) -> None:
@@ -547,7 +557,11 @@ class Journal:
                     continue
                 if self._bytes > self.max_bytes and time.monotonic() >= self._hold_not_before:
                     folding = asyncio.create_task(self._fold_logged(hold_writes=True))
-                elif time.monotonic() - self._last_write >= quiet and self._tried != self._seq:
+                elif (
+                    time.monotonic() - self._last_write >= quiet
+                    and self._tried != self._seq
+                    and (self._bytes >= FOLD_BYTES or time.monotonic() - self._first_unfolded >= self.fold_after)
+                ):
                     self._tried = self._seq
                     folding = asyncio.create_task(self._fold_logged(hold_writes=False))
         finally:

@@ -122,9 +122,10 @@ def test_kill_9_of_the_gateway_and_the_engine_loses_no_acknowledged_write(tmp_pa
         server.cleanup()
 
 
-def test_writes_before_and_after_a_compaction_each_count_once(tmp_path: Path) -> None:
+def test_writes_before_and_after_a_compaction_each_count_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The journal folds into a new base once writes go quiet; the writes after it are replayed on that
     base, and the ones before it are not replayed again (a scripted increment would count twice)."""
+    monkeypatch.setenv("EMBEDDED_ES_JOURNAL_FOLD_AFTER", "0")  # fold at the first quiet second, not after 30 s
     server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
     journal = server.data_dir / "journal"
     try:
