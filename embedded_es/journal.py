@@ -64,7 +64,7 @@ _MARKER_SOURCE = "embedded_es journal mark {}"
 _FRAME = struct.Struct(">III")
 _SEGMENT = re.compile(r"^(\d{20})\.log$")
 _BASE = re.compile(r"^base-(\d{20})\.(json|empty)$")
-_TAIL_BYTES = 1 << 20
+_TAIL_BYTES = 1 << 20  # the stored scripts come after the indices in noida's snapshot
 #: "interval": a write is answered once appended (in the kernel's page cache: no process death loses it)
 #: and fsynced within SYNC_INTERVAL; "request": answered only after its fsync (survives an OS crash too).
 SYNC_MODES = ("interval", "request")
@@ -72,7 +72,7 @@ SYNC_INTERVAL = 0.1
 #: A quiet fold waits until the journal holds this much, or its oldest record is FOLD_AFTER seconds old:
 #: each fold makes the engine snapshot once more (it rewrites every document), so not after every burst.
 FOLD_BYTES = 1 << 20
-FOLD_AFTER = 30.0  # the stored scripts come after the indices in noida's snapshot
+FOLD_AFTER = 30.0
 
 #: Engine requests that change nothing the engine persists (besides GET and HEAD).
 _READ_ACTIONS = frozenset(
