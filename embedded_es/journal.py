@@ -477,6 +477,7 @@ class Journal:
             mark = self._seq
             if mark == self._base:
                 return True
+            before = self._snapshot_id()  # that file cannot hold the marker: no need to read it
             source = _MARKER_SOURCE.format(mark)
             answer = await self.send(
                 "PUT",
@@ -490,14 +491,20 @@ class Journal:
             await self._rotate()
             started = self._started
             if hold_writes:
-                return await self._fold(mark, started, timeout)
-        return await self._fold(mark, started, timeout)
+                return await self._fold(mark, started, timeout, before)
+        return await self._fold(mark, started, timeout, before)
 
-    async def _fold(self, mark: int, started: int, timeout: float) -> bool:
+    def _snapshot_id(self) -> tuple[int, int] | None:
+        try:
+            stat = self.snapshot.stat()
+        except FileNotFoundError:
+            return None
+        return stat.st_ino, stat.st_mtime_ns
+
+    async def _fold(self, mark: int, started: int, timeout: float, seen: tuple[int, int] | None) -> bool:
         needle = json.dumps(_MARKER_SOURCE.format(mark)).encode()
         tmp = self.directory / "base.linking"
         deadline = time.monotonic() + timeout
-        seen: tuple[int, int] | None = None
         while time.monotonic() < deadline:
             if self._started != started:
                 return False  # a write reached the engine: a later snapshot may hold it
