@@ -7,8 +7,11 @@ alternating every round, so a shared, loaded machine weighs on both alike. Reque
 API key (as the service writes): a single document with a 384-dimension vector (``refresh=false``,
 what ``episode_write`` does minus the wait), a 20-document bulk, and a scripted update of one counter.
 
+With ``--concurrent-rounds N``, then N rounds of 4 writers at once per server (bulk-heavy), timed by wall
+clock: what serialising writes through the journal costs under concurrency.
+
 Target (issue 25): p50 at most 10 % slower. Usage:
-    python benchmarks/write_durability.py [--rounds 100] [--baseline main]
+    python benchmarks/write_durability.py [--rounds 100] [--baseline main] [--concurrent-rounds 0]
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from functools import partial
 from io import BytesIO
@@ -83,10 +87,47 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+WRITERS = 4
+BURST = 40
+
+
+def concurrent_rounds(sides: dict, writers: dict, rounds: int) -> dict[str, list[float]]:
+    """Wall time of WRITERS threads writing at once to one server, the servers taking turns (rotating)."""
+    walls: dict[str, list[float]] = {side: [] for side in sides} if rounds else {}
+
+    def burst(client: Elasticsearch, tag: str) -> None:
+        for r in range(BURST):
+            doc = {"text": f"{tag} {r} about the printer", "embedding": [0.01 * (r % 97 + 1)] * DIMS}
+            client.bulk(
+                operations=[
+                    line
+                    for i in range(20)
+                    for line in ({"index": {"_index": "bench-c", "_id": f"{tag}-{r}-{i}"}}, {**doc, "i": i})
+                ]
+            )
+            client.index(index="bench-c", id=f"{tag}-{r}", document=doc)
+
+    for rnd in range(rounds):
+        names = list(sides)
+        for side in names[rnd % len(names) :] + names[: rnd % len(names)]:
+            threads = [threading.Thread(target=burst, args=(writers[side], f"c{rnd}-w{k}")) for k in range(WRITERS)]
+            start = time.perf_counter()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            walls[side].append(time.perf_counter() - start)
+        print(f"concurrent round {rnd + 1}/{rounds}", file=sys.stderr, flush=True)
+    return walls
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--baseline", default="main", help="git revision of the gateway without the journal")
+    parser.add_argument(
+        "--concurrent-rounds", type=int, default=0, help="then rounds of WRITERS threads writing at once (wall time)"
+    )
     args = parser.parse_args()
     rng = random.Random(25)
     with tempfile.TemporaryDirectory(prefix="bench-baseline-") as tree:
@@ -125,6 +166,7 @@ def main() -> int:
                     timed(side, OPS[2], partial(w.update, index="bench-w", id="counter", script=INCREMENT))
                 if r % 20 == 0:
                     print(f"round {r}/{args.rounds}", file=sys.stderr, flush=True)
+            walls = concurrent_rounds(sides, writers, args.concurrent_rounds)
         finally:
             for server in sides.values():
                 server.stop()
@@ -141,6 +183,15 @@ def main() -> int:
         cells.append(f"{percentile(b, 0.95):.2f}")
         cells += [f"{percentile(timings[(side, op)], 0.95):.2f}" for side in others]
         print(f"| {op} | " + " | ".join(cells) + " |")
+    if walls:
+        print(
+            f"\n{WRITERS} writers at once, each {BURST} × (20-document bulk + one document), {len(walls['before'])} rounds:"
+        )
+        print("| server | median wall s | median of the per-round ratio to before |")
+        print("|---|---:|---:|")
+        for side, wall in walls.items():
+            ratios = [w / b for w, b in zip(wall, walls["before"], strict=True)]
+            print(f"| {side} | {statistics.median(wall):.2f} | {statistics.median(ratios):.2f} |")
     return 0
 
 
