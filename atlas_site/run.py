@@ -2,7 +2,9 @@
 
 Starts the embedded Elasticsearch, migrates, bootstraps the cluster, seeds the
 demo tenant, then runs the web server, a Celery worker and beat until Ctrl-C,
-when it stops them all (web first, search engine last). Development secrets are
+when it stops them all (web first, search engine last). A child that dies is
+started again after a back-off (1, 2, 4 … 30 s), and said so; one that dies five
+times in five minutes stops the stack with one line naming it. Development secrets are
 generated once into .data/dev.env, so a second run reuses the same data.
 """
 
@@ -15,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from cryptography.fernet import Fernet
@@ -121,12 +124,24 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+#: A child that dies is started again after 1, 2, 4 … 30 s; this many deaths of one child within
+#: RESTART_WINDOW stop the whole stack, with one line saying what died and how to start again.
+RESTART_LIMIT = 5
+RESTART_WINDOW = 300.0
+RESTART_MAX_DELAY = 30.0
+
+
 class Stack:
     def __init__(self, env: dict[str, str]) -> None:
         self.env = {**os.environ, **env, "ATLAS_ENV_FILE": str(ENV_FILE), "PYTHONUNBUFFERED": "1"}
         self.procs: list[tuple[str, subprocess.Popen]] = []
+        self._specs: dict[str, tuple[list[str], dict, Callable[[subprocess.Popen], bool] | None]] = {}
+        self._deaths: dict[str, list[float]] = {}
+        self._due: dict[str, float] = {}  # child name → when to start it again
 
-    def start(self, name: str, args: list[str], **kwargs) -> subprocess.Popen:
+    def start(
+        self, name: str, args: list[str], *, ready: Callable[[subprocess.Popen], bool] | None = None, **kwargs
+    ) -> subprocess.Popen:
         parent_pid = os.getpid()
         proc = subprocess.Popen(
             args,
@@ -136,8 +151,44 @@ class Stack:
             preexec_fn=lambda: _die_with_parent(parent_pid),  # noqa: PLW1509 — make run starts no threads
             **kwargs,
         )
-        self.procs.append((name, proc))
+        self._specs[name] = (args, kwargs, ready)
+        # A restarted child keeps its place: the stack stops in reverse order of the first start.
+        self.procs = [(n, proc if n == name else p) for n, p in self.procs]
+        if name not in (n for n, _ in self.procs):
+            self.procs.append((name, proc))
         return proc
+
+    def supervise(self) -> str | None:
+        """Start again, after a back-off, every child that died; the name of one that died too often."""
+        now = time.monotonic()
+        for name, proc in self.procs:
+            if proc.poll() is None or name in self._due:
+                continue
+            deaths = [t for t in self._deaths.get(name, []) if now - t < RESTART_WINDOW] + [now]
+            self._deaths[name] = deaths
+            if len(deaths) >= RESTART_LIMIT:
+                _say(
+                    f"{name} died {len(deaths)} times in {RESTART_WINDOW / 60:.0f} minutes (last exit code "
+                    f"{proc.returncode}); stopping everything. Its output above says why; start again with `make run`"
+                )
+                return name
+            delay = min(RESTART_MAX_DELAY, 2.0 ** (len(deaths) - 1))
+            _say(f"{name} exited with code {proc.returncode}; restarting it in {delay:.0f} s")
+            self._due[name] = now + delay
+        for name, due in list(self._due.items()):
+            if now < due:
+                continue
+            del self._due[name]
+            args, kwargs, ready = self._specs[name]
+            proc = self.start(name, args, ready=ready, **kwargs)
+            if ready is not None and not ready(proc):
+                if proc.poll() is None:
+                    proc.terminate()
+                    proc.wait()
+                _say(f"{name} did not come back")
+                continue  # counted as another death on the next round
+            _say(f"{name} restarted (pid {proc.pid})")
+        return None
 
     def manage(self, *args: str) -> None:
         subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=self.env, check=True)
@@ -154,6 +205,15 @@ class Stack:
                 _say(f"{name} did not stop in time; killing it")
                 proc.kill()
                 proc.wait()
+
+
+def _search_ready(proc: subprocess.Popen) -> bool:
+    """The embedded Elasticsearch prints one line on stdout once it serves (nothing if it fails to start)."""
+    line = proc.stdout.readline().strip()
+    if line.startswith("embedded_es ready"):
+        _say(line)
+        return True
+    return False
 
 
 def main() -> int:
@@ -186,14 +246,13 @@ def main() -> int:
             es = stack.start(
                 "embedded Elasticsearch",
                 [PY, "-m", "embedded_es", "serve", "--port", str(es_port), "--data-dir", str(DATA / "es")],
+                ready=_search_ready,
                 stdout=subprocess.PIPE,
                 text=True,
             )
-            line = es.stdout.readline().strip()
-            if not line.startswith("embedded_es ready"):
+            if not _search_ready(es):
                 _say(f"embedded Elasticsearch did not start (is port {es_port} free?)")
                 return 1
-            _say(line)
         _say("migrating the database")
         stack.manage("migrate", "--noinput", "-v", "0")
         _say("bootstrapping Elasticsearch")
@@ -264,11 +323,11 @@ def main() -> int:
             f"  Ctrl-C stops everything.\n",
             flush=True,
         )
+        # A child that dies is started again (the search engine's own engine process is restarted by
+        # embedded_es itself, which replays its write journal); one that keeps dying stops the stack.
         while not stopping:
-            for name, proc in stack.procs:
-                if proc.poll() is not None:
-                    _say(f"{name} exited with code {proc.returncode}; stopping")
-                    return 1
+            if stack.supervise() is not None:
+                return 1
             time.sleep(0.5)
         return 0
     except subprocess.CalledProcessError as exc:

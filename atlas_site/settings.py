@@ -238,6 +238,9 @@ ATLAS_ES_USERNAME = env.str("ATLAS_ES_USERNAME", default="elastic")
 ATLAS_ES_PASSWORD = env.str("ATLAS_ES_PASSWORD", default="")
 ATLAS_ES_CA_CERTS = env.str("ATLAS_ES_CA_CERTS", default="") or None
 ATLAS_ES_REQUEST_TIMEOUT = env.float("ATLAS_ES_REQUEST_TIMEOUT", default=10.0)
+# /healthz waits this long for Elasticsearch, once, without retrying: a stalled cluster is reported
+# unavailable (503) in seconds instead of holding the probe for ATLAS_ES_REQUEST_TIMEOUT × (retries + 1).
+ATLAS_HEALTH_TIMEOUT = env.float("ATLAS_HEALTH_TIMEOUT", default=2.0)
 ATLAS_ES_INDEX_PREFIX = env.str("ATLAS_ES_INDEX_PREFIX", default="atlas")
 # "dls": isolation enforced by Elasticsearch with per-tenant/per-subject keys
 # (needs a licence with DLS). "app-filter": only the application's query filter

@@ -27,6 +27,7 @@ from . import dls, filter_path, query_guard, routes, wire
 from . import params as P
 from . import request_parts as parts
 from .errors import EsError, security_forbidden, unsupported
+from .journal import Journal
 from .keystore import ApiKeyStore
 from .principal import Authenticator, Principal
 from .privileges import denial_reason
@@ -172,8 +173,19 @@ class Incoming:
 
 
 class Gateway:
-    def __init__(self, *, engine_url: str, data_dir: Path, password: str, license_type: str = "trial") -> None:
+    def __init__(
+        self,
+        *,
+        engine_url: str,
+        data_dir: Path,
+        password: str,
+        license_type: str = "trial",
+        journal: Journal | None = None,
+    ) -> None:
         self.engine_url = engine_url.rstrip("/")
+        # Every engine request passes through engine(), and so through the journal: a write is
+        # answered only once it is on disk (journal.py).
+        self.journal = journal
         self.keys = ApiKeyStore(data_dir / "security")
         self.auth = Authenticator(keys=self.keys, password=password)
         self.security = SecurityApi(keys=self.keys, data_dir=data_dir, license_type=license_type)
@@ -209,6 +221,8 @@ class Gateway:
     async def _open(self, _app: web.Application) -> None:
         connector = aiohttp.TCPConnector(limit=64, keepalive_timeout=60)
         self._session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
+        if self.journal is not None:
+            self.journal.send = self._engine_request
 
     async def _close(self, _app: web.Application) -> None:
         self.auth.close()
@@ -224,6 +238,8 @@ class Gateway:
             self._names_changing += 1
             self._names_forget()
         try:
+            if self.journal is not None:
+                return await self.journal.write(method, path_qs, body, content_type, self._engine_request)
             return await self._engine_request(method, path_qs, body, content_type)
         finally:
             if effect == "change":
@@ -232,6 +248,12 @@ class Gateway:
             elif effect == "add" and not (target is not None and self._names_known(target)):
                 self._names_generation += 1
                 self._names_complete = False
+
+    def engine_restarted(self) -> None:
+        """The engine was started again (server.py): the names it had are re-read, its contexts are gone."""
+        self._names_forget()
+        self._context_owner.clear()
+        self._pit_indices.clear()
 
     def _names_known(self, name: str) -> bool:
         """Whether the cached map holds ``name`` (as an index or an alias)."""

@@ -27,13 +27,14 @@ from .isolation import (
     isolation_mode,
     join_network_of,
 )
+from .journal import SYNC_MODES, Journal, ReplayFailed
 from .private_files import make_private_dir, write_private
 
 READY_LINE = re.compile(r"^embedded_es ready on (http://127\.0\.0\.1:(\d+))$")
 
 
 # What the server writes in its data directory (tightened to 0700/0600 on every start).
-OWNED_ENTRIES = ("embedded_es.json", "security", "ilm", "noida")
+OWNED_ENTRIES = ("embedded_es.json", "security", "ilm", "noida", "journal")
 
 
 def _say(message: str) -> None:
@@ -64,6 +65,10 @@ def serve(*, port: int, data_dir: Path, password: str, license_type: str) -> int
     except ValueError as exc:
         _say(str(exc))
         return 2
+    sync = os.environ.get("EMBEDDED_ES_JOURNAL_SYNC", "interval")
+    if sync not in SYNC_MODES:
+        _say(f"EMBEDDED_ES_JOURNAL_SYNC must be one of {', '.join(SYNC_MODES)}, not {sync!r}")
+        return 2
     os.umask(0o077)  # for the engine's snapshot and log too: it inherits the umask
     make_private_dir(data_dir, owned=OWNED_ENTRIES)
     try:
@@ -85,15 +90,40 @@ def serve(*, port: int, data_dir: Path, password: str, license_type: str) -> int
     )
 
 
+#: The engine is restarted when it dies, after 1, 2, 4 … 30 s; this many deaths within RESTART_WINDOW stop the server.
+RESTART_LIMIT = 5
+RESTART_WINDOW = 300.0
+RESTART_MAX_DELAY = 30.0
+
+
+def _engine_up(engine: NoidaEngine, journal: Journal) -> int:
+    """Start the engine on the journal's base and replay the records after it (blocking). Returns how many."""
+    records = journal.restore()
+    engine.start()
+    return journal.replay(engine.url, records)
+
+
 async def _serve(*, public: socket.socket, data_dir: Path, password: str, license_type: str, isolation: str) -> int:
     engine = NoidaEngine(data_dir=data_dir / "noida")
-    await asyncio.to_thread(engine.start)
-    runner: web.AppRunner | None = None
+    journal = Journal(directory=data_dir / "journal", snapshot=engine.data_dir / "elasticsearch.json")
     try:
-        gateway = Gateway(engine_url=engine.url, data_dir=data_dir, password=password, license_type=license_type)
+        replayed = await asyncio.to_thread(_engine_up, engine, journal)
+    except ReplayFailed as exc:
+        await asyncio.to_thread(engine.stop)
+        _say(f"could not replay the write journal: {exc}")
+        return 1
+    if replayed:
+        _say(f"replayed {replayed} acknowledged writes from the journal")
+    runner: web.AppRunner | None = None
+    maintenance: asyncio.Task | None = None
+    try:
+        gateway = Gateway(
+            engine_url=engine.url, data_dir=data_dir, password=password, license_type=license_type, journal=journal
+        )
         runner = web.AppRunner(gateway.app(), access_log=None, handle_signals=False)
         await runner.setup()
         await web.SockSite(runner, public).start()
+        maintenance = asyncio.create_task(journal.maintain())
         bound = runner.addresses[0][1]
         # Where the gateway listens, for tools. Not the engine: it is the gateway's alone.
         write_private(
@@ -105,21 +135,65 @@ async def _serve(*, public: socket.socket, data_dir: Path, password: str, licens
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        deaths: list[float] = []
         while not stop.is_set():
             try:
-                await asyncio.wait_for(stop.wait(), timeout=1.0)
+                await asyncio.wait_for(stop.wait(), timeout=0.2)
             except TimeoutError:
                 if not engine.alive():
-                    _say("the engine exited unexpectedly; stopping")
-                    return 1
+                    if not await _engine_restart(engine, journal, gateway, deaths, stop):
+                        return 1
         return 0
     finally:
+        if maintenance is not None:
+            maintenance.cancel()
         if runner is not None:
             await runner.cleanup()
         public.close()
         code = await asyncio.to_thread(engine.stop)
-        if code not in (0, None, -signal.SIGINT):
-            _say(f"the engine exited with code {code}")
+        if code == 0:
+            journal.stopped_cleanly()  # the engine saved everything on SIGINT: its snapshot is the new base
+        else:
+            journal.close()
+            if code not in (None, -signal.SIGINT):
+                _say(f"the engine exited with code {code}")
+
+
+async def _engine_restart(
+    engine: NoidaEngine, journal: Journal, gateway: Gateway, deaths: list[float], stop: asyncio.Event
+) -> bool:
+    """The engine died: start it again on the journal (after a back-off), or give up. False to stop serving."""
+    while not stop.is_set():
+        code = await asyncio.to_thread(engine.stop)  # reaps it; a dead engine answers nothing
+        now = time.monotonic()
+        deaths[:] = [t for t in deaths if now - t < RESTART_WINDOW] + [now]
+        if len(deaths) >= RESTART_LIMIT:
+            _say(
+                f"the engine (noida-db) died {len(deaths)} times in {RESTART_WINDOW / 60:.0f} minutes "
+                f"(last exit code {code}); stopping. See {engine.log_path}; restart with "
+                "`python -m embedded_es serve` (or `make run`) on the same --data-dir: "
+                "every acknowledged write is in its journal"
+            )
+            return False
+        delay = min(RESTART_MAX_DELAY, 2.0 ** (len(deaths) - 1))
+        _say(f"the engine (noida-db) exited unexpectedly (code {code}); restarting it in {delay:.0f} s")
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=delay)
+            return True  # asked to stop meanwhile
+        except TimeoutError:
+            pass
+        async with journal.paused():  # no write reaches the new engine before the journal is replayed
+            await journal.segment_close()
+            try:
+                replayed = await asyncio.to_thread(_engine_up, engine, journal)
+            except (RuntimeError, OSError) as exc:
+                _say(f"the engine did not come back: {exc}")
+                continue
+            finally:
+                gateway.engine_restarted()
+        _say(f"the engine is back ({replayed} journaled writes replayed)")
+        return True
+    return True
 
 
 class EmbeddedElasticsearch:

@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
+from elasticsearch import Elasticsearch
 
 from atlas_site.errors import IsolationUnavailable
 
@@ -44,9 +45,10 @@ def isolation_mode() -> str:
     return mode
 
 
-def isolation_status() -> IsolationStatus:
+def isolation_status(*, client: Elasticsearch | None = None) -> IsolationStatus:
+    """The licence's isolation ability; ``client``: the bootstrap client with other options (a timeout)."""
     with es_errors("read the licence"):
-        licence = bootstrap_client().license.get()["license"]
+        licence = (client or bootstrap_client()).license.get()["license"]
     kind, status = licence.get("type", "unknown"), licence.get("status", "unknown")
     return IsolationStatus(
         licence=kind,

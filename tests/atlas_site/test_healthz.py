@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 
 import pytest
 
@@ -74,3 +77,40 @@ def test_broker_down_is_a_503_naming_it(client, settings, atlas_es, db) -> None:
     assert response.status_code == 503
     assert body["checks"]["broker"]["ok"] is False
     assert body["checks"]["elasticsearch"]["ok"] is True
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0]
+
+
+def test_a_stalled_elasticsearch_is_a_503_within_the_health_timeout(client, settings, reset_clients, db) -> None:
+    """The engine stopped (SIGSTOP: the port accepts, nothing answers). /healthz used to wait for the
+    client's request timeout three times over (10 s × 3 tries); it answers 503 within its own timeout."""
+    from embedded_es import EmbeddedElasticsearch
+
+    with EmbeddedElasticsearch() as server:
+        settings.ATLAS_ES_URL, settings.ATLAS_ES_PASSWORD = server.url, server.password
+        settings.ATLAS_HEALTH_TIMEOUT = 1.5
+        clients_reset()
+        assert client.get("/healthz").status_code == 200
+        engine = server.engine_pid()
+        os.kill(engine, signal.SIGSTOP)
+        try:
+            deadline = time.monotonic() + 10
+            while _state(engine) != "T" and time.monotonic() < deadline:  # stopped, not merely signalled
+                time.sleep(0.01)
+            start = time.monotonic()
+            response = client.get("/healthz")
+            elapsed = time.monotonic() - start
+        finally:
+            os.kill(engine, signal.SIGCONT)
+        body = json.loads(response.content)
+        assert response.status_code == 503
+        assert body["checks"]["elasticsearch"]["ok"] is False
+        assert (
+            "Elasticsearch is unreachable while trying to check cluster health"
+            in body["checks"]["elasticsearch"]["error"]
+        )
+        assert elapsed < 1.5 + 1.5, f"/healthz took {elapsed:.1f} s with a 1.5 s health timeout"
+        assert body["checks"]["database"]["ok"] is True

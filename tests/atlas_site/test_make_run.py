@@ -8,6 +8,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -238,3 +239,96 @@ def test_killed_make_run_takes_its_children_with_it(tmp_path: Path) -> None:
     assert survivors == set()
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{web_port}/healthz", timeout=5)
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().split("\0")
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the stack's processes through /proc")
+def test_a_killed_engine_and_a_killed_worker_come_back(tmp_path: Path) -> None:
+    """Issue 25, point 8: the search engine's death (kill -9) no longer stops the stack: embedded_es starts
+    it again and replays its journal, and a write through the API succeeds; a killed Celery worker is
+    started again by make run. Each restart is said on the console."""
+    es_port, web_port = free_port(), free_port()
+    base = f"http://127.0.0.1:{web_port}"
+    proc, lines = _start(tmp_path, es_port, web_port)
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.extend(iter(proc.stdout.readline, "")), daemon=True)
+    reader.start()
+    try:
+        token = re.search(r"demo token\s+(atlas_\S+)", "".join(lines)).group(1)
+        headers = {"Authorization": f"Bearer {token}"}
+        assert _wait_for(f"{base}/healthz").status_code == 200
+        engines = [pid for pid in _descendants(proc.pid) if _comm(pid) == "noida-db"]
+        assert len(engines) == 1
+        os.kill(engines[0], signal.SIGKILL)
+        deadline = time.monotonic() + 90
+        wrote = None
+        while time.monotonic() < deadline:
+            wrote = requests.post(
+                f"{base}/api/v1/subjects/alice/episodes",
+                json={"text": "written after the engine came back"},
+                headers=headers,
+                timeout=60,
+            )
+            if wrote.status_code == 201:
+                break
+            time.sleep(0.5)
+        assert wrote is not None and wrote.status_code == 201, wrote.text if wrote is not None else "no answer"
+        assert proc.poll() is None, "".join(output)
+        said = "".join(output)
+        assert "the engine (noida-db) exited unexpectedly (code -9); restarting it in 1 s" in said
+        assert "the engine is back" in said
+        assert _wait_for(f"{base}/healthz").status_code == 200
+
+        workers = [pid for pid in _descendants(proc.pid) if "worker" in _cmdline(pid) and "celery" in _cmdline(pid)]
+        assert len(workers) == 1
+        os.kill(workers[0], signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while "[atlas] celery worker restarted" not in "".join(output) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        said = "".join(output)
+        assert "[atlas] celery worker exited with code -9; restarting it in 1 s" in said
+        assert "[atlas] celery worker restarted" in said
+        again = [pid for pid in _descendants(proc.pid) if "worker" in _cmdline(pid) and "celery" in _cmdline(pid)]
+        assert len(again) == 1 and again != workers
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
+    assert proc.returncode == 0, "".join(output)
+    assert "[atlas] stopped" in "".join(output)
+
+
+def test_a_child_that_keeps_dying_stops_the_stack_with_one_line(monkeypatch, capsys) -> None:
+    """Back-off doubles from 1 s up to 30 s; five deaths within five minutes give up, naming the child."""
+    from atlas_site import run
+
+    monkeypatch.setattr(run, "RESTART_MAX_DELAY", 0.05)
+    stack = run.Stack({})
+    stack.start("flaky child", [sys.executable, "-c", "raise SystemExit(3)"])
+    deadline = time.monotonic() + 60
+    gave_up = None
+    while gave_up is None and time.monotonic() < deadline:
+        gave_up = stack.supervise()
+        time.sleep(0.02)
+    out = capsys.readouterr().out.splitlines()
+    assert gave_up == "flaky child"
+    assert out.count("[atlas] flaky child exited with code 3; restarting it in 0 s") == 4
+    assert sum(line.startswith("[atlas] flaky child restarted (pid ") for line in out) == 4
+    assert out[-1] == (
+        "[atlas] flaky child died 5 times in 5 minutes (last exit code 3); stopping everything. "
+        "Its output above says why; start again with `make run`"
+    )
