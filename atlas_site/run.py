@@ -11,6 +11,7 @@ generated once into .data/dev.env, so a second run reuses the same data.
 from __future__ import annotations
 
 import ctypes
+import http.client
 import os
 import secrets
 import signal
@@ -25,6 +26,7 @@ from cryptography.fernet import Fernet
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("ATLAS_DATA_DIR", ROOT / ".data"))
 ENV_FILE = DATA / "dev.env"
+LOGS = DATA / "logs"  # the Celery processes' own output: their start-up banners would bury make run's
 PY = sys.executable
 
 #: What bounds one client's hold on the web server (docs/security.md "Connections"): at most this many
@@ -207,6 +209,34 @@ class Stack:
                 proc.wait()
 
 
+def _logged(name: str) -> dict[str, object]:
+    """A child's stdout and stderr appended to ``LOGS/<name>.log`` (kept open by make run)."""
+    log = open(LOGS / f"{name}.log", "ab")  # noqa: SIM115 — the child writes to it for the whole run
+    return {"stdout": log, "stderr": subprocess.STDOUT}
+
+
+WEB_WAIT_SECONDS = 120
+
+
+def _web_answers(port: int, stack: Stack) -> bool:
+    """Wait until the web server answers ``/healthz`` (any status: a 503 says what is missing), so the
+    banner printed next never sends anyone to a port that refuses them."""
+    deadline = time.monotonic() + WEB_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        try:
+            connection.request("GET", "/healthz")
+            connection.getresponse().read()
+            return True
+        except OSError:
+            if stack.supervise() is not None:
+                return False
+            time.sleep(0.2)
+        finally:
+            connection.close()
+    return False
+
+
 def _search_ready(proc: subprocess.Popen) -> bool:
     """The embedded Elasticsearch prints one line on stdout once it serves (nothing if it fails to start)."""
     line = proc.stdout.readline().strip()
@@ -274,12 +304,7 @@ def main() -> int:
                 *WEB_SERVER_BOUNDS,
             ],
         )
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            _say(
-                "running as root: Celery's worker prints a SecurityWarning about superuser privileges "
-                "below; harmless for this local stack (its tasks take JSON only), and the production image "
-                "runs as an unprivileged user"
-            )
+        LOGS.mkdir(mode=0o700, exist_ok=True)
         stack.start(
             "celery worker",
             [
@@ -293,7 +318,9 @@ def main() -> int:
                 "--concurrency=2",
                 "--pool=threads",
             ],
+            **_logged("celery-worker"),
         )
+        _say(f"celery worker started (its output: {LOGS / 'celery-worker.log'})")
         stack.start(
             "celery beat",
             [
@@ -307,7 +334,12 @@ def main() -> int:
                 "--schedule",
                 str(DATA / "celerybeat-schedule"),
             ],
+            **_logged("celery-beat"),
         )
+        _say(f"celery beat started (its output: {LOGS / 'celery-beat.log'})")
+        if not _web_answers(web_port, stack):
+            _say(f"the web server did not answer on {url} within {WEB_WAIT_SECONDS} s; stopping")
+            return 1
         print(
             f"\n  Atlas Memory is running\n"
             f"    web        {url}/\n"

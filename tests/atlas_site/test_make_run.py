@@ -91,8 +91,13 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         # No Elasticsearch key id in what make run prints (issue 24): the writer key is only said to be ready.
         assert "service writer key: ready\n" in banner
         assert re.search(r"key:? [A-Za-z0-9_-]{20}\b", banner) is None
-        health = _wait_for(f"{base}/healthz")
+        # The banner comes once the web server answers (not a second before it), and the Celery processes'
+        # own start-up banners go to their log files, one line each on screen (issue 27 point 14).
+        health = requests.get(f"{base}/healthz", timeout=30)
         assert health.status_code == 200, health.text
+        assert "-------------- celery@" not in banner and "[tasks]" not in banner
+        assert f"celery worker started (its output: {tmp_path / 'logs' / 'celery-worker.log'})" in banner
+        assert "celery@" in (tmp_path / "logs" / "celery-worker.log").read_text()
         assert health.json()["checks"]["elasticsearch"]["licence"] == "trial"
         # The web server runs with its connection bounds (docs/security.md "Connections").
         [web] = [
