@@ -27,12 +27,14 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 
 from atlas_site.errors import AtlasError, ValidationFailed
+from atlas_site.json_input import json_parse
 from tenants.tokens import TokenPrincipal, token_authenticate
 
 if TYPE_CHECKING:  # rest_framework.views imports this module through its settings: no import cycle
@@ -108,6 +110,14 @@ class TokenRateThrottle(SimpleRateThrottle):
         if not isinstance(request.auth, TokenPrincipal):
             return None  # refused by authentication anyway; nothing to count
         return f"throttle:token:{request.auth.token.prefix}"
+
+
+class BoundedJSONParser(JSONParser):
+    """JSON bodies through the one JSON reader (atlas_site.json_input): depth-bounded and strict, a
+    refusal is a 400 naming ``body``."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+        return json_parse(stream.read() if stream is not None else b"")
 
 
 def principal_of(request: Request) -> TokenPrincipal:
