@@ -33,7 +33,7 @@ def json_depth(text: str) -> int:
 
 
 def json_depth_check(
-    raw: bytes | str, *, field: str = "body", what: str = "the request body", max_depth: int = MAX_JSON_DEPTH
+    raw: bytes | str, *, field: str | None = "body", what: str = "the request body", max_depth: int = MAX_JSON_DEPTH
 ) -> None:
     """Refuse ``raw`` if its JSON nests deeper than ``max_depth`` (for a reader that parses it itself, as
     the MCP SDK does); whether it is JSON at all is left to that parser."""
@@ -44,7 +44,7 @@ def json_depth_check(
 
 
 def json_parse(
-    raw: bytes | str, *, field: str = "body", what: str = "the request body", max_depth: int = MAX_JSON_DEPTH
+    raw: bytes | str, *, field: str | None = "body", what: str = "the request body", max_depth: int = MAX_JSON_DEPTH
 ) -> Any:
     """One JSON value from ``raw``: UTF-8, no NaN or Infinity, at most ``max_depth`` levels deep.
 
