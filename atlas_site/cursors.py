@@ -77,6 +77,6 @@ def cursor_decode(cursor: Any, *, parts: Sequence[Callable[[Any], Any]]) -> list
         return [check(value) for check, value in zip(parts, values, strict=True)]
     except _Refused as refused:
         raise ValidationFailed(
-            f"cursor is not one this API handed out ({refused}): pass next_cursor from the previous page",
+            f"cursor is not one this service handed out ({refused}): use the next_cursor of the previous page",
             field="cursor",
         ) from None

@@ -50,7 +50,7 @@ def test_a_malformed_cursor_is_a_tool_error_naming_the_cursor(atlas_server, alic
         error = tool_error(result)
         assert error["code"] == "invalid" and error["field"] == "cursor", (what, error)
         # the tool's own schema refuses a cursor over 1,000 characters; the decoder everything else
-        assert "cursor is not one this API handed out" in error["message"] or (
+        assert "cursor is not one this service handed out" in error["message"] or (
             len(dict(MALFORMED_CURSORS)[what]) > 1000 and "cursor" in error["message"]
         ), (what, error)
 
