@@ -29,6 +29,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -41,6 +42,7 @@ from atlas_site.idempotency import (
     idempotency_record_release,
     idempotency_record_store,
 )
+from atlas_site.json_input import json_parse
 from tenants.tokens import TokenPrincipal, token_authenticate
 
 if TYPE_CHECKING:  # rest_framework.views imports this module through its settings: no import cycle
@@ -130,6 +132,14 @@ def token_rate_wait(*, principal: TokenPrincipal) -> float | None:
 def retry_after(wait: float) -> str:
     """The ``Retry-After`` value for a wait in seconds: whole seconds, at least 1."""
     return str(max(1, int(wait + 0.999)))
+
+
+class BoundedJSONParser(JSONParser):
+    """JSON bodies through the one JSON reader (atlas_site.json_input): depth-bounded and strict, a
+    refusal is a 400 naming ``body``."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+        return json_parse(stream.read() if stream is not None else b"")
 
 
 def principal_of(request: Request) -> TokenPrincipal:

@@ -207,7 +207,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["atlas_site.api.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["atlas_site.api.HasToken"],
     "DEFAULT_THROTTLE_CLASSES": ["atlas_site.api.TokenRateThrottle"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["atlas_site.api.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "atlas_site.api.exception_handler",
     "UNAUTHENTICATED_USER": None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from atlas_site.cursors import MEMORY_SORT, cursor_decode, cursor_encode
 from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
@@ -136,8 +137,7 @@ def memory_list(
         "_source": {"excludes": VECTOR_FIELDS},
     }
     if cursor is not None:
-        after = _cursor_decode(cursor)
-        body["search_after"] = after
+        body["search_after"] = cursor_decode(cursor, parts=MEMORY_SORT)
     return _page(scope.reader(), types, body, page_size)
 
 
@@ -147,7 +147,7 @@ def _page(reader: Any, types: tuple[str, ...], body: dict[str, Any], page_size: 
     response = store.memories_search(reader, memory_types=types, body={**body, "size": page_size + 1})
     hits = response["hits"]["hits"]
     more, hits = len(hits) > page_size, hits[:page_size]
-    next_cursor = _cursor_encode(hits[-1]["sort"]) if more else None
+    next_cursor = cursor_encode(hits[-1]["sort"]) if more else None
     return {"memories": [memory_shape(h) for h in hits], "next_cursor": next_cursor}
 
 
@@ -163,29 +163,8 @@ def catalog_list(*, tenant: Tenant, page_size: Any = 50, cursor: Any = None) -> 
         "_source": {"excludes": VECTOR_FIELDS},
     }
     if cursor is not None:
-        body["search_after"] = _cursor_decode(cursor)
+        body["search_after"] = cursor_decode(cursor, parts=MEMORY_SORT)
     return _page(tenant_es_client(tenant=tenant), ("catalog",), body, page_size)
-
-
-def _cursor_encode(sort_values: list[Any]) -> str:
-    import base64
-    import json
-
-    return base64.urlsafe_b64encode(json.dumps(sort_values).encode()).decode()
-
-
-def _cursor_decode(cursor: Any) -> list[Any]:
-    import base64
-    import binascii
-    import json
-
-    try:
-        value = json.loads(base64.urlsafe_b64decode(str(cursor).encode()))
-    except (binascii.Error, ValueError):
-        raise ValidationFailed("cursor is not one this API returned", field="cursor") from None
-    if not isinstance(value, list) or len(value) != 2:
-        raise ValidationFailed("cursor is not one this API returned", field="cursor")
-    return value
 
 
 def memory_chain_get(*, subject: MemorySubject, memory_id: Any) -> list[dict[str, Any]]:

@@ -43,7 +43,9 @@ class ListFilterForm(NarrowingForm):
 
     superseded = forms.BooleanField(required=False, label="Show replaced versions")
     session = forms.CharField(required=False, max_length=128, widget=forms.HiddenInput)
-    cursor = forms.CharField(required=False, max_length=400, widget=forms.HiddenInput)
+    # Checked where every listing checks it (atlas_site.cursors): a refusal there is a page that says why,
+    # where a hidden field's own error would show nothing.
+    cursor = forms.CharField(required=False, widget=forms.HiddenInput)
 
 
 class SearchForm(NarrowingForm):

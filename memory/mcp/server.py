@@ -44,6 +44,7 @@ from atlas_site.errors import NotAuthenticated
 from tenants.tokens import TokenPrincipal
 
 from .auth import bearer_token, host_allowed, origin_allowed, principal_authenticate
+from .body import INVALID_REQUEST, BodyRefused, body_checked
 from .threads import run_sync
 from .tools import TOOLS, TOOLS_BY_NAME, tool_call
 
@@ -100,9 +101,11 @@ def mcp_server_build() -> Server:
     )
 
 
-async def _refuse(send: Send, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+async def _refuse(
+    send: Send, status: int, message: str, headers: dict[str, str] | None = None, *, code: int = INVALID_REQUEST
+) -> None:
     """An HTTP refusal before any MCP processing, with a JSON-RPC error body (no request id)."""
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}).encode()
     raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     raw_headers += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw_headers})
@@ -178,6 +181,15 @@ class McpEndpoint:
         if not self._managers:
             await _refuse(send, 503, "the MCP endpoint is not running: serve the app with the ASGI lifespan on")
             return
+        if scope.get("method") == "POST":
+            try:
+                checked = await body_checked(receive)
+            except BodyRefused as refused:
+                await _refuse(send, refused.status, refused.message, code=refused.code)
+                return
+            if checked is None:
+                return
+            receive = checked
         # The SDK binds a stateful session to the credential that opened it (scope["user"]): another
         # token presenting that session id gets the same 404 as an unknown session.
         user = AuthenticatedUser(

@@ -44,13 +44,20 @@ from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
 from . import writes
-from .consolidation_guards import injection_like, instruction_like, secret_kinds, secrets_redacted
+from .consolidation_guards import (
+    exfiltration_like,
+    injection_like,
+    instruction_like,
+    secret_kinds,
+    secrets_redacted,
+)
 from .documents import FACT_TYPES, steps_validate
 
 log = logging.getLogger(__name__)
 Status = ConsolidationRun.Status
 NO_LLM = "no LLM configured: set ATLAS_LLM_BASE_URL and ATLAS_LLM_MODEL (and ATLAS_LLM_API_KEY if it needs one)"
 MAX_ITEMS_PER_KIND = 100
+EXFILTRATION = "sends conversations or data to an outside address"
 
 # --------------------------------------------------------------------------------------------- schema
 _IDS = {"type": "array", "items": {"type": "string"}}
@@ -322,10 +329,11 @@ def _related(
                     hit["id"],
                     {
                         "id": hit["id"],
-                        "name": hit.get("name"),
-                        "trigger_text": hit.get("trigger_text"),
+                        "name": secrets_redacted(hit.get("name") or ""),
+                        "trigger_text": secrets_redacted(hit.get("trigger_text") or ""),
                         "steps": [
-                            {"instruction": s["instruction"], "tool": s.get("tool")} for s in hit.get("steps") or []
+                            {"instruction": secrets_redacted(s["instruction"]), "tool": s.get("tool")}
+                            for s in hit.get("steps") or []
                         ],
                         "version": hit.get("version"),
                         "success_count": hit.get("success_count"),
@@ -398,6 +406,9 @@ class _Validator:
         if injection_like(text):
             self.reject(kind, "instruction-like text", text)
             return None
+        if exfiltration_like(text):
+            self.reject(kind, EXFILTRATION, text)
+            return None
         episodes = self.episodes_ok(kind, fact["source_episodes"], text)
         if episodes is None:
             return None
@@ -416,13 +427,16 @@ class _Validator:
         except ValidationFailed as err:
             self.reject(kind, f"invalid steps: {err.message}", label)
             return None
-        everything = " ".join([label, *(s["instruction"] for s in checked)])
+        everything = ".\n".join([label, *(s["instruction"] for s in checked)])  # one sentence a step
         secrets = secret_kinds(everything)
         if secrets:
             self.reject(kind, f"contains a secret ({', '.join(secrets)})", label)
             return None
         if instruction_like(everything):
             self.reject(kind, "instruction-like text in the playbook", label)
+            return None
+        if exfiltration_like(everything):
+            self.reject(kind, EXFILTRATION, label)
             return None
         steering = [e for e in episodes if instruction_like(self.input.episode_texts.get(e, ""))]
         if steering:

@@ -8,7 +8,6 @@ the type's optional fields. Re-importing a file overwrites the same documents
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from atlas_site.errors import AtlasError, ValidationFailed
+from atlas_site.json_input import json_parse
 from memory.elastic import store
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
@@ -76,23 +76,12 @@ def _record_parse(line: str) -> dict[str, Any]:
     """One line as a JSON object; a null field counts as absent (as it does for every optional field)."""
     if _has_lone_surrogate(line):
         raise ValidationFailed("not UTF-8 text")
-    try:
-        record = json.loads(line, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as exc:
-        raise ValidationFailed(f"not JSON ({exc.msg} at column {exc.colno})") from None
-    except ValueError:  # an integer of more than sys.get_int_max_str_digits() digits
-        raise ValidationFailed("not JSON (a number with too many digits)") from None
-    except RecursionError:
-        raise ValidationFailed("not JSON (nested too deeply)") from None
+    record = json_parse(line, field=None, what="the line")
     if not isinstance(record, dict):
         raise ValidationFailed("each line must be a JSON object")
     if _has_lone_surrogate(record):  # a \ud800 escape: Elasticsearch cannot store it
         raise ValidationFailed("a string holds an unpaired surrogate escape (\\ud800-\\udfff)")
     return {k: v for k, v in record.items() if v is not None}
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValidationFailed(f"not JSON ({name} is not a JSON number)")
 
 
 def _has_lone_surrogate(value: Any) -> bool:

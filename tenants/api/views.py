@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from atlas_site.api import actor_of, idempotent, int_param, principal_of, query_params
+from atlas_site.cursors import cursor_decode, cursor_encode, sort_id
 from atlas_site.errors import ValidationFailed
 from memory.api.serializers import Strict
 from memory.api.views import PROBLEM, WRITE_PROBLEMS
@@ -38,7 +39,7 @@ class SubjectOut(serializers.Serializer):
 
 class SubjectPageOut(serializers.Serializer):
     subjects = SubjectOut(many=True)
-    next_cursor = serializers.CharField(allow_null=True)
+    next_cursor = serializers.CharField(allow_null=True, help_text="Pass as ?cursor= for the next page.")
 
 
 class SubjectIn(Strict):
@@ -89,14 +90,17 @@ class SubjectsView(APIView):
         if not 1 <= size <= MAX_PAGE:
             raise ValidationFailed(f"page_size must be from 1 to {MAX_PAGE}", field="page_size")
         subjects = MemorySubject.objects.filter(tenant=principal.tenant).order_by("external_id")
-        cursor = query.get("cursor")
-        if cursor:
-            subjects = subjects.filter(external_id__gt=cursor)
+        if "cursor" in query:
+            (after,) = cursor_decode(query["cursor"], parts=(sort_id,))
+            subjects = subjects.filter(external_id__gt=after)
         page = list(subjects[: size + 1])
         more = len(page) > size
         page = page[:size]
         return Response(
-            {"subjects": [_subject(x) for x in page], "next_cursor": page[-1].external_id if more else None}
+            {
+                "subjects": [_subject(x) for x in page],
+                "next_cursor": cursor_encode([page[-1].external_id]) if more else None,
+            }
         )
 
     @extend_schema(

@@ -111,7 +111,7 @@ def test_import_reports_per_line_errors_without_stopping(imported) -> None:
         in output
     )
     for line_no, message in [
-        (4, "line 4: not JSON"),
+        (4, "line 4: the line is not JSON"),
         (5, "line 5: memory_type must be one of episodic, semantic, procedural, catalog"),
         (6, "line 6: user_id is required (only catalog entries have none)"),
         (7, "line 7: text must not be empty"),

@@ -270,3 +270,33 @@ def test_an_import_stores_the_valid_lines_and_reports_the_others_by_number(tenan
     invalid = [n for n, (_, valid) in enumerate(batch, start=1) if not valid]
     assert [n for n, _ in report.errors] == invalid
     assert sum(report.written.values()) == len(batch) - len(invalid)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "the line is not JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
+        ('{"text": NaN}', "the line is not JSON (NaN is not a JSON number)"),
+        ('{"days_ago": ' + "9" * 5000 + "}", "the line is not JSON (a number with too many digits)"),
+        (
+            '{"memory_type": "episodic", "x": ' + "[" * 1_000 + "]" * 1_000 + "}",
+            "the line is nested deeper than 32 levels",
+        ),
+        ('{"x": ' + '{"a": ' * 50_000 + "1" + "}" * 50_000 + "}", "the line is nested deeper than 32 levels"),
+    ],
+)
+def test_a_line_that_is_not_json_or_nested_too_deeply_is_refused_by_the_one_json_reader(
+    subjects, line, message
+) -> None:
+    """The same reader (atlas_site.json_input) as the REST and MCP bodies, with the same depth limit."""
+    with pytest.raises(ValidationFailed) as caught:
+        _line_prepare(
+            line,
+            tenant=subjects["maya"].tenant,
+            subjects=subjects,
+            create_subjects=False,
+            actor="test",
+            report=ImportReport(),
+            previous_turns={},
+        )
+    assert caught.value.message == message

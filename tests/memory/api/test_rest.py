@@ -600,7 +600,7 @@ def test_subjects_are_listed_and_created_with_their_key(world) -> None:
     assert ApiKeyCredential.objects.filter(subject__external_id="carol", subject__tenant=world["tenant"]).exists()
     _problem(svc("POST", "subjects", json={"id": "carol"}), 409)
     page = svc("GET", "subjects", params={"page_size": 2}).json()
-    assert [s["id"] for s in page["subjects"]] == ["alice", "bob"] and page["next_cursor"] == "bob"
+    assert [s["id"] for s in page["subjects"]] == ["alice", "bob"] and page["next_cursor"]
     rest = svc("GET", "subjects", params={"page_size": 2, "cursor": page["next_cursor"]}).json()
     assert [s["id"] for s in rest["subjects"]] == ["carol"] and rest["next_cursor"] is None
     assert svc("POST", "subjects/carol/episodes", json={"text": "hello"}).status_code == 201
