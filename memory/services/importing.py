@@ -185,9 +185,20 @@ def memories_import(
     create_subjects: bool,
     actor: str,
     progress: Callable[[int, ImportReport], None] | None = None,
+    partial: bool = False,
 ) -> ImportReport:
-    """Import every valid line; invalid ones are reported with their line number and skipped."""
+    """Import a file's lines, all or nothing: every line is checked first — its fields, its subject,
+    and that what it ``supersedes`` is in the file or stored for that subject — and with any error
+    nothing is written (no subject created either). ``partial`` imports the valid lines and skips the
+    others. Errors come in line order."""
+    lines = list(lines)
+    problems = _lines_check(tenant, lines, create_subjects=create_subjects)
     report = ImportReport()
+    if problems and not partial:
+        report.lines = sum(1 for line in lines if line.strip())
+        report.errors = problems
+        return report
+    skipped = {line_no for line_no, _ in problems}
     subjects = {s.external_id: s for s in tenant.subjects.filter(is_active=True)}
     writer = writer_es_client()
     reader = tenant_es_client(tenant=tenant)
@@ -216,6 +227,8 @@ def memories_import(
         if not line.strip():
             continue
         report.lines += 1
+        if line_no in skipped:
+            continue
         try:
             prepared, subject = _line_prepare(
                 line,
@@ -238,6 +251,7 @@ def memories_import(
             flush()
     flush()
     report.supersessions = _supersessions_store(tenant, facts_with_links, report)
+    report.errors = sorted(problems + report.errors)
     audit_record(
         tenant=tenant,
         actor=actor,
@@ -246,6 +260,62 @@ def memories_import(
         detail={"lines": report.lines, "written": dict(report.written), "errors": len(report.errors)},
     )
     return report
+
+
+def _lines_check(tenant: Tenant, lines: list[str], *, create_subjects: bool) -> list[tuple[int, str]]:
+    """Every line's error, without writing anything: its fields and subject as the import reads them
+    (a subject to be created is checked unsaved), and each fact's ``supersedes`` — an id that names
+    neither a valid fact line of the same subject in the file nor a stored fact of that subject."""
+    subjects = {s.external_id: s for s in tenant.subjects.filter(is_active=True)}
+    errors: list[tuple[int, str]] = []
+    in_file: dict[str, set[str]] = {}  # subject → the external ids of the file's valid fact lines
+    references: list[tuple[int, MemorySubject, list[str]]] = []
+    previous_turns: dict[tuple[str, str], PreviousTurn] = {}
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = _record_parse(line)
+            subject = None
+            if record.get("memory_type") != "catalog":
+                user = record.get("user_id")
+                if not isinstance(user, str) or not user:
+                    raise ValidationFailed("user_id is required (only catalog entries have none)")
+                if user not in subjects:
+                    if not create_subjects:
+                        raise ValidationFailed(f"no subject '{user}' in tenant {tenant.slug} (use --create)")
+                    subjects[user] = MemorySubject(tenant=tenant, external_id=user)  # unsaved: created on import
+                subject = subjects[user]
+            elif "user_id" in record:
+                raise ValidationFailed("catalog entries are shared: they have no user_id")
+            prepared = _prepare(tenant, subject, record, previous_turns)
+        except AtlasError as err:
+            errors.append((line_no, err.message))
+            continue
+        if prepared.memory_type == "semantic":
+            if isinstance(record.get("id"), str):
+                in_file.setdefault(subject.external_id, set()).add(record["id"])
+            if record.get("supersedes"):
+                references.append((line_no, subject, record["supersedes"]))
+    reader = tenant_es_client(tenant=tenant) if references else None
+    for line_no, subject, targets in references:
+        outside = [t for t in targets if t not in in_file.get(subject.external_id, set())]
+        stored: set[str] = set()
+        if outside and subject.pk is not None:
+            wanted = {
+                memory_id_for(
+                    tenant_id=str(tenant.es_id), user_id=str(subject.es_id), memory_type="semantic", external_id=t
+                ): t
+                for t in outside
+            }
+            found = store.memories_fetch(reader, ids=list(wanted), memory_types=store.FACT_TYPES_INDICES, filters=[])
+            stored = {wanted[i] for i, hit in found.items() if hit["_source"].get("user_id") == str(subject.es_id)}
+        missing = [t for t in outside if t not in stored]
+        if missing:
+            errors.append(
+                (line_no, f"supersedes {', '.join(missing)}: no fact of {subject.external_id} in the file or stored")
+            )
+    return sorted(errors)
 
 
 def _supersessions_store(

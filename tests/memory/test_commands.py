@@ -144,20 +144,21 @@ def test_a_partial_import_says_so_once_and_fails_unless_allowed(atlas_es, db, tm
     out, err = StringIO(), StringIO()
     with pytest.raises(CommandError) as failed:
         call_command("atlas_import", str(path), "--tenant", "partial-co", "--create", stdout=out, stderr=err)
-    assert out.getvalue() == (
-        "imported 1 of 3 line(s) into partial-co: 1 procedural; 0 supersession link(s); 2 error(s); "
-        "created subjects maya\n"
-    )
+    assert out.getvalue() == "imported 0 of 3 line(s) into partial-co: nothing; 0 supersession link(s); 2 error(s)\n"
+    assert not MemorySubject.objects.filter(tenant__slug="partial-co").exists()  # nothing created
     assert (
         err.getvalue()
         == "line 2: trigger_text is required: a playbook has a name, a trigger_text and steps\nline 3: not UTF-8 text\n"
     )
     assert str(failed.value) == (
-        "the import is partial (the lines above were skipped): fix them and import the file again "
-        "(re-importing overwrites, it does not duplicate), or pass --allow-partial to accept it"
+        "nothing was imported: fix the lines above and import the file again, or pass --allow-partial "
+        "to import the other lines (re-importing overwrites, it does not duplicate)"
     )
-    out, err = run("atlas_import", str(path), "--tenant", "partial-co", "--allow-partial")
-    assert out == "imported 1 of 3 line(s) into partial-co: 1 procedural; 0 supersession link(s); 2 error(s)\n"
+    out, err = run("atlas_import", str(path), "--tenant", "partial-co", "--create", "--allow-partial")
+    assert out == (
+        "imported 1 of 3 line(s) into partial-co: 1 procedural; 0 supersession link(s); 2 error(s); "
+        "created subjects maya\n"
+    )
     assert (
         err
         == "line 2: trigger_text is required: a playbook has a name, a trigger_text and steps\nline 3: not UTF-8 text\n"

@@ -90,7 +90,7 @@ def test_an_import_line_cannot_supersede_or_cite_another_subjects_memory(tenant,
     report = memories_import(tenant=tenant, lines=[json.dumps(line)], create_subjects=False, actor="test")
 
     assert report.supersessions == 0
-    assert report.errors == [(1, "supersedes 1 fact(s) of this user that were not imported")]
+    assert report.errors == [(1, "supersedes f-diet: no fact of tom in the file or stored")]
     after = _docs(admin, tenant)
     assert {i: after[i] for i in mayas} == mayas
 

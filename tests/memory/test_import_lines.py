@@ -265,11 +265,49 @@ def test_the_message_names_the_field(subjects, line, message) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batch=st.lists(lines(), min_size=1, max_size=6))
 def test_an_import_stores_the_valid_lines_and_reports_the_others_by_number(tenant, maya, tom, batch) -> None:
-    """End to end on the embedded Elasticsearch: the report's numbers are exactly the invalid lines."""
-    report = memories_import(tenant=tenant, lines=[text for text, _ in batch], create_subjects=False, actor="test")
+    """End to end on the embedded Elasticsearch: the report's numbers are exactly the invalid lines, in
+    order; with any of them nothing is written, and a partial import writes the others."""
+    texts = [text for text, _ in batch]
     invalid = [n for n, (_, valid) in enumerate(batch, start=1) if not valid]
+    whole = memories_import(tenant=tenant, lines=texts, create_subjects=False, actor="test")
+    assert [n for n, _ in whole.errors] == invalid
+    assert sum(whole.written.values()) == (0 if invalid else len(batch))
+    report = memories_import(tenant=tenant, lines=texts, create_subjects=False, actor="test", partial=True)
     assert [n for n, _ in report.errors] == invalid
     assert sum(report.written.values()) == len(batch) - len(invalid)
+
+
+def test_an_import_with_a_bad_line_writes_nothing_and_names_unknown_replacements(tenant, maya) -> None:
+    from memory.elastic.client import bootstrap_client
+
+    def stored() -> int:
+        bootstrap_client().indices.refresh(index="atlas-test-*")
+        return bootstrap_client().count(index="atlas-test-*", query={"term": {"tenant_id": str(tenant.es_id)}})["count"]
+
+    lines = [
+        json.dumps({"id": "f1", "user_id": "maya", "memory_type": "semantic", "text": "Maya lives in Porto"}),
+        json.dumps(
+            {"id": "f2", "user_id": "maya", "memory_type": "semantic", "text": "in Lisbon", "supersedes": ["f1"]}
+        ),
+        json.dumps({"id": "f3", "user_id": "maya", "memory_type": "semantic", "text": "x", "supersedes": ["ghost"]}),
+        json.dumps({"id": "e1", "user_id": "nobody", "memory_type": "episodic", "text": "hi"}),
+        json.dumps({"id": "p1", "user_id": "maya", "memory_type": "procedural", "name": "n"}),
+    ]
+    report = memories_import(tenant=tenant, lines=lines, create_subjects=False, actor="test")
+    assert report.errors == [
+        (3, "supersedes ghost: no fact of maya in the file or stored"),
+        (4, f"no subject 'nobody' in tenant {tenant.slug} (use --create)"),
+        (5, "trigger_text and steps are required: a playbook has a name, a trigger_text and steps"),
+    ]
+    assert sum(report.written.values()) == 0 and stored() == 0
+    created = memories_import(tenant=tenant, lines=lines, create_subjects=True, actor="test")
+    assert [n for n, _ in created.errors] == [3, 5] and stored() == 0
+    assert not tenant.subjects.filter(external_id="nobody").exists()  # nothing created either
+    partial = memories_import(tenant=tenant, lines=lines, create_subjects=False, actor="test", partial=True)
+    assert [n for n, _ in partial.errors] == [3, 4, 5] and partial.written == {"semantic": 2}
+    assert stored() == 2  # the line naming an unknown fact was not imported, only reported
+    later = memories_import(tenant=tenant, lines=[lines[1].replace('"f2"', '"f4"')], create_subjects=False, actor="t")
+    assert later.errors[0][1].startswith("fact ")  # f1 is stored now: the reference holds, the chain refuses a fork
 
 
 @pytest.mark.parametrize(

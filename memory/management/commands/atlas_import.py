@@ -1,7 +1,7 @@
 """atlas_import FILE.jsonl --tenant SLUG [--create] [--allow-partial] — import memories.
 
-A bad line is reported with its number and skipped; the other lines are imported. The command exits 1
-when any line failed, unless --allow-partial accepts a partial import.
+Every line is checked before anything is written: with any bad line (reported with its number, in
+order) nothing is imported and the command exits 1; --allow-partial imports the other lines instead.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Command(AtlasCommand):
         parser.add_argument(
             "--allow-partial",
             action="store_true",
-            help="exit 0 even when some lines failed (they are reported and skipped either way)",
+            help="import the valid lines when some are bad (reported and skipped), and exit 0",
         )
 
     def handle(self, *args, file: Path, tenant: str, create: bool, quiet: bool, allow_partial: bool, **options) -> None:
@@ -52,7 +52,12 @@ class Command(AtlasCommand):
 
         with file.open(encoding="utf-8", errors="surrogateescape") as lines:
             report = memories_import(
-                tenant=owner, lines=lines, create_subjects=create, actor=self.actor, progress=progress
+                tenant=owner,
+                lines=lines,
+                create_subjects=create,
+                actor=self.actor,
+                progress=progress,
+                partial=allow_partial,
             )
         if show_progress:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
@@ -66,6 +71,6 @@ class Command(AtlasCommand):
         )
         if report.errors and not allow_partial:
             raise CommandError(
-                "the import is partial (the lines above were skipped): fix them and import the file again "
-                "(re-importing overwrites, it does not duplicate), or pass --allow-partial to accept it"
+                "nothing was imported: fix the lines above and import the file again, or pass --allow-partial "
+                "to import the other lines (re-importing overwrites, it does not duplicate)"
             )
