@@ -2,7 +2,9 @@
 
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
 from .views import SchemaView, healthz
@@ -16,6 +18,8 @@ urlpatterns = [
     path("", include("memory.dashboard.urls")),
     path("tenant/", include("tenants.dashboard.urls")),
     path("healthz", healthz, name="healthz"),
+    # Pages that name no icon (the admin's, the API docs) still get one, not a 404 in every console.
+    path("favicon.ico", RedirectView.as_view(url=static("atlas/favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("api/v1/schema/", SchemaView.as_view(), name="api-schema"),

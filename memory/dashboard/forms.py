@@ -12,6 +12,14 @@ from memory.services.documents import FACT_TYPES, MAX_TEXT_CHARS
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
 TYPE_LABELS = {"semantic": "Facts", "procedural": "Playbooks", "episodic": "Conversations", "catalog": "Catalog"}
+# One memory's kind, in words ("Kind: Fact", "this fact … is deleted").
+TYPE_NAMES = {
+    "semantic": "fact",
+    "archive": "fact",
+    "procedural": "playbook",
+    "episodic": "conversation turn",
+    "catalog": "catalog entry",
+}
 
 
 class NarrowingForm(forms.Form):

@@ -28,7 +28,7 @@ from tenants import tokens
 from tenants.issued import issued_keep, issued_take
 
 from .access import actor_of, dashboard_view, error_page, subject_choose, subject_current
-from .forms import TYPE_LABELS, FactEditForm, ForgetAllForm, ListFilterForm, SearchForm, TokenCreateForm
+from .forms import TYPE_LABELS, TYPE_NAMES, FactEditForm, ForgetAllForm, ListFilterForm, SearchForm, TokenCreateForm
 
 PAGE_SIZE = 25
 EXPORT_PAGE_SIZE = 200
@@ -146,7 +146,7 @@ def _as_list(value: Any) -> list[Any]:
 def _memory_context(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     hit = selectors.memory_hit(subject=request.subject, memory_id=memory_id)
     memory = selectors.memory_shape(hit)
-    context: dict[str, Any] = {"memory": memory, "etag": writes.memory_etag(hit["_source"]), "type_labels": TYPE_LABELS}
+    context: dict[str, Any] = {"memory": memory, "etag": writes.memory_etag(hit["_source"]), "type_names": TYPE_NAMES}
     if memory["type"] in ("semantic", "archive"):
         chain = selectors.memory_chain_get(subject=request.subject, memory_id=memory["id"])
         steps = _chain_steps(chain, memory["id"])
@@ -227,7 +227,7 @@ def memory_forget(request: HttpRequest, memory_id: str) -> HttpResponse:
     if memory["type"] in ("semantic", "archive"):
         chain = selectors.memory_chain_get(subject=request.subject, memory_id=memory["id"])
     return render(
-        request, "dashboard/forget.html", {"memory": memory, "chain_length": len(chain), "type_labels": TYPE_LABELS}
+        request, "dashboard/forget.html", {"memory": memory, "chain_length": len(chain), "type_names": TYPE_NAMES}
     )
 
 

@@ -131,6 +131,18 @@ def test_a_harsh_correction_does_not_claim_the_wrong_versions_source(browser_cli
     ] == [said["id"]]
 
 
+def test_one_memory_is_named_in_the_singular_and_every_page_has_an_icon(browser_client, client, maya_memories) -> None:
+    fact, playbook = maya_memories["third"], maya_memories["playbook"]
+    page = browser_client.get(f"/memory/{fact['id']}/").content.decode()
+    assert "<dt>Kind</dt><dd>Fact</dd>" in page and "<title>Fact · Atlas Memory</title>" in page
+    assert 'rel="icon" href="/static/atlas/favicon.svg"' in page
+    forget = browser_client.get(f"/memory/{playbook['id']}/forget/").content.decode()
+    assert "this playbook (" in forget and "this playbooks" not in forget
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 301 and icon["Location"] == "/static/atlas/favicon.svg"
+    assert client.get(icon["Location"]).status_code == 200
+
+
 def test_search_honours_the_fact_type_and_the_days(browser_client, maya, maya_memories) -> None:
     writes.episode_write(subject=maya, text="Lisbon was rainy all March", at="2025-03-10T23:30:00Z")
     writes.fact_write(subject=maya, text="Visits Lisbon every March", fact_type="preference", at="2025-03-11T00:00:00Z")
