@@ -46,9 +46,13 @@ def test_an_end_user_browses_searches_edits_follows_the_chain_and_forgets(
     page.get_by_role("button", name="Search").click()
     results = page.get_by_role("list", name="Search results")
     assert results.get_by_text("#1").is_visible()
+    assert "similar meaning" in results.inner_text() and "bm25" not in results.inner_text()  # a person's words
+    results.get_by_text("Why this result").first.click()  # the legs' own names, behind the explanation
     assert "bm25" in results.inner_text() and "dense" in results.inner_text()
     _check(page, axe_clean, screenshot, "dashboard-search")
     search = page.get_by_role("search")
+    assert not search.get_by_label("Fact type").is_visible()  # one filter panel in view: options fold away
+    search.get_by_text("Search options").click()
     search.get_by_label("Fact type").select_option("preference")
     search.get_by_role("button", name="Search").click()
     assert results.get_by_role("link").all_inner_texts() == ["Prefers window seats on trains"]
