@@ -53,6 +53,61 @@ def _params(query: Mapping[str, str], allowed: frozenset[str]) -> dict[str, str]
     return {name: query.get(name, "") for name in allowed}
 
 
+#: A memory's fields as a person reads them, in this order; those that name memories are links.
+FIELD_LABELS = {
+    "external_id": "External id",
+    "created_at": "Stored",
+    "fact_type": "Fact type",
+    "confidence": "Confidence",
+    "contradiction": "Correction of the version before",
+    "supersedes": "Replaces",
+    "superseded_by": "Replaced by",
+    "superseded_at": "Replaced at",
+    "retracted": "Retracted (it was wrong)",
+    "valid_from": "Valid from",
+    "valid_to": "Valid until",
+    "session_id": "Conversation",
+    "previous_turn_id": "Previous turn",
+    "agent_id": "Agent",
+    "role": "Said by",
+    "event_type": "Event",
+    "timestamp": "Said at",
+    "name": "Name",
+    "trigger_text": "When to use it",
+    "description": "Description",
+    "version": "Version",
+    "success_count": "Worked",
+    "failure_count": "Failed",
+    "last_success_at": "Last worked",
+    "outcome_score": "Outcome score",
+    "use_count": "Recalled for agents",
+    "last_used_at": "Last recalled",
+    "title": "Title",
+    "category": "Category",
+    "tags": "Tags",
+}
+LINKED_FIELDS = ("supersedes", "superseded_by", "previous_turn_id")
+
+
+def _field_rows(memory: dict[str, Any], link: Link) -> list[dict[str, Any]]:
+    """(label, value or links) per field the memory has: no raw keys, no Python list text."""
+    rows = []
+    for name, label in FIELD_LABELS.items():
+        value = memory.get(name)
+        if value in (None, "", []):
+            continue
+        if name in LINKED_FIELDS:
+            ids = value if isinstance(value, list) else [value]
+            rows.append({"label": label, "links": [(i, link("memory", memory_id=i)) for i in ids]})
+        elif isinstance(value, list):
+            rows.append({"label": label, "value": ", ".join(str(v) for v in value)})
+        elif isinstance(value, bool):
+            rows.append({"label": label, "value": "yes" if value else "no"})
+        else:
+            rows.append({"label": label, "value": value})
+    return rows
+
+
 def _linked(memory: dict[str, Any], link: Link) -> dict[str, Any]:
     memory["url"] = link("memory", memory_id=memory["id"])
     return memory
@@ -95,7 +150,7 @@ def detail(*, subject: MemorySubject, memory_id: str, actor: str, link: Link) ->
     source episodes are."""
     hit = selectors.memory_hit(subject=subject, memory_id=memory_id)
     memory = _linked(selectors.memory_shape(hit), link)
-    fields = {k: v for k, v in memory.items() if k not in ("id", "type", "text", "url", "user_id", "shared")}
+    fields = _field_rows(memory, link)
     is_fact = memory["type"] in ("semantic", "archive")
     context = {
         "memory": memory,

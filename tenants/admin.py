@@ -231,7 +231,8 @@ class MemorySubjectForm(forms.ModelForm):
 @admin.register(MemorySubject)
 class MemorySubjectAdmin(admin.ModelAdmin):
     form = MemorySubjectForm
-    list_display = ["external_id", "tenant", "display_name", "person", "is_active", "key", "memories"]
+    # The memory pages are the row's first action: at 1,280 px a last column was cut off.
+    list_display = ["external_id", "memories", "tenant", "display_name", "person", "is_active", "key"]
     list_filter = ["is_active", "tenant"]
     search_fields = ["external_id", "display_name", "tenant__slug"]
     raw_id_fields = ["person"]  # not select2's autocomplete: see MembershipInline

@@ -88,6 +88,14 @@ def test_an_operator_browses_searches_edits_follows_the_chain_and_forgets(client
     assert "Lisbon" not in audit_text and "Porto" not in audit_text  # ids, never the memories' text
 
 
+def test_the_subjects_list_leads_with_the_memory_pages(client, operator, maya):
+    """At 1,280 px the last column was cut off: the link to a subject's memories is the row's second cell."""
+    client.force_login(operator)
+    page = client.get(reverse("admin:tenants_memorysubject_changelist")).content.decode()
+    row = page[page.index(f">{maya.external_id}</a>") :]
+    assert row.index("Memories of maya") < row.index(maya.tenant.slug)
+
+
 def test_a_stale_version_is_refused_and_nothing_changes(client, operator, maya, maya_fact):
     client.force_login(operator)
     etag = client.get(_url("memory", maya.pk, maya_fact["id"])).context["etag"]
@@ -122,6 +130,14 @@ def test_an_operator_can_record_that_the_old_version_was_wrong(client, operator,
     assert (old["retracted"], new["text"], new["contradiction"]) == (True, "Maya lives in Lima", "harsh")
     chain = client.get(_url("memory_chain", maya.pk, new["id"])).content.decode()
     assert "(harsh: it was wrong)" in chain
+    # The memory page reads as labels and links, not raw keys and Python lists (issue 27 point 13).
+    replaced = client.get(_url("memory", maya.pk, old["id"])).content.decode()
+    assert "<dt>Replaced by</dt>" in replaced and f'href="{_url("memory", maya.pk, new["id"])}"' in replaced
+    assert (
+        "<dt>Retracted (it was wrong)</dt><dd>yes</dd>" in replaced
+        and "<dt>Fact type</dt><dd>identity</dd>" in replaced
+    )
+    assert "superseded_by" not in replaced and "['" not in replaced
     audit = AuditRecord.objects.get(action="memory.edit")
     assert audit.detail == {"new_id": new["id"], "contradiction": "harsh"}
 

@@ -44,7 +44,7 @@ def test_a_tenant_owner_manages_subjects_catalog_and_tokens(page, axe_clean, scr
     mine = tenants["mine"]
     person_create("carol@acme.test", PASSWORD)
     person_login(page, "owner@acme.test", PASSWORD)
-    page.get_by_role("link", name="Tenant Acme").click()
+    page.get_by_role("link", name="Manage Acme").click()
     _look(page, axe_clean, screenshot, "tenant-subjects")
 
     page.get_by_label("External id").fill("carol")
