@@ -81,7 +81,13 @@ def _record_parse(line: str) -> dict[str, Any]:
         raise ValidationFailed("each line must be a JSON object")
     if _has_lone_surrogate(record):  # a \ud800 escape: Elasticsearch cannot store it
         raise ValidationFailed("a string holds an unpaired surrogate escape (\\ud800-\\udfff)")
-    return {k: v for k, v in record.items() if v is not None}
+    record = {k: v for k, v in record.items() if v is not None}
+    # A line names its kind as every answer and export does ("type"); "memory_type" is the older name.
+    if "type" in record:
+        if "memory_type" in record:
+            raise ValidationFailed("give type or its older name memory_type, not both")
+        record["memory_type"] = record.pop("type")
+    return record
 
 
 def _has_lone_surrogate(value: Any) -> bool:

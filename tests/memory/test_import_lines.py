@@ -234,6 +234,11 @@ PLAYBOOK = ": a playbook has a name, a trigger_text and steps"
         ),
         ({"memory_type": "procedural", "name": "n"}, "trigger_text and steps are required" + PLAYBOOK),
         (
+            {"memory_type": "semantic", "type": "semantic", "text": "x"},
+            "give type or its older name memory_type, not both",
+        ),
+        ({"type": "dream", "text": "x"}, "memory_type must be one of episodic, semantic, procedural, catalog"),
+        (
             {"memory_type": "procedural", "name": "n", "trigger_text": "t", "steps": ["a", 5]},
             "a step is a string (the instruction) or an object with an instruction",
         ),
@@ -247,7 +252,7 @@ PLAYBOOK = ": a playbook has a name, a trigger_text and steps"
     ],
 )
 def test_the_message_names_the_field(subjects, line, message) -> None:
-    if line["memory_type"] != "catalog":
+    if line.get("memory_type", line.get("type")) != "catalog":
         line = {**line, "user_id": "maya"}
     with pytest.raises(ValidationFailed) as caught:
         _line_prepare(
