@@ -230,6 +230,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Recall's type filter has a new name (types) and its old one (memory_types): one enum for both.
+    "ENUM_NAME_OVERRIDES": {"RecallTypeEnum": "memory.api.serializers.RECALL_TYPE_CHOICES"},
 }
 
 # --- Elasticsearch -----------------------------------------------------------

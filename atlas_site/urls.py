@@ -2,12 +2,10 @@
 
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
-from django.templatetags.static import static
 from django.urls import include, path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
-from .views import SchemaView, healthz
+from .views import SchemaView, favicon, healthz
 
 # Operators log in to the admin through allauth (email login, verification),
 # not through the admin's own username/password form.
@@ -19,7 +17,7 @@ urlpatterns = [
     path("tenant/", include("tenants.dashboard.urls")),
     path("healthz", healthz, name="healthz"),
     # Pages that name no icon (the admin's, the API docs) still get one, not a 404 in every console.
-    path("favicon.ico", RedirectView.as_view(url=static("atlas/favicon.svg"), permanent=True)),
+    path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("api/v1/schema/", SchemaView.as_view(), name="api-schema"),

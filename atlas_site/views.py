@@ -6,8 +6,9 @@ import logging
 
 from django.conf import settings
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import redirect
+from django.templatetags.static import static
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
 
@@ -64,3 +65,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse(
         {"status": "ok" if healthy else "unavailable", "checks": checks}, status=200 if healthy else 503
     )
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """The site's icon for pages that name none (the admin's, the API docs): resolved per request, as the
+    static files' manifest exists only once collectstatic has run."""
+    return HttpResponsePermanentRedirect(static("atlas/favicon.svg"))

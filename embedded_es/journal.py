@@ -157,6 +157,16 @@ def write_action(method: str, path_qs: str) -> str | None:
     return route.action
 
 
+def _deletes(method: str, path_qs: str, body: bytes | None) -> bool:
+    """Whether a journaled request deletes documents (their text then lingers in the journal until a fold)."""
+    path = path_qs.split("?", 1)[0]
+    return (
+        method == "DELETE"
+        or path.endswith("/_delete_by_query")
+        or (path.endswith("/_bulk") and body is not None and b'"delete"' in body)
+    )
+
+
 def _kept(action: str, status: int) -> bool:
     return 200 <= status < 300 or (status == 409 and action in _PARTIAL_ON_CONFLICT)
 
@@ -250,6 +260,9 @@ class Journal:
         self._first_unfolded = 0.0  # when the oldest record past the base was appended (this run)
         self.fold_after = float(os.environ.get("EMBEDDED_ES_JOURNAL_FOLD_AFTER", FOLD_AFTER))
         self._tried = -1  # the record a quiet compaction last tried to fold (not again until a new one)
+        # A delete was journaled: fold at the next quiet second, not after FOLD_AFTER — the journal still
+        # holds the deleted documents' text, and forgetting must leave no copy of it (issue 24).
+        self._fold_soon = False
         self._hold_not_before = 0.0  # a fold that holds writes failed: not again before this time
 
     # ------------------------------------------------------------------ start
@@ -419,6 +432,8 @@ class Journal:
             except ValueError:
                 parsed = None
             seq = self._append(*_pin_ids(action, method, path_qs, body, parsed), content_type)
+            if _deletes(method, path_qs, body):
+                self._fold_soon = True
         if self.sync == "request":
             await self._sync(seq)
         return answer
@@ -567,8 +582,13 @@ class Journal:
                 elif (
                     time.monotonic() - self._last_write >= quiet
                     and self._tried != self._seq
-                    and (self._bytes >= FOLD_BYTES or time.monotonic() - self._first_unfolded >= self.fold_after)
+                    and (
+                        self._fold_soon
+                        or self._bytes >= FOLD_BYTES
+                        or time.monotonic() - self._first_unfolded >= self.fold_after
+                    )
                 ):
+                    self._fold_soon = False
                     self._tried = self._seq
                     folding = asyncio.create_task(self._fold_logged(hold_writes=False))
         finally:

@@ -53,12 +53,8 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
     form = ListFilterForm(request.GET)
     context["filters"] = form
     if not form.is_valid():
-        context["options_open"] = True  # the error may be in one of them
         return render(request, "dashboard/memories.html", context, status=400)
     data = form.cleaned_data
-    context["options_open"] = any(
-        data[name] for name in ("types", "fact_type", "since", "until", "superseded", "turns_apart")
-    )
     since, until = form.bounds()
     memory_type = TABS[tab]
     include_superseded = memory_type == "semantic" and data["superseded"]

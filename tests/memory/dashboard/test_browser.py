@@ -45,7 +45,7 @@ def test_an_end_user_browses_searches_edits_follows_the_chain_and_forgets(
     page.get_by_label("Search your memories").fill("where does she live")
     page.get_by_role("button", name="Search").click()
     results = page.get_by_role("list", name="Search results")
-    assert results.get_by_text("#1").is_visible()
+    assert results.locator(".rank").first.inner_text() == "#1"
     assert "similar meaning" in results.inner_text() and "bm25" not in results.inner_text()  # a person's words
     results.get_by_text("Why this result").first.click()  # the legs' own names, behind the explanation
     assert "bm25" in results.inner_text() and "dense" in results.inner_text()

@@ -203,7 +203,7 @@ BAD_ARGUMENTS = [
     ("update_fact", {"memory_id": "x"}, "text", "'text' is a required property"),
     ("update_fact", {"memory_id": "x", "text": "y", "contradiction": "mild"}, "contradiction", "is not one of"),
     ("list_memories", {"page_size": 0}, "page_size", "0 is less than the minimum of 1"),
-    ("list_memories", {"cursor": "not-a-cursor"}, "cursor", "cursor is not one this API returned"),
+    ("list_memories", {"cursor": "not-a-cursor"}, "cursor", "cursor is not one this service handed out"),
     ("record_outcome", {"playbook_id": "x", "success": "yes"}, "success", "'yes' is not of type 'boolean'"),
     ("forget_memory", {"memory_id": ""}, "memory_id", "should be non-empty"),
     ("memory_chain", {"memory_id": 42}, "memory_id", "42 is not of type 'string'"),
