@@ -224,7 +224,12 @@ def test_round_trip_while_writes_go_on(cluster, tenant, maya, tom, tmp_path) -> 
                 source=False,
             )
             restored_ids = {hit["_id"] for hit in episodic["hits"]["hits"]}
-            semantic = admin.search(index=f"{settings.ATLAS_ES_INDEX_PREFIX}-semantic", size=10_000)
+            # This tenant's facts: the session's cluster also holds other tests' deliberately half-done chains.
+            semantic = admin.search(
+                index=f"{settings.ATLAS_ES_INDEX_PREFIX}-semantic",
+                query={"term": {"tenant_id": str(tenant.es_id)}},
+                size=10_000,
+            )
         finally:
             admin.close()
     acked = dict(after.pop("acked"))
