@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tenants", "0006_apitoken_person"),
+        ("tenants", "0007_personal_tokens_attach"),
     ]
 
     operations = [
