@@ -212,7 +212,7 @@ def relative_position_buckets(length: int) -> np.ndarray:
 
 
 #: Bump when :func:`encoder_graph` or the quantisation changes: built graphs are cached by this name.
-GRAPH_VERSION = 1
+GRAPH_VERSION = 2
 #: The projections quantised to int8 (weights per output channel, activations per tensor, dynamically):
 #: attention's four and the FFN's first. The FFN's second reads GELU outputs with outliers hundreds of
 #: times the median; quantised per tensor they lose everything small (cosine to fp32 0.58–0.85), so it
@@ -345,6 +345,13 @@ def encoder_model(files: Path, *, quantised: bool) -> Path:
                         ],
                         weight_type=QuantType.QInt8,
                         per_channel=True,
+                        # 7-bit weights. On x86 CPUs without VNNI (AVX2 or AVX-512 only: AMD EPYC before
+                        # Zen 4, older Xeons), onnxruntime's u8×s8 kernel multiplies with VPMADDUBSW, whose
+                        # 16-bit pair sums saturate: 8-bit weights came out as noise there (cosine to
+                        # sentence-transformers −0.01–0.13 on an EPYC, 0.98+ on VNNI machines). 7 bits
+                        # cannot overflow: 0.986–0.992 on both (onnxruntime's quantization guide,
+                        # "reduce_range"; OpenVINO's "saturation issue" page).
+                        reduce_range=True,
                     )
                 finally:
                     logging.getLogger().removeFilter(chatter)
