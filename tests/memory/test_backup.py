@@ -386,7 +386,9 @@ def test_the_commands_on_a_make_run_data_directory(tmp_path) -> None:
             f"CommandError: {tmp_path / 'backup'} is not an empty directory: a backup goes into a new one",
         )
         # Forgotten after the backup: the log of the deployment that saw it goes along with the restore.
-        assert _manage("atlas_forget", "--tenant", "acme", "--user", "maya", "--memory", "f1", env=env).returncode == 0
+        assert (
+            _manage("atlas_forget", "--tenant", "acme", "--subject", "maya", "--memory", "f1", env=env).returncode == 0
+        )
         exported = _manage("atlas_forget_log", "export", "--since-backup", str(tmp_path / "backup"), env=env)
         assert exported.returncode == 0, exported.stderr
         assert [(e["action"], e["subject"]) for e in map(json.loads, exported.stdout.splitlines())] == [

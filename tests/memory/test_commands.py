@@ -178,18 +178,39 @@ def test_reimport_overwrites_instead_of_duplicating(imported) -> None:
 
 
 def test_recall_cli_json_and_table(imported) -> None:
-    out, _ = run("atlas_recall", "--tenant", "cli-co", "--user", "maya", "where does she live", "--k", "3", "--json")
+    out, _ = run("atlas_recall", "--tenant", "cli-co", "--subject", "maya", "where does she live", "--k", "3", "--json")
     shown = json.loads(out)
     hits = shown["hits"]
     assert shown["legs"] == ["bm25", "dense", "multilingual"]  # English question, English memories
     assert hits[0]["external_id"] == "m-f2"
     assert "m-f1" not in [h["external_id"] for h in hits]  # superseded
-    table, _ = run("atlas_recall", "--tenant", "cli-co", "--user", "maya", "JL44")
+    table, _ = run("atlas_recall", "--tenant", "cli-co", "--subject", "maya", "JL44")
     assert table.splitlines()[0].split()[3] == "m-e1"
     assert "hit(s); legs bm25, dense, multilingual; embed " in table.splitlines()[-1]
     with pytest.raises(CommandError) as info:
-        run("atlas_recall", "--tenant", "cli-co", "--user", "nobody", "x")
+        run("atlas_recall", "--tenant", "cli-co", "--subject", "nobody", "x")
     assert str(info.value) == "no subject 'nobody' in tenant cli-co"
+
+
+def test_recall_cli_filters_types_by_the_name_rest_and_mcp_use(imported) -> None:
+    out, _ = run("atlas_recall", "--tenant", "cli-co", "--subject", "maya", "Maya", "--types", "procedural", "--json")
+    assert [h["external_id"] for h in json.loads(out)["hits"]] == ["m-p1"]
+    out, _ = run(
+        "atlas_recall", "--tenant", "cli-co", "--subject", "maya", "Maya", "--types", "semantic,procedural", "--json"
+    )
+    assert {h["type"] for h in json.loads(out)["hits"]} == {"semantic", "procedural"}
+    with pytest.raises(CommandError) as info:
+        run("atlas_recall", "--tenant", "cli-co", "--subject", "maya", "Maya", "--types", "facts")
+    assert str(info.value) == "Error: argument --types: unknown memory type 'facts'"
+
+
+def test_the_old_user_option_still_works_for_one_release_and_says_so(imported, capsys) -> None:
+    out, _ = run("atlas_recall", "--tenant", "cli-co", "--user", "maya", "JL44", "--json")
+    assert json.loads(out)["hits"][0]["external_id"] == "m-e1"
+    assert "warning: --user is deprecated; use --subject" in capsys.readouterr().err
+    with pytest.raises(CommandError) as info:
+        run("atlas_recall", "--tenant", "cli-co", "JL44")
+    assert str(info.value) == "--subject is required: the subject's external id"
 
 
 def test_eval_cli_prints_metrics_per_type_and_leaks(imported, tmp_path: Path) -> None:
@@ -243,7 +264,7 @@ def test_eval_cli_prints_metrics_per_type_and_leaks(imported, tmp_path: Path) ->
 
 
 def test_forget_cli(imported) -> None:
-    out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "tom", "--yes")
+    out, _ = run("atlas_forget", "--tenant", "cli-co", "--subject", "tom", "--yes")
     said, summary, receipt = out.split("\n", 2)
     assert said == "forgot every memory of cli-co/tom: {'episodic': 1}"
     assert summary.startswith("receipt: documents deleted: episodic 1; run records: 0; idempotency records: 0;")
@@ -274,7 +295,7 @@ def test_forgetting_a_subject_or_a_tenant_asks_first_and_names_what_goes(importe
     # No terminal to ask on (a pipe, cron) and no --yes: refused, nothing deleted.
     monkeypatch.setattr("sys.stdin", StringIO("maya\n"))
     with pytest.raises(CommandError) as info:
-        run("atlas_forget", "--tenant", "cli-co", "--user", "maya")
+        run("atlas_forget", "--tenant", "cli-co", "--subject", "maya")
     assert str(info.value) == (
         "this deletes every memory of cli-co/maya: 4 memories (1 fact, 1 older fact version, 1 conversation turn, 1 playbook); "
         "there is no terminal to confirm on: add --yes"
@@ -287,7 +308,7 @@ def test_forgetting_a_subject_or_a_tenant_asks_first_and_names_what_goes(importe
     monkeypatch.setattr("sys.stdin", Terminal("yes\n"))
     out = StringIO()
     with pytest.raises(CommandError) as info:
-        call_command("atlas_forget", "--tenant", "cli-co", "--user", "maya", stdout=out)
+        call_command("atlas_forget", "--tenant", "cli-co", "--subject", "maya", stdout=out)
     assert str(info.value) == "not confirmed: nothing was deleted"
     assert out.getvalue() == (
         "This deletes every memory of cli-co/maya: 4 memories (1 fact, 1 older fact version, 1 conversation turn, 1 playbook), "
@@ -296,7 +317,7 @@ def test_forgetting_a_subject_or_a_tenant_asks_first_and_names_what_goes(importe
     assert _stored("cli-co", "maya") == before
     # The name typed back: it goes.
     monkeypatch.setattr("sys.stdin", Terminal("maya\n"))
-    out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "maya")
+    out, _ = run("atlas_forget", "--tenant", "cli-co", "--subject", "maya")
     assert "forgot every memory of cli-co/maya: {" in out
     assert sum(_stored("cli-co", "maya").values()) == 0
     assert sum(_stored("cli-co", "tom").values()) == 1
@@ -304,13 +325,13 @@ def test_forgetting_a_subject_or_a_tenant_asks_first_and_names_what_goes(importe
 
 def test_forget_cli_takes_the_id_the_import_gave(imported) -> None:
     """The import named the memory "m-f2": that is the id its owner knows, so it works wherever an id does."""
-    out, _ = run("atlas_forget", "--tenant", "cli-co", "--user", "maya", "--memory", "m-f2")
+    out, _ = run("atlas_forget", "--tenant", "cli-co", "--subject", "maya", "--memory", "m-f2")
     said, summary, receipt = out.split("\n", 2)
     assert said == "forgot memory m-f2 of cli-co/maya"
     assert summary.startswith("receipt: documents deleted: semantic 1;")
     assert json.loads(receipt)["indices"]["semantic"]["count"] == 1
     with pytest.raises(CommandError) as info:
-        run("atlas_forget", "--tenant", "cli-co", "--user", "maya", "--memory", "m-f2")
+        run("atlas_forget", "--tenant", "cli-co", "--subject", "maya", "--memory", "m-f2")
     assert "no memory m-f2 for this user" in str(info.value)
 
 

@@ -1,4 +1,4 @@
-"""atlas_forget --tenant SLUG [--user ID [--memory ID]] [--yes] — real, complete deletion, audited.
+"""atlas_forget --tenant SLUG [--subject ID [--memory ID]] [--yes] — real, complete deletion, audited.
 
 Forgetting a whole subject or tenant asks first, on the terminal: it names what goes and how much,
 and the operator types the subject's id (or the tenant's slug) back. ``--yes`` is for scripts; without
@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 
 from memory.selectors import memory_counts, tenant_memory_counts
 from memory.services.forget import memory_forget, receipt_summary, subject_memories_forget, tenant_memories_forget
-from tenants.management.base import AtlasCommand
+from tenants.management.base import AtlasCommand, subject_option
 from tenants.selectors import subject_get, tenant_get
 
 TYPE_NAMES = {
@@ -38,18 +38,18 @@ class Command(AtlasCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--tenant", required=True)
-        parser.add_argument("--user", help="a subject's external id (without it: the whole tenant)")
-        parser.add_argument("--memory", help="one memory id of --user")
+        subject_option(parser, help="a subject's external id (without it: the whole tenant)")
+        parser.add_argument("--memory", help="one memory id of --subject")
         parser.add_argument(
             "--yes", action="store_true", help="do not ask before forgetting a whole subject or tenant (for scripts)"
         )
 
-    def handle(self, *args, tenant: str, user: str | None, memory: str | None, yes: bool, **options) -> None:
+    def handle(self, *args, tenant: str, subject: str | None, memory: str | None, yes: bool, **options) -> None:
         owner = tenant_get(slug=tenant)
-        if memory and not user:
-            raise CommandError("--memory needs --user")
-        if user:
-            subject = subject_get(tenant=owner, external_id=user)
+        if memory and not subject:
+            raise CommandError("--memory needs --subject")
+        if subject:
+            subject = subject_get(tenant=owner, external_id=subject)
             if memory:
                 result = memory_forget(subject=subject, memory_id=memory, actor=self.actor)
                 self.stdout.write(self.style.SUCCESS(f"forgot memory {memory} of {subject}"))

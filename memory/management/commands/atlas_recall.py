@@ -1,13 +1,24 @@
-"""atlas_recall --tenant SLUG --user ID "query" [--k N] [--json] — recall as one subject."""
+"""atlas_recall --tenant SLUG --subject ID "query" [--types T,…] [--k N] [--json] — recall as one subject."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
-from memory.recall import memory_recall
+from memory.recall import RECALL_TYPES, memory_recall
 from memory.recall.explain import expected_line, explain_line
-from tenants.management.base import AtlasCommand
+from tenants.management.base import AtlasCommand, subject_option, subject_required
 from tenants.selectors import subject_get, tenant_get
+
+
+def _types(value: str) -> list[str]:
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in RECALL_TYPES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown memory type {unknown[0]!r}" if unknown else "name at least one memory type"
+        )
+    return list(dict.fromkeys(names))
 
 
 class Command(AtlasCommand):
@@ -16,7 +27,12 @@ class Command(AtlasCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("query")
         parser.add_argument("--tenant", required=True)
-        parser.add_argument("--user", required=True, help="the subject's external id")
+        subject_option(parser, help="the subject's external id (required)")
+        parser.add_argument(
+            "--types",
+            type=_types,
+            help=f"only these kinds of memory, comma-separated: {', '.join(RECALL_TYPES)} (the REST and MCP `types`)",
+        )
         parser.add_argument("--k", type=int, default=10)
         parser.add_argument("--include-superseded", action="store_true")
         parser.add_argument("--as-of", help="ISO 8601 date-time: the facts that were valid then")
@@ -38,13 +54,14 @@ class Command(AtlasCommand):
         )
         parser.add_argument("--json", action="store_true")
 
-    def handle(self, *args, query: str, tenant: str, user: str, k: int, **options) -> None:
-        subject = subject_get(tenant=tenant_get(slug=tenant), external_id=user)
+    def handle(self, *args, query: str, tenant: str, subject: str | None, k: int, **options) -> None:
+        subject = subject_get(tenant=tenant_get(slug=tenant), external_id=subject_required(subject))
         # An operator's look does not count as the agent using these memories.
         result = memory_recall(
             subject=subject,
             query=query,
             k=k,
+            memory_types=options["types"],
             include_superseded=options["include_superseded"],
             as_of=options["as_of"],
             fold_evidence=options["fold_evidence"],

@@ -99,7 +99,9 @@ def test_atlas_recall_prints_the_evidence_under_the_fact_and_can_list_it_apart(m
 
     def recall(*flags: str) -> list[str]:
         out = StringIO()
-        call_command("atlas_recall", "JL44 Tokyo", "--tenant", maya.tenant.slug, "--user", "maya", *flags, stdout=out)
+        call_command(
+            "atlas_recall", "JL44 Tokyo", "--tenant", maya.tenant.slug, "--subject", "maya", *flags, stdout=out
+        )
         return out.getvalue().splitlines()
 
     folded = recall("--k", "2")
@@ -119,7 +121,7 @@ def test_atlas_recall_explains_and_reports_the_expected(maya) -> None:
     fact_edit(subject=maya, memory_id=old["id"], text="Maya flies from Lisbon")
     out = StringIO()
     call_command(
-        "atlas_recall", "where does Maya fly from", "--tenant", maya.tenant.slug, "--user", "maya",
+        "atlas_recall", "where does Maya fly from", "--tenant", maya.tenant.slug, "--subject", "maya",
         "--k", "1", "--explain", "--expect", old["id"], stdout=out,
     )  # fmt: skip
     lines = out.getvalue().splitlines()
