@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -104,6 +104,8 @@ class MemoryAdminViews:
         subject = None
         try:
             subject = self._subject(request, subject_pk, VIEW)
+            if (renamed := pages.query_renamed(request.GET)) is not None:
+                return HttpResponsePermanentRedirect(f"{request.path}?{renamed}")
             context = pages.browse(subject=subject, query=request.GET, actor=_actor(request), link=_link(subject))
         except AtlasError as err:
             return self._failed(request, subject, err)

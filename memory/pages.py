@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.http import QueryDict
+
 from atlas_site.errors import ValidationFailed
 from memory import selectors
 from memory.recall import memory_recall
@@ -29,7 +31,24 @@ TABS = (
     ("catalog", "Catalog"),
     ("archive", "Archive"),
 )
-BROWSE_PARAMS = frozenset({"type", "cursor", "superseded", "q"})
+BROWSE_PARAMS = frozenset({"types", "cursor", "include_superseded", "q"})
+#: The names the memory pages took before REST's became every interface's: a link or bookmark with them
+#: is sent on (301) to the same page under today's names, for one release.
+RENAMED_PARAMS = {"type": "types", "superseded": "include_superseded"}
+
+
+def query_renamed(query: QueryDict) -> str | None:
+    """The query string under today's parameter names, or None when it already uses them. A name given
+    both ways is left alone: the page's own check refuses the old one."""
+    if not any(old in query and new not in query for old, new in RENAMED_PARAMS.items()):
+        return None
+    renamed = QueryDict(mutable=True)
+    for name, values in query.lists():
+        target = RENAMED_PARAMS.get(name, name) if RENAMED_PARAMS.get(name) not in query else name
+        renamed.setlist(target, values)
+    return renamed.urlencode()
+
+
 # How a correction replaces the old version (``writes.fact_edit``'s contradiction), in the words the
 # correction forms (the dashboard's, the admin's) offer; natural first, the default.
 CONTRADICTION_CHOICES = (
@@ -121,10 +140,10 @@ def browse(*, subject: MemorySubject, query: Mapping[str, str], actor: str, link
     """One page of a type's memories (newest first, a cursor to the next page), or a recall's hits when
     the page was given a search (``q``) — the real hybrid recall, its use counts left alone."""
     params = _params(query, BROWSE_PARAMS)
-    tab = params["type"] or "semantic"
+    tab = params["types"] or "semantic"
     if tab not in dict(TABS):
-        raise ValidationFailed(f"no memory type '{tab}': choose one of {', '.join(t for t, _ in TABS)}", field="type")
-    superseded = params["superseded"] in ("1", "true", "on")
+        raise ValidationFailed(f"no memory type '{tab}': choose one of {', '.join(t for t, _ in TABS)}", field="types")
+    superseded = params["include_superseded"] in ("1", "true", "on")
     text = params["q"].strip()
     context: dict[str, Any] = {"tabs": TABS, "tab": tab, "superseded": superseded, "q": text, "search": bool(text)}
     if text:

@@ -49,7 +49,7 @@ class NarrowingForm(forms.Form):
 class ListFilterForm(NarrowingForm):
     """The list's filters, its conversation and its page."""
 
-    superseded = forms.BooleanField(required=False, label="Show replaced versions")
+    include_superseded = forms.BooleanField(required=False, label="Show replaced versions")
     session = forms.CharField(required=False, max_length=128, widget=forms.HiddenInput)
     # Checked where every listing checks it (atlas_site.cursors): a refusal there is a page that says why,
     # where a hidden field's own error would show nothing.
@@ -67,7 +67,7 @@ class SearchForm(NarrowingForm):
         widget=forms.CheckboxSelectMultiple,
         label="Kinds",
     )
-    superseded = forms.BooleanField(required=False, label="Include replaced versions")
+    include_superseded = forms.BooleanField(required=False, label="Include replaced versions")
     turns_apart = forms.BooleanField(required=False, label="List the conversation a fact was learnt from apart")
 
     def __init__(self, *args, **kwargs) -> None:

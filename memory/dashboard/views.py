@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.handlers.asgi import ASGIRequest
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -21,7 +21,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from atlas_site.errors import AtlasError, Conflict, NotFound, PreconditionFailed
-from memory import selectors
+from memory import pages, selectors
 from memory.recall import memory_recall
 from memory.services import forget, writes
 from tenants import tokens
@@ -48,6 +48,8 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
     if tab not in TABS:
         raise Http404("no such tab")
     context: dict[str, Any] = {"tab": tab, "tabs": TABS, "type_labels": TYPE_LABELS}
+    if (renamed := pages.query_renamed(request.GET)) is not None:
+        return HttpResponsePermanentRedirect(f"{request.path}?{renamed}")
     if "q" in request.GET:
         return _search(request, context)
     form = ListFilterForm(request.GET)
@@ -57,7 +59,7 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
     data = form.cleaned_data
     since, until = form.bounds()
     memory_type = TABS[tab]
-    include_superseded = memory_type == "semantic" and data["superseded"]
+    include_superseded = memory_type == "semantic" and data["include_superseded"]
     page = selectors.memory_list(
         subject=request.subject,
         memory_types=[memory_type, *(["archive"] if include_superseded else [])],
@@ -96,7 +98,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return render(request, "dashboard/memories.html", context, status=400)
     data = form.cleaned_data
     context["options_open"] = any(
-        data[name] for name in ("types", "fact_type", "since", "until", "superseded", "turns_apart")
+        data[name] for name in ("types", "fact_type", "since", "until", "include_superseded", "turns_apart")
     )
     since, until = form.bounds()
     result = memory_recall(
@@ -104,7 +106,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         query=data["q"],
         k=20,
         memory_types=data["types"] or None,
-        include_superseded=data["superseded"],
+        include_superseded=data["include_superseded"],
         fact_type=data["fact_type"] or None,
         since=since,
         until=until,

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -141,6 +141,8 @@ def _memory_link(request: HttpRequest, who: MemorySubject) -> Callable[..., str]
 def subject_memories(request: HttpRequest, external_id: str) -> HttpResponse:
     who = tenant_subject(request, external_id)
     link = _memory_link(request, who)
+    if (renamed := pages.query_renamed(request.GET)) is not None:
+        return HttpResponsePermanentRedirect(f"{request.path}?{renamed}")
     context = pages.browse(subject=who, query=request.GET, actor=actor_of(request), link=link)
     return _render(request, "memories.html", subject=who, browse_url=link("browse"), **context)
 

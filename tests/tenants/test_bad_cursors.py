@@ -48,7 +48,7 @@ def test_the_catalog_and_the_support_view_page_through_with_their_own_cursors(ad
     shown = _pages(admin_client, reverse("tenant:catalog", args=["acme"]), {}, "entries")
     assert sorted(shown) == sorted(e["id"] for e in entries)
     url = reverse("tenant:subject_memories", args=["acme", "alice"])
-    shown = _pages(admin_client, url, {"type": "semantic"}, "memories")
+    shown = _pages(admin_client, url, {"types": "semantic"}, "memories")
     assert len(shown) == len(set(shown)) == len(facts) + 1
 
 
@@ -59,7 +59,7 @@ def test_a_malformed_cursor_is_a_400_page_naming_it(admin_client, acme, alice, w
     urls = [
         (reverse("tenant:catalog", args=["acme"]), {}),
         *(
-            (reverse("tenant:subject_memories", args=["acme", "alice"]), {"type": t})
+            (reverse("tenant:subject_memories", args=["acme", "alice"]), {"types": t})
             for t in ("semantic", "procedural", "episodic", "catalog", "archive")
         ),
     ]

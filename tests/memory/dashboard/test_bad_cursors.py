@@ -41,6 +41,6 @@ def test_the_admin_memory_pages_refuse_a_malformed_cursor_with_a_400_page(client
     client.force_login(operator)
     url = reverse("admin:tenants_memorysubject_memories", args=[maya.pk])
     for memory_type in ("semantic", "episodic", "catalog", "archive"):
-        response = client.get(url, {"type": memory_type, "cursor": cursor})
+        response = client.get(url, {"types": memory_type, "cursor": cursor})
         assert response.status_code == 400, (memory_type, what)
         assert "cursor is not one this service handed out" in html.unescape(response.content.decode()), what

@@ -62,8 +62,11 @@ def test_the_facts_tab_lists_current_facts_and_the_filter_shows_replaced_ones(br
     page = browser_client.get("/").content.decode()
     assert "Lives in Lisbon, in Alfama" in page and "Prefers window seats" in page
     assert "Lives in Porto" not in page
-    page = browser_client.get("/memories/?superseded=on").content.decode()
+    page = browser_client.get("/memories/?include_superseded=on").content.decode()
     assert "Lives in Porto" in page and "Lives in Lisbon</a>" in page
+    # The name it had before REST's became every interface's: sent on, for one release.
+    old = browser_client.get("/memories/?superseded=on&fact_type=identity")
+    assert (old.status_code, old["Location"]) == (301, "/memories/?include_superseded=on&fact_type=identity")
     page = browser_client.get("/memories/?fact_type=preference").content.decode()
     assert "Prefers window seats" in page and "Alfama" not in page
     assert browser_client.get("/memories/?since=2030-01-02&until=2030-01-01").status_code == 400
