@@ -10,6 +10,7 @@ permission, and render; ``link(view, memory_id)`` is how they tell the shared te
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from django.http import QueryDict
@@ -31,6 +32,14 @@ TABS = (
     ("catalog", "Catalog"),
     ("archive", "Archive"),
 )
+# One memory's kind, in words ("Kind: Fact", "this fact … is deleted"): every page that shows one.
+KIND_NAMES = {
+    "semantic": "fact",
+    "archive": "fact",
+    "procedural": "playbook",
+    "episodic": "conversation turn",
+    "catalog": "catalog entry",
+}
 BROWSE_PARAMS = frozenset({"types", "cursor", "include_superseded", "q"})
 #: The names the memory pages took before REST's became every interface's: a link or bookmark with them
 #: is sent on (301) to the same page under today's names, for one release.
@@ -106,6 +115,16 @@ FIELD_LABELS = {
     "tags": "Tags",
 }
 LINKED_FIELDS = ("supersedes", "superseded_by", "previous_turn_id")
+DATE_FIELDS = ("created_at", "superseded_at", "valid_from", "valid_to", "timestamp", "last_success_at", "last_used_at")
+
+
+def _when(value: Any) -> str:
+    """A stored time as people read it ("3 Dec 2026, 15:57 UTC"), not ISO 8601 with microseconds."""
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError:
+        return str(value)
+    return f"{moment.day} {moment:%b %Y, %H:%M} UTC"
 
 
 def _field_rows(memory: dict[str, Any], link: Link) -> list[dict[str, Any]]:
@@ -122,6 +141,8 @@ def _field_rows(memory: dict[str, Any], link: Link) -> list[dict[str, Any]]:
             rows.append({"label": label, "value": ", ".join(str(v) for v in value)})
         elif isinstance(value, bool):
             rows.append({"label": label, "value": "yes" if value else "no"})
+        elif name in DATE_FIELDS:
+            rows.append({"label": label, "value": _when(value)})
         else:
             rows.append({"label": label, "value": value})
     return rows
@@ -173,6 +194,7 @@ def detail(*, subject: MemorySubject, memory_id: str, actor: str, link: Link) ->
     is_fact = memory["type"] in ("semantic", "archive")
     context = {
         "memory": memory,
+        "kind": KIND_NAMES[memory["type"]] + (" (an older version, archived)" if memory["type"] == "archive" else ""),
         "fields": fields,
         "etag": writes.memory_etag(hit["_source"]),
         "is_fact": is_fact,

@@ -7,19 +7,12 @@ from datetime import UTC, datetime, time, timedelta
 from django import forms
 
 from memory import recall_constants as rc
-from memory.pages import CONTRADICTION_CHOICES
+from memory.pages import CONTRADICTION_CHOICES, KIND_NAMES
 from memory.services.documents import FACT_TYPES, MAX_TEXT_CHARS
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
 TYPE_LABELS = {"semantic": "Facts", "procedural": "Playbooks", "episodic": "Conversations", "catalog": "Catalog"}
-# One memory's kind, in words ("Kind: Fact", "this fact … is deleted").
-TYPE_NAMES = {
-    "semantic": "fact",
-    "archive": "fact",
-    "procedural": "playbook",
-    "episodic": "conversation turn",
-    "catalog": "catalog entry",
-}
+TYPE_NAMES = KIND_NAMES  # one memory's kind, in words
 
 
 class NarrowingForm(forms.Form):

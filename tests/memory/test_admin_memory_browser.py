@@ -46,7 +46,13 @@ def test_an_operator_browses_searches_edits_follows_the_chain_and_forgets(page, 
     axe_clean(page)
     page.goto("/admin/tenants/memorysubject/")
     axe_clean(page)
-    page.get_by_role("link", name="Memories of maya").click()
+    # The way into the memory pages is the list's first column, inside a 1,280-px window (a last column
+    # was cut off there).
+    memories_link = page.get_by_role("link", name="Memories of maya")
+    box = memories_link.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1280
+    screenshot(page, "admin-subjects-list")
+    memories_link.click()
     page.wait_for_load_state()
     assert page.get_by_role("link", name="Maya lives in Lisbon").is_visible()
     axe_clean(page)
@@ -64,6 +70,15 @@ def test_an_operator_browses_searches_edits_follows_the_chain_and_forgets(page, 
 
     page.get_by_role("link", name="Maya lives in Lisbon").first.click()
     page.wait_for_load_state()
+    # Labels and words, not the stored keys, type names or Python's list text.
+    fields = page.locator("dl.memory-fields")
+    labels = fields.locator("dt").all_inner_texts()
+    assert labels[:2] == ["Id", "Kind"] and "Fact type" in labels and "Stored" in labels
+    assert fields.locator("dd").nth(1).inner_text() == "Fact"
+    shown = fields.inner_text()
+    assert "semantic" not in shown and "fact_type" not in shown and "['" not in shown
+    stored = fields.locator("dt", has_text="Stored").locator("xpath=following-sibling::dd[1]").inner_text()
+    assert re.fullmatch(r"\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC", stored), stored
     axe_clean(page)
     screenshot(page, "admin-memory-detail")
     page.get_by_label("Corrected text").fill("Maya lives in Porto")
@@ -81,6 +96,9 @@ def test_an_operator_browses_searches_edits_follows_the_chain_and_forgets(page, 
     page.get_by_role("link", name="Maya lives in Lisbon").click()  # back along the chain: the older version
     page.wait_for_load_state()
     assert "This version was replaced" in page.content()
+    replaced_by = page.locator("dl.memory-fields dt", has_text="Replaced by").locator("xpath=following-sibling::dd[1]")
+    assert replaced_by.get_by_role("link").count() == 1  # a link to the newer version, not ['…'] text
+    screenshot(page, "admin-memory-replaced")
     page.get_by_role("link", name="Supersession chain").click()
     page.get_by_role("link", name="Maya lives in Porto").click()  # and forward again
     page.wait_for_load_state()

@@ -28,11 +28,19 @@ def _check(page, axe_clean, screenshot, name: str) -> None:
 def test_an_end_user_browses_searches_edits_follows_the_chain_and_forgets(
     page, axe_clean, screenshot, maya, maya_person, maya_memories
 ) -> None:
+    failed: list[str] = []  # every request a page makes answers: the favicon, styles, scripts
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.goto("/accounts/login/")
+    email, password = page.get_by_label("Email"), page.get_by_label("Password")
+    look = "e => { const s = getComputedStyle(e); return [s.borderTopWidth, s.borderTopStyle, s.paddingTop, s.height] }"
+    assert email.evaluate(look) == password.evaluate(look)  # the password box styled like the e-mail box
+    screenshot(page, "dashboard-login")
     person_login(page, "maya@example.org", PASSWORD)
     assert page.get_by_role("heading", name="My memories").is_visible()
     assert page.get_by_text("Lives in Lisbon, in Alfama").is_visible()
     _check(page, axe_clean, screenshot, "dashboard-facts")
 
+    assert page.get_by_role("form", name="Filters").get_by_label("Fact type").is_visible()
     for tab, name, expected in (
         ("Conversations", "dashboard-episodes", "I moved to Lisbon last spring"),
         ("Playbooks", "dashboard-playbooks", "vet visit"),
@@ -40,6 +48,7 @@ def test_an_end_user_browses_searches_edits_follows_the_chain_and_forgets(
     ):
         page.get_by_role("navigation", name="Kinds of memory").get_by_role("link", name=tab).click()
         assert page.get_by_text(expected).first.is_visible()
+        assert page.get_by_role("form", name="Filters").get_by_label("Fact type").count() == 0  # facts only
         _check(page, axe_clean, screenshot, name)
 
     page.get_by_label("Search your memories").fill("where does she live")
@@ -62,6 +71,8 @@ def test_an_end_user_browses_searches_edits_follows_the_chain_and_forgets(
 
     results.get_by_role("link", name="Lives in Lisbon, in Alfama").click()
     assert page.get_by_role("heading", name="A fact").is_visible()
+    kind = page.locator("dt", has_text=re.compile("^Kind$")).locator("xpath=following-sibling::dd[1]")
+    assert kind.inner_text() == "Fact"  # one memory, in the singular
     _check(page, axe_clean, screenshot, "dashboard-memory")
 
     page.get_by_label("Corrected text").fill("Lives in Lisbon, in Graça")
@@ -93,11 +104,13 @@ def test_an_end_user_browses_searches_edits_follows_the_chain_and_forgets(
     page.get_by_role("link", name="Prefers window seats on trains").click()
     page.get_by_role("link", name="Forget this memory…").click()
     assert page.get_by_text("What will be lost").is_visible()
+    assert page.get_by_text(re.compile(r"this fact \(.+\) is deleted for good")).is_visible()
     _check(page, axe_clean, screenshot, "dashboard-forget")
     page.get_by_role("button", name="Forget it").click()
     assert page.get_by_text("Forgotten: that memory is deleted, with every copy of its text.").is_visible()
     assert page.get_by_text("Prefers window seats").count() == 0
 
+    assert failed == []  # (the wrong confirmation below answers 400 on purpose)
     page.get_by_role("link", name="Forget everything about me…").click()
     # 2 turns, 4 versions of where she lives (the edit added one), 1 playbook; the seat preference is gone.
     assert page.get_by_text("7 in all").is_visible()
