@@ -252,7 +252,8 @@ def test_the_multilingual_leg_finds_a_memory_written_in_another_language(maya) -
         return [h["text"] for h in hits].index(spanish) + 1
 
     assert rank(RecallOptions(bm25=False, dense=False, crosslingual=False)) == 1
-    assert rank(RecallOptions(bm25=False, multilingual=False, crosslingual=False)) == 5
+    # (5 with 8-bit weights; 4 with the 7-bit graph that runs right on every x86 CPU, memory/mpnet.py)
+    assert rank(RecallOptions(bm25=False, multilingual=False, crosslingual=False)) == 4
 
 
 def test_the_crosslingual_leg_matches_a_question_and_a_memory_in_different_languages(maya) -> None:
