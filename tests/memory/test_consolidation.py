@@ -10,7 +10,7 @@ import pytest
 
 from memory.models import ConsolidationRun, ConsolidationState
 from memory.recall import memory_recall
-from memory.selectors import memory_chain_get, memory_get, memory_list
+from memory.selectors import memory_chain_get, memory_get, memory_list, proposals_list
 from memory.services import consolidation as job
 from memory.services import writes
 from memory.services.consolidation import NO_LLM, consolidation_run
@@ -315,7 +315,11 @@ def test_mass_supersession_stops_the_run_for_review(maya, llm, settings) -> None
     assert outcome.status == "needs_review"
     assert "supersede 4 of the subject's 10 current facts" in outcome.error
     run = ConsolidationRun.objects.get(subject=maya)
-    assert run.status == "needs_review" and len(run.plan["supersessions"]) == 4 and run.changes == {}
+    # Held: nothing replaced, its four supersessions wait in the person's review queue as proposals.
+    assert run.status == "needs_review" and len(run.plan["supersessions"]) == 4
+    assert run.error.endswith("; 4 proposal(s) wait for the person's review")
+    assert sorted(run.changes) == ["pending"] and len(run.changes["pending"]) == 4
+    assert sorted(p["id"] for p in proposals_list(subject=maya)["proposals"]) == sorted(run.changes["pending"])
     assert all(memory_get(subject=maya, memory_id=f["id"]).get("superseded_by") is None for f in facts)
     assert len(stored(maya)) == 10 and watermark(maya) is None
     # The next run over the same episodes does not ask again while the plan waits for review.
