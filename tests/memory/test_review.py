@@ -146,3 +146,23 @@ def test_bulk_decisions_per_writer(maya) -> None:
     done = proposals_decide(subject=maya, decision="accept", written_by="run:2", actor="p", reviewer=PERSON)
     assert done == {"accepted": [run2["id"]], "refused": []}
     assert [m["id"] for m in memory_list(subject=maya, memory_types=["semantic"])["memories"]] == [run2["id"]]
+
+
+def test_forgetting_everything_takes_the_proposals_and_the_remembered_rejections(maya, tom) -> None:
+    from memory.services.forget import subject_memories_forget
+
+    _mode(maya, "agents")
+    tom.tenant.refresh_from_db()
+    waiting = fact_write(subject=maya, text="Maya likes opera", **AGENT)
+    rejected = fact_write(subject=maya, text="Maya likes jazz", **AGENT)
+    theirs = fact_write(subject=tom, text="Tom likes jazz", **AGENT)
+    proposal_reject(subject=maya, proposal_id=rejected["id"], actor="p")
+    proposal_reject(subject=tom, proposal_id=theirs["id"], actor="p")
+    assert memory_counts(subject=maya)["pending"] == 1
+    result = subject_memories_forget(subject=maya, actor="person:maya")
+    assert result["counts"] == {"semantic": 1}
+    with pytest.raises(NotFound):
+        memory_get(subject=maya, memory_id=waiting["id"])
+    assert list(RejectedProposal.objects.values_list("subject__external_id", flat=True)) == ["tom"]
+    detail = AuditRecord.objects.get(action="memory.forget_subject").detail
+    assert detail["rejected_proposals"] == 1
