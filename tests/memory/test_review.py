@@ -166,3 +166,16 @@ def test_forgetting_everything_takes_the_proposals_and_the_remembered_rejections
     assert list(RejectedProposal.objects.values_list("subject__external_id", flat=True)) == ["tom"]
     detail = AuditRecord.objects.get(action="memory.forget_subject").detail
     assert detail["rejected_proposals"] == 1
+
+
+def test_accepting_after_the_fact_was_replaced_meanwhile_is_a_conflict_and_keeps_waiting(maya) -> None:
+    from memory.services.writes import fact_edit
+
+    mine = fact_write(subject=maya, text="Maya works in Lisbon", **PERSON)
+    proposal = fact_write(subject=maya, text="Maya works in Porto", supersedes=[mine["id"]], **AGENT)
+    newer = fact_edit(subject=maya, memory_id=mine["id"], text="Maya works from home", **PERSON)
+    with pytest.raises(Conflict) as refused:
+        proposal_accept(subject=maya, proposal_id=proposal["id"], actor="p", reviewer=PERSON)
+    assert f"its newest version is {newer['id']}" in refused.value.message
+    assert memory_get(subject=maya, memory_id=proposal["id"])["status"] == "pending"
+    assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=mine["id"])] == [mine["id"], newer["id"]]
