@@ -140,8 +140,7 @@ def memory_list(
     unknown = [t for t in types if t not in (*RECALL_TYPES, "archive")]
     if unknown:
         raise ValidationFailed(f"unknown memory type(s) {unknown}", field="types")
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 200:
-        raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
+    _page_size_check(page_size)
     extra = list_filters(fact_type=fact_type, since=since, until=until)
     if session_id is not None:
         extra.append(queries.field_equals("session_id", session_id))
@@ -153,6 +152,16 @@ def memory_list(
         *queries.visibility_filter(include_superseded=include_superseded, as_of=None),
         *extra,
     ]
+    return _page(scope.reader(), types, _newest_first(filters, cursor), page_size)
+
+
+def _page_size_check(page_size: Any) -> None:
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 200:
+        raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
+
+
+def _newest_first(filters: list[dict[str, Any]], cursor: Any) -> dict[str, Any]:
+    """A list's search body: ``filters``, newest first, after ``cursor`` (a previous page's next_cursor)."""
     body: dict[str, Any] = {
         "query": queries.list_query(filters=filters, memory_types=None),
         "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
@@ -160,7 +169,7 @@ def memory_list(
     }
     if cursor is not None:
         body["search_after"] = cursor_decode(cursor, parts=MEMORY_SORT)
-    return _page(scope.reader(), types, body, page_size)
+    return body
 
 
 def _page(reader: Any, types: tuple[str, ...], body: dict[str, Any], page_size: int) -> dict[str, Any]:
@@ -177,15 +186,8 @@ def catalog_list(*, tenant: Tenant, page_size: Any = 50, cursor: Any = None) -> 
     """The tenant's catalog, newest first, read with the tenant's own key."""
     from tenants.selectors import tenant_es_client
 
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 200:
-        raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
-    body: dict[str, Any] = {
-        "query": queries.list_query(filters=tenant_read_filters(str(tenant.es_id)), memory_types=None),
-        "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
-        "_source": {"excludes": VECTOR_FIELDS},
-    }
-    if cursor is not None:
-        body["search_after"] = cursor_decode(cursor, parts=MEMORY_SORT)
+    _page_size_check(page_size)
+    body = _newest_first(tenant_read_filters(str(tenant.es_id)), cursor)
     return _page(tenant_es_client(tenant=tenant), ("catalog",), body, page_size)
 
 
@@ -277,16 +279,22 @@ def proposal_hits(*, subject: MemorySubject, written_by: Any = None, limit: int 
     """The subject's pending proposals (facts and playbooks waiting for review), oldest first, at most
     ``limit``; ``written_by`` narrows to one writer (``run:<id>``, ``token:<name>``)."""
     scope = SubjectScope.of(subject)
-    filters = [*scope.read_filters(), *queries.pending_filter()]
-    if written_by is not None:
-        filters.append(queries.field_equals("written_by", written_by))
     body = {
-        "query": queries.list_query(filters=filters, memory_types=None),
+        "query": queries.list_query(filters=_proposal_filters(scope, written_by), memory_types=None),
         "sort": [{"created_at": "asc"}, {"memory_id": "asc"}],
         "size": limit,
         "_source": {"excludes": VECTOR_FIELDS},
     }
     return store.memories_search(scope.reader(), memory_types=("semantic", "procedural"), body=body)["hits"]["hits"]
+
+
+def _proposal_filters(scope: SubjectScope, written_by: Any) -> list[dict[str, Any]]:
+    filters = [*scope.read_filters(), *queries.pending_filter()]
+    if written_by is not None:
+        if not isinstance(written_by, str) or not written_by or len(written_by) > 300:
+            raise ValidationFailed("written_by must name a writer (run:<id>, token:<name>)", field="written_by")
+        filters.append(queries.field_equals("written_by", written_by))
+    return filters
 
 
 def proposals_list(
@@ -295,20 +303,8 @@ def proposals_list(
     """The subject's pending proposals, newest first, each with ``replaces``: the current facts it would
     replace once accepted (so old and new can be shown side by side)."""
     scope = SubjectScope.of(subject)
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 200:
-        raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
-    filters = [*scope.read_filters(), *queries.pending_filter()]
-    if written_by is not None:
-        if not isinstance(written_by, str) or not written_by or len(written_by) > 300:
-            raise ValidationFailed("written_by must name a writer (run:<id>, token:<name>)", field="written_by")
-        filters.append(queries.field_equals("written_by", written_by))
-    body: dict[str, Any] = {
-        "query": queries.list_query(filters=filters, memory_types=None),
-        "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
-        "_source": {"excludes": VECTOR_FIELDS},
-    }
-    if cursor is not None:
-        body["search_after"] = cursor_decode(cursor, parts=MEMORY_SORT)
+    _page_size_check(page_size)
+    body = _newest_first(_proposal_filters(scope, written_by), cursor)
     page = _page(scope.reader(), ("semantic", "procedural"), body, page_size)
     wanted = [t for p in page["memories"] for t in p.get("proposal_for") or []]
     found = memories_get(subject=subject, memory_ids=wanted) if wanted else {}

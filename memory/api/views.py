@@ -48,6 +48,10 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     description="Any unique string: a retry with the same key and body returns the first answer and stores nothing twice.",
 )
 PROBLEM_JSON = "application/problem+json"
+PAGE_PARAMS = (
+    OpenApiParameter("page_size", OpenApiTypes.INT, description="1 to 200 (default 50)."),
+    OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page."),
+)
 
 
 def problems(*statuses: int) -> dict:
@@ -349,8 +353,7 @@ class MemoriesView(SubjectView):
             ),
             OpenApiParameter("since", OpenApiTypes.DATETIME),
             OpenApiParameter("until", OpenApiTypes.DATETIME),
-            OpenApiParameter("page_size", OpenApiTypes.INT, description="1 to 200 (default 50)."),
-            OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page."),
+            *PAGE_PARAMS,
         ],
         responses={200: s.MemoryPageOut, **PROBLEM},
     )
@@ -447,8 +450,7 @@ class ProposalsView(SubjectView):
         parameters=[
             SUBJECT,
             OpenApiParameter("written_by", OpenApiTypes.STR),
-            OpenApiParameter("page_size", OpenApiTypes.INT, description="1 to 200 (default 50)."),
-            OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page."),
+            *PAGE_PARAMS,
         ],
         responses={200: s.ProposalPageOut, **PROBLEM},
     )

@@ -65,6 +65,10 @@ _TYPES = {
     "uniqueItems": True,
     "description": "Only these memory types (default: all four).",
 }
+_PAGE = {
+    "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": 20},
+    "cursor": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "From next_cursor."},
+}
 _TIMESTAMP = {"type": "string", "format": "date-time", "maxLength": 64}
 _FACT_TYPE = {
     "type": "string",
@@ -496,8 +500,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": "Only facts and playbooks of this authority: person (the user wrote or "
                     "corrected it), agent, consolidation, import or operator.",
                 },
-                "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": 20},
-                "cursor": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "From next_cursor."},
+                **_PAGE,
             },
             [],
         ),
@@ -538,8 +541,6 @@ TOOLS: tuple[ToolSpec, ...] = (
         handler=record_outcome,
         annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     ),
-)
-TOOLS += (
     ToolSpec(
         name="list_proposals",
         title="Proposals waiting for review",
@@ -553,8 +554,7 @@ TOOLS += (
         input_schema=_schema(
             {
                 "written_by": {"type": "string", "minLength": 1, "maxLength": 300},
-                "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": 20},
-                "cursor": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "From next_cursor."},
+                **_PAGE,
             },
             [],
         ),

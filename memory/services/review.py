@@ -60,12 +60,14 @@ def _proposal_read(scope: SubjectScope, proposal_id: Any) -> dict[str, Any]:
         scope.reader(), ids=[proposal_id], memory_types=PROPOSAL_TYPES, filters=scope.read_filters()
     ).get(proposal_id)
     if found is None or found["_source"].get("user_id") != scope.user_id:
+        if RejectedProposal.objects.filter(subject=scope.subject, proposal_id=proposal_id).exists():
+            raise Conflict(f"proposal {proposal_id} was rejected", field="proposal_id")
         raise NotFound(f"no proposal {proposal_id} for this user", field="proposal_id")
     hit = store.memory_get_current(
         scope.reader(), index=found["_index"], memory_id=found["_id"], include_embedding=True
     )
-    if hit is None:
-        raise NotFound(f"no proposal {proposal_id} for this user", field="proposal_id")
+    if hit is None:  # deleted since the search saw it: rejected meanwhile (or forgotten)
+        raise Conflict(f"proposal {found['_id']} was decided by someone else meanwhile", field="proposal_id")
     if not is_pending(hit["_source"]):
         raise Conflict(f"proposal {hit['_id']} was already accepted", field="proposal_id")
     return hit
@@ -185,12 +187,13 @@ def proposal_reject(*, subject: MemorySubject, proposal_id: Any, actor: str, set
             RejectedProposal.objects.create(
                 tenant=subject.tenant,
                 subject=subject,
+                proposal_id=memory_id,
                 memory_type=memory_type,
                 text_key=proposal_key(memory_type, hit["_source"]),
                 rejected_by=actor[:200],
             )
     except IntegrityError:
-        pass  # the same text was rejected before (another run proposed it under another id)
+        pass  # a document stored again under a rejected id (a redelivered run) and rejected again
     _audit(
         subject,
         actor,

@@ -50,8 +50,11 @@ def test_agents_mode_answers_202_and_the_queue_decides(world) -> None:  # noqa: 
         "type": "procedural",
         "status": "rejected",
     }
-    gone = svc("POST", f"subjects/alice/proposals/{playbook.json()['id']}/reject")
-    assert _problem(gone, 404)["errors"][0]["field"] == "proposal_id"
+    # Deciding a rejected proposal again (a retry without a key, a racing accept) is a 409, not a 404.
+    gone = svc("POST", f"subjects/alice/proposals/{playbook.json()['id']}/accept", json={})
+    assert _problem(gone, 409)["detail"] == f"proposal {playbook.json()['id']} was rejected"
+    never = svc("POST", "subjects/alice/proposals/no-such-proposal/reject")
+    assert _problem(never, 404)["errors"][0]["field"] == "proposal_id"
     hits = svc("POST", "subjects/alice/recall", json={"query": "stamps collection", "k": 10}).json()["hits"]
     assert [h["id"] for h in hits] == [fact_id]
     assert svc("GET", "subjects/alice/proposals").json() == {"proposals": [], "next_cursor": None}
