@@ -172,7 +172,10 @@ def _memory_context(request: HttpRequest, memory_id: str) -> dict[str, Any]:
             steps=steps,
             older=steps[position - 1]["memory"] if position > 0 else None,
             newer=steps[position + 1]["memory"] if position + 1 < len(steps) else None,
-            editable=memory["type"] == "semantic" and not memory.get("superseded_by"),
+            # A proposal is decided (accepted, edited then accepted, rejected) in the To review tab.
+            editable=memory["type"] == "semantic"
+            and not memory.get("superseded_by")
+            and memory.get("status") != "pending",
         )
         sources = memory.get("source_episodes") or []
         found = selectors.memories_get(subject=request.subject, memory_ids=sources) if sources else {}

@@ -35,3 +35,13 @@ def test_a_persons_edit_is_stamped_person_and_shown(browser_client, maya, maya_p
     assert "Lives in Porto" in agents_only and "Lives in Lisbon" not in agents_only
     refused = browser_client.get("/memories/facts/", {"authority": "root"})
     assert refused.status_code == 400
+
+
+def test_a_proposals_page_sends_the_person_to_review_it_not_to_edit_it(browser_client, maya) -> None:
+    mine = writes.fact_write(subject=maya, text="Lives in Faro", authority="person", written_by="person:m")
+    proposal = writes.fact_write(subject=maya, text="Lives in Braga", supersedes=[mine["id"]], written_by="token:t")
+    page = browser_client.get(f"/memory/{proposal['id']}/")
+    html = page.content.decode()
+    assert page.status_code == 200 and "This is a proposal waiting for your review" in html
+    assert f'href="/review/#proposal-{proposal["id"]}"' in html
+    assert page.context.get("form") is None  # no edit form: deciding happens in To review
