@@ -9,12 +9,11 @@ import pytest
 from memory.models import ConsolidationRun
 from memory.recall import memory_recall
 from memory.selectors import memory_get, proposals_list
-from memory.services import writes
 from memory.services.consolidation import consolidation_run
 from memory.services.review import proposal_accept, proposal_reject, proposals_decide
 from tenants.models import Tenant
 from tests.fake_llm import empty_plan, fact
-from tests.memory.test_consolidation import llm, say, watermark  # noqa: F401 — the fake LLM fixture
+from tests.memory.test_consolidation import llm, mass_change_scripted, say, watermark  # noqa: F401 — the fake LLM fixture
 
 PERSON = {"authority": "person", "written_by": "person:maya@example.org"}
 
@@ -72,30 +71,14 @@ def test_a_rejected_proposal_is_not_proposed_again(reviewed, llm) -> None:  # no
 
 
 def test_a_held_mass_change_is_finished_by_the_persons_last_decision(maya, llm, settings) -> None:  # noqa: F811
-    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE = 0.3
-    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_FREE = 1
-    settings.ATLAS_CONSOLIDATION_RELATED_K = 20
-    facts = [writes.fact_write(subject=maya, text=f"Maya likes colour {n}") for n in range(4)]
-    episode = say(maya, "I dislike every colour I said I liked", 0)
-    llm.script(
-        empty_plan(
-            supersessions=[
-                {
-                    "target_fact_ids": [f["id"]],
-                    "contradiction": "natural",
-                    "fact": fact(f"Maya dislikes colour {n}", [episode]),
-                }
-                for n, f in enumerate(facts[:2])
-            ]
-        )
-    )
+    facts = mass_change_scripted(maya, llm, settings, facts=4, replaced=2, free=1)
     outcome = consolidation_run(subject=maya)
     run = ConsolidationRun.objects.get(pk=outcome.run.pk)
     assert run.status == "needs_review" and len(run.changes["pending"]) == 2
     listed = proposals_list(subject=maya, written_by=f"run:{run.pk}")["proposals"]
     assert sorted((p["text"], p["replaces"][0]["text"]) for p in listed) == [
-        ("Maya dislikes colour 0", "Maya likes colour 0"),
-        ("Maya dislikes colour 1", "Maya likes colour 1"),
+        ("Maya dislikes colour 0", "Maya's fact number 0: likes colour 0"),
+        ("Maya dislikes colour 1", "Maya's fact number 1: likes colour 1"),
     ]
     keep, drop = sorted(listed, key=lambda p: p["text"])
     proposal_reject(subject=maya, proposal_id=drop["id"], actor="person:maya")
