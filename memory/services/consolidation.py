@@ -1160,6 +1160,9 @@ def consolidation_run_discard(*, run: ConsolidationRun, actor: str) -> Consolida
     audit_record(
         tenant=run.tenant, actor=actor, action="consolidation.discard", target=f"{run.subject}:run:{run.pk}", detail={}
     )
+    from .review import proposals_withdraw
+
+    proposals_withdraw(subject=run.subject, written_by=f"run:{run.pk}")  # the plan goes, its proposals too
     run.status = Status.SKIPPED
     run.error = f"discarded by {actor} (was: {run.error})"[:4000]
     run.save(update_fields=["status", "error"])

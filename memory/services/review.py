@@ -270,3 +270,13 @@ def _view(memory_id: str, memory_type: str, source: dict[str, Any]) -> dict[str,
 
     out = {k: v for k, v in source.items() if k not in VECTOR_FIELDS}
     return {"id": memory_id, "type": memory_type, **out}
+
+
+def proposals_withdraw(*, subject: MemorySubject, written_by: str) -> int:
+    """Delete the pending proposals of one writer without remembering them as rejected — a held run an
+    operator discarded: its next run asks the LLM again and may propose the same. Returns how many."""
+    from memory.selectors import proposal_hits
+
+    scope = SubjectScope.of(subject)
+    hits = proposal_hits(subject=subject, written_by=written_by, limit=BULK_LIMIT)
+    return store.memories_delete(scope.writer(), [(h["_index"], h["_id"]) for h in hits])
