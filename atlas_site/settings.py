@@ -231,7 +231,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # Recall's type filter has a new name (types) and its old one (memory_types): one enum for both.
-    "ENUM_NAME_OVERRIDES": {"RecallTypeEnum": "memory.api.serializers.RECALL_TYPE_CHOICES"},
+    "ENUM_NAME_OVERRIDES": {
+        "RecallTypeEnum": "memory.api.serializers.RECALL_TYPE_CHOICES",
+        "MemoryStatusEnum": "memory.api.serializers.MEMORY_STATUS_CHOICES",
+    },
 }
 
 # --- Elasticsearch -----------------------------------------------------------

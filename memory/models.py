@@ -80,3 +80,24 @@ class ConsolidationState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} up to {self.watermark_at or 'the beginning'}"
+
+
+class RejectedProposal(models.Model):
+    """A proposal the person rejected, remembered by a hash of its normalised text (never the text), so
+    the nightly job does not propose the same fact or playbook to them again (memory/services/review.py)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="rejected_proposals")
+    subject = models.ForeignKey(MemorySubject, on_delete=models.CASCADE, related_name="rejected_proposals")
+    # The rejected document's id: a later decision on it (a retry, a racing accept) is told it was rejected.
+    proposal_id = models.CharField(max_length=64)
+    memory_type = models.CharField(max_length=16)
+    text_key = models.CharField(max_length=64, db_index=True)
+    rejected_by = models.CharField(max_length=200)
+    rejected_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-rejected_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["subject", "proposal_id"], name="rejected_proposal_once")]
+
+    def __str__(self) -> str:
+        return f"{self.subject} {self.memory_type} {self.text_key[:12]}"

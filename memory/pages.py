@@ -17,6 +17,7 @@ from django.http import QueryDict
 
 from atlas_site.errors import ValidationFailed
 from memory import selectors
+from memory.authority import OPERATOR
 from memory.recall import memory_recall
 from memory.services import forget, writes
 from tenants.models import MemorySubject
@@ -85,6 +86,10 @@ def _params(query: Mapping[str, str], allowed: frozenset[str]) -> dict[str, str]
 FIELD_LABELS = {
     "external_id": "External id",
     "created_at": "Stored",
+    "authority": "Authority",
+    "written_by": "Written by",
+    "status": "Status",
+    "proposal_for": "Would replace (once accepted)",
     "fact_type": "Fact type",
     "confidence": "Confidence",
     "contradiction": "Correction of the version before",
@@ -114,7 +119,7 @@ FIELD_LABELS = {
     "category": "Category",
     "tags": "Tags",
 }
-LINKED_FIELDS = ("supersedes", "superseded_by", "previous_turn_id")
+LINKED_FIELDS = ("supersedes", "superseded_by", "previous_turn_id", "proposal_for")
 DATE_FIELDS = ("created_at", "superseded_at", "valid_from", "valid_to", "timestamp", "last_success_at", "last_used_at")
 
 
@@ -218,7 +223,8 @@ def chain(*, subject: MemorySubject, memory_id: str, actor: str, link: Link) -> 
 
 def edit(*, subject: MemorySubject, memory_id: str, form: Mapping[str, str], actor: str) -> dict[str, Any]:
     """Correct a fact over the version the editor read (``etag``): a supersession, natural (it changed)
-    unless the form says harsh (it was wrong; the old version is retracted)."""
+    unless the form says harsh (it was wrong; the old version is retracted). An operator's correction
+    (authority ``operator``) replaces any fact, a person's too."""
     text, etag = (form.get("text") or "").strip(), (form.get("etag") or "").strip()
     contradiction = form.get("contradiction") or "natural"
     if not text:
@@ -226,7 +232,13 @@ def edit(*, subject: MemorySubject, memory_id: str, form: Mapping[str, str], act
     if not etag:
         raise ValidationFailed("the form lost the version it was read at; open the fact again", field="etag")
     edited = writes.fact_edit(
-        subject=subject, memory_id=memory_id, text=text, if_match=etag, contradiction=contradiction
+        subject=subject,
+        memory_id=memory_id,
+        text=text,
+        if_match=etag,
+        contradiction=contradiction,
+        authority=OPERATOR,
+        written_by=f"operator:{actor.removeprefix('admin:')}",
     )
     audit_record(
         tenant=subject.tenant,
@@ -241,3 +253,12 @@ def edit(*, subject: MemorySubject, memory_id: str, form: Mapping[str, str], act
 def forget_one(*, subject: MemorySubject, memory_id: str, actor: str) -> dict[str, Any]:
     """Delete one of the subject's own memories for good (audited by the service)."""
     return forget.memory_forget(subject=subject, memory_id=memory_id, actor=actor)
+
+
+def proposals(*, subject: MemorySubject, actor: str, link: Link) -> dict[str, Any]:
+    """What waits for the subject's review (support view, read only: deciding is the person's), each
+    with the facts it would replace; audited like every support read."""
+    page = selectors.proposals_list(subject=subject, page_size=200)
+    listed = [{**_linked(p, link), "replaces": [_linked(r, link) for r in p["replaces"]]} for p in page["proposals"]]
+    _view_audited(subject, actor, "memory.proposals", str(subject), shown=len(listed))
+    return {"proposals": listed, "more": page["next_cursor"] is not None}

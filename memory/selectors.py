@@ -11,6 +11,7 @@ from typing import Any
 from atlas_site.cursors import MEMORY_SORT, cursor_decode, cursor_encode
 from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
+from memory.authority import AUTHORED_TYPES, authority_parse, is_pending, memory_authority
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
 from memory.scope import SubjectScope, tenant_read_filters
@@ -67,7 +68,23 @@ def memory_shape(hit: dict[str, Any]) -> dict[str, Any]:
     for name in TYPE_FIELDS.get(memory_type, ()):
         if name in source:
             out[name] = source[name]
+    if memory_type in AUTHORED_TYPES:
+        out["authority"] = memory_authority(source)
+        out["status"] = memory_status(source)
+        for name in ("written_by", "review_state", "proposal_for"):
+            if name in source:
+                out[name] = source[name]
     return out
+
+
+def memory_status(source: dict[str, Any]) -> str:
+    """A fact's or playbook's status: ``pending`` (waiting for review), ``superseded`` (replaced or
+    retracted) or ``current``."""
+    if is_pending(source):
+        return "pending"
+    if source.get("superseded_by") or source.get("retracted"):
+        return "superseded"
+    return "current"
 
 
 def memory_get(*, subject: MemorySubject, memory_id: Any) -> dict[str, Any]:
@@ -114,23 +131,37 @@ def memory_list(
     cursor: Any = None,
     since: Any = None,
     until: Any = None,
+    authority: Any = None,
 ) -> dict[str, Any]:
-    """The subject's memories, newest first, ``page_size`` at a time; pass ``next_cursor`` back for more."""
+    """The subject's memories, newest first, ``page_size`` at a time; pass ``next_cursor`` back for more.
+    ``authority`` narrows to the facts and playbooks of one authority (memory/authority.py)."""
     scope = SubjectScope.of(subject)
     types = tuple(memory_types) if memory_types else (*RECALL_TYPES, *(("archive",) if include_superseded else ()))
     unknown = [t for t in types if t not in (*RECALL_TYPES, "archive")]
     if unknown:
         raise ValidationFailed(f"unknown memory type(s) {unknown}", field="types")
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 200:
-        raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
+    _page_size_check(page_size)
     extra = list_filters(fact_type=fact_type, since=since, until=until)
     if session_id is not None:
         extra.append(queries.field_equals("session_id", session_id))
+    wanted = authority_parse(authority)
+    if wanted is not None:
+        extra += queries.authority_filter(wanted)
     filters = [
         *scope.read_filters(),
         *queries.visibility_filter(include_superseded=include_superseded, as_of=None),
         *extra,
     ]
+    return _page(scope.reader(), types, _newest_first(filters, cursor), page_size)
+
+
+def _page_size_check(page_size: Any) -> None:
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 200:
+        raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
+
+
+def _newest_first(filters: list[dict[str, Any]], cursor: Any) -> dict[str, Any]:
+    """A list's search body: ``filters``, newest first, after ``cursor`` (a previous page's next_cursor)."""
     body: dict[str, Any] = {
         "query": queries.list_query(filters=filters, memory_types=None),
         "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
@@ -138,7 +169,7 @@ def memory_list(
     }
     if cursor is not None:
         body["search_after"] = cursor_decode(cursor, parts=MEMORY_SORT)
-    return _page(scope.reader(), types, body, page_size)
+    return body
 
 
 def _page(reader: Any, types: tuple[str, ...], body: dict[str, Any], page_size: int) -> dict[str, Any]:
@@ -155,15 +186,8 @@ def catalog_list(*, tenant: Tenant, page_size: Any = 50, cursor: Any = None) -> 
     """The tenant's catalog, newest first, read with the tenant's own key."""
     from tenants.selectors import tenant_es_client
 
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 200:
-        raise ValidationFailed("page_size must be an integer from 1 to 200", field="page_size")
-    body: dict[str, Any] = {
-        "query": queries.list_query(filters=tenant_read_filters(str(tenant.es_id)), memory_types=None),
-        "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
-        "_source": {"excludes": VECTOR_FIELDS},
-    }
-    if cursor is not None:
-        body["search_after"] = cursor_decode(cursor, parts=MEMORY_SORT)
+    _page_size_check(page_size)
+    body = _newest_first(tenant_read_filters(str(tenant.es_id)), cursor)
     return _page(tenant_es_client(tenant=tenant), ("catalog",), body, page_size)
 
 
@@ -230,15 +254,60 @@ def tenant_memory_counts(*, tenant: Tenant) -> dict[str, int]:
 def memory_counts(*, subject: MemorySubject) -> dict[str, int]:
     """How many memories the subject owns, counted exactly in one round trip: ``semantic`` counts the
     current facts only, ``replaced`` the older versions still in the hot index, ``archive`` those moved
-    out (together: every fact version); the other types all theirs."""
+    out (together: every fact version); the other types all theirs; ``pending`` the facts and playbooks
+    waiting for review (counted in no other number)."""
     scope = SubjectScope.of(subject)
-    body = queries.count_body(filters=scope.read_filters())
+    body = queries.count_body(filters=[*scope.read_filters(), queries.NOT_PENDING])
     searches = [((t,), body) for t in OWNED_TYPES]
     current = queries.count_body(
         filters=[*scope.read_filters(), *queries.visibility_filter(include_superseded=False, as_of=None)]
     )
-    replaced = queries.count_body(filters=[*scope.read_filters(), *queries.replaced_filter()])
+    replaced = queries.count_body(filters=[*scope.read_filters(), queries.NOT_PENDING, *queries.replaced_filter()])
+    pending = queries.count_body(filters=[*scope.read_filters(), *queries.pending_filter()])
     searches[OWNED_TYPES.index("semantic")] = (("semantic",), current)
-    responses = store.memories_msearch(scope.reader(), searches=[*searches, (("semantic",), replaced)])
+    responses = store.memories_msearch(
+        scope.reader(), searches=[*searches, (("semantic",), replaced), (("semantic", "procedural"), pending)]
+    )
     counts = {t: r["hits"]["total"]["value"] for t, r in zip(OWNED_TYPES, responses, strict=False)}
-    return counts | {"replaced": responses[-1]["hits"]["total"]["value"]}
+    return counts | {
+        "replaced": responses[-2]["hits"]["total"]["value"],
+        "pending": responses[-1]["hits"]["total"]["value"],
+    }
+
+
+def proposal_hits(*, subject: MemorySubject, written_by: Any = None, limit: int = 500) -> list[dict[str, Any]]:
+    """The subject's pending proposals (facts and playbooks waiting for review), oldest first, at most
+    ``limit``; ``written_by`` narrows to one writer (``run:<id>``, ``token:<name>``)."""
+    scope = SubjectScope.of(subject)
+    body = {
+        "query": queries.list_query(filters=_proposal_filters(scope, written_by), memory_types=None),
+        "sort": [{"created_at": "asc"}, {"memory_id": "asc"}],
+        "size": limit,
+        "_source": {"excludes": VECTOR_FIELDS},
+    }
+    return store.memories_search(scope.reader(), memory_types=("semantic", "procedural"), body=body)["hits"]["hits"]
+
+
+def _proposal_filters(scope: SubjectScope, written_by: Any) -> list[dict[str, Any]]:
+    filters = [*scope.read_filters(), *queries.pending_filter()]
+    if written_by is not None:
+        if not isinstance(written_by, str) or not written_by or len(written_by) > 300:
+            raise ValidationFailed("written_by must name a writer (run:<id>, token:<name>)", field="written_by")
+        filters.append(queries.field_equals("written_by", written_by))
+    return filters
+
+
+def proposals_list(
+    *, subject: MemorySubject, written_by: Any = None, page_size: Any = 50, cursor: Any = None
+) -> dict[str, Any]:
+    """The subject's pending proposals, newest first, each with ``replaces``: the current facts it would
+    replace once accepted (so old and new can be shown side by side)."""
+    scope = SubjectScope.of(subject)
+    _page_size_check(page_size)
+    body = _newest_first(_proposal_filters(scope, written_by), cursor)
+    page = _page(scope.reader(), ("semantic", "procedural"), body, page_size)
+    wanted = [t for p in page["memories"] for t in p.get("proposal_for") or []]
+    found = memories_get(subject=subject, memory_ids=wanted) if wanted else {}
+    for proposal in page["memories"]:
+        proposal["replaces"] = [found[t] for t in proposal.get("proposal_for") or [] if t in found]
+    return {"proposals": page["memories"], "next_cursor": page["next_cursor"]}

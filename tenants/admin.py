@@ -153,8 +153,8 @@ class SubjectInline(admin.TabularInline):
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "is_active", "key", "created_at"]
-    list_filter = ["is_active"]
+    list_display = ["slug", "name", "is_active", "review_mode", "key", "created_at"]
+    list_filter = ["is_active", "review_mode"]
     search_fields = ["slug", "name"]
     # The flag is kept by writes and atlas_language_census; set by hand it could hide memories from a leg.
     readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key", "non_english_catalog"]
@@ -171,8 +171,14 @@ class TenantAdmin(admin.ModelAdmin):
     def save_model(self, request, obj: Tenant, form, change: bool) -> None:
         if change:
             obj.save(update_fields=["name"])
+            if "review_mode" in form.changed_data:  # through the audited service
+                services.tenant_review_mode_set(tenant=obj, review_mode=obj.review_mode, actor=_actor(request))
             return
         created = services.tenant_create(slug=obj.slug, name=obj.name, actor=_actor(request))
+        if obj.review_mode != created.review_mode:
+            created = services.tenant_review_mode_set(
+                tenant=created, review_mode=obj.review_mode, actor=_actor(request)
+            )
         obj.pk, obj.es_id, obj.created_at = created.pk, created.es_id, created.created_at
 
     def has_delete_permission(self, request, obj=None) -> bool:

@@ -70,6 +70,20 @@ class Tenant(models.Model):
         "fact cites is kept until that fact is forgotten.",
     )
 
+    class ReviewMode(models.TextChoices):
+        OFF = "off", "off: everything written is used at once"
+        CONSOLIDATION = "consolidation", "consolidation: what the nightly job writes waits for review"
+        AGENTS = "agents", "agents: what consolidation and agents write waits for review"
+
+    review_mode = models.CharField(
+        max_length=16,
+        choices=ReviewMode.choices,
+        default=ReviewMode.OFF,
+        help_text="Which writers' facts and playbooks wait as pending proposals until the person accepts them "
+        "(pending memories are never recalled). A person's own facts are never replaced without their review "
+        "in any mode.",
+    )
+
     class Meta:
         ordering = ["slug"]
 

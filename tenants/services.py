@@ -222,6 +222,27 @@ def tenant_create(*, slug: str, name: str, actor: str) -> Tenant:
     return tenant
 
 
+def tenant_review_mode_set(*, tenant: Tenant, review_mode: str, actor: str) -> Tenant:
+    """Set which writers' facts and playbooks wait for the person's review (Tenant.ReviewMode); audited.
+    What is already pending stays pending: turning review off accepts nothing on anyone's behalf."""
+    if review_mode not in Tenant.ReviewMode.values:
+        raise ValidationFailed(f"review mode must be one of {', '.join(Tenant.ReviewMode.values)}", field="review_mode")
+    with transaction.atomic():
+        tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+        before = tenant.review_mode
+        if before != review_mode:
+            tenant.review_mode = review_mode
+            tenant.save(update_fields=["review_mode"])
+            audit_record(
+                tenant=tenant,
+                actor=actor,
+                action="tenant.review_mode",
+                target=tenant.slug,
+                detail={"from": before, "to": review_mode},
+            )
+    return tenant
+
+
 def tenant_deactivate(*, tenant: Tenant, actor: str) -> Tenant:
     """Deactivate a tenant and revoke its key, every subject's key and every API token. Idempotent."""
     with transaction.atomic():

@@ -11,8 +11,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from memory.authority import AUTHORITIES
 from memory.elastic.indices import MEMORY_TYPES
 
+MEMORY_STATUS_CHOICES = ("current", "pending", "superseded")
 RECALL_TYPE_CHOICES = ("episodic", "semantic", "procedural", "catalog")
 LIST_TYPE_CHOICES = tuple(MEMORY_TYPES)
 FACT_TYPE_CHOICES = ("preference", "identity", "constraint", "world")
@@ -242,6 +244,27 @@ class MemoryOut(serializers.Serializer):
     subject = serializers.CharField(
         required=False, help_text="The subject's own id, as in the path (not on catalog entries)."
     )
+    authority = serializers.ChoiceField(
+        choices=list(AUTHORITIES),
+        required=False,
+        help_text="Facts and playbooks: who it speaks for — person (written or corrected by the person), agent "
+        "(REST or MCP), consolidation (the nightly job), import or operator. Stamped by the service.",
+    )
+    written_by = serializers.CharField(
+        required=False,
+        help_text="Facts and playbooks: token:<name>, person:<name>, run:<id>, operator:<name>, import:<actor>.",
+    )
+    status = serializers.ChoiceField(
+        choices=MEMORY_STATUS_CHOICES,
+        required=False,
+        help_text="Facts and playbooks: pending while it waits for the person's review (never recalled).",
+    )
+    review_state = serializers.CharField(required=False, help_text="pending while waiting for review; absent after.")
+    proposal_for = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="A pending replacement: the facts it replaces once accepted.",
+    )
 
 
 class EvidenceOut(serializers.Serializer):
@@ -329,3 +352,26 @@ class ProblemOut(serializers.Serializer):
     status = serializers.IntegerField()
     detail = serializers.CharField()
     errors = FieldErrorOut(many=True, required=False)
+
+
+class ProposalOut(MemoryOut):
+    replaces = MemoryOut(
+        many=True, required=False, help_text="The current facts this proposal replaces once accepted (old beside new)."
+    )
+
+
+class ProposalPageOut(serializers.Serializer):
+    proposals = ProposalOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+
+class ProposalAcceptIn(Strict):
+    text = serializers.CharField(
+        required=False, help_text="A proposed fact's text as you corrected it (accepted as yours); default unchanged."
+    )
+
+
+class ProposalRejectedOut(serializers.Serializer):
+    id = serializers.CharField()
+    type = serializers.CharField()
+    status = serializers.CharField(help_text="rejected")

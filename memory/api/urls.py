@@ -15,6 +15,17 @@ urlpatterns = [
     path("subjects/<str:subject>/memories", views.MemoriesView.as_view(), name="api-memories"),
     path("subjects/<str:subject>/memories/<str:memory_id>", views.MemoryView.as_view(), name="api-memory"),
     path("subjects/<str:subject>/memories/<str:memory_id>/chain", views.ChainView.as_view(), name="api-chain"),
+    path("subjects/<str:subject>/proposals", views.ProposalsView.as_view(), name="api-proposals"),
+    path(
+        "subjects/<str:subject>/proposals/<str:proposal_id>/accept",
+        views.ProposalAcceptView.as_view(),
+        name="api-proposal-accept",
+    ),
+    path(
+        "subjects/<str:subject>/proposals/<str:proposal_id>/reject",
+        views.ProposalRejectView.as_view(),
+        name="api-proposal-reject",
+    ),
     path("catalog", views.CatalogView.as_view(), name="api-catalog"),
     path("catalog/<str:entry_id>", views.CatalogEntryView.as_view(), name="api-catalog-entry"),
 ]

@@ -27,8 +27,9 @@ from atlas_site.api import (
 )
 from atlas_site.errors import ValidationFailed
 from memory import selectors
+from memory.authority import AUTHORITIES, by_reviewer_token, by_token
 from memory.recall import RecallOptions, memory_recall
-from memory.services import catalog, forget, usage, writes
+from memory.services import catalog, forget, review, usage, writes
 
 from . import serializers as s
 
@@ -47,6 +48,10 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     description="Any unique string: a retry with the same key and body returns the first answer and stores nothing twice.",
 )
 PROBLEM_JSON = "application/problem+json"
+PAGE_PARAMS = (
+    OpenApiParameter("page_size", OpenApiTypes.INT, description="1 to 200 (default 50)."),
+    OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page."),
+)
 
 
 def problems(*statuses: int) -> dict:
@@ -70,6 +75,12 @@ def _valid(serializer_class: type[s.Strict], data: Any) -> dict[str, Any]:
 def _shaped(stored: dict[str, Any]) -> dict[str, Any]:
     """A service's answer about a stored memory, in the shape every read route returns."""
     return selectors.memory_shape({"_id": stored["id"], "_source": stored})
+
+
+def _written(stored: dict[str, Any]) -> Response:
+    """A write's answer: 201, or 202 when what was written waits for the person's review (pending)."""
+    shaped = _shaped(stored)
+    return Response(shaped, status=202 if shaped.get("status") == "pending" else 201)
 
 
 def _iso(fields: dict[str, Any], *names: str) -> dict[str, Any]:
@@ -185,7 +196,7 @@ class FactsView(SubjectView):
         summary="Store a fact (optionally replacing older ones)",
         parameters=[SUBJECT, IDEMPOTENCY_KEY],
         request=s.FactIn,
-        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
+        responses={201: s.MemoryOut, 202: s.MemoryOut, **WRITE_PROBLEMS},
         examples=[
             OpenApiExample("a preference", value={"text": "Prefers window seats", "fact_type": "preference"}),
             OpenApiExample(
@@ -198,9 +209,10 @@ class FactsView(SubjectView):
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "write")
         fields = _iso(_valid(s.FactIn, request.data), "valid_from", "valid_to")
-        return Response(
-            _shaped(writes.fact_write(subject=who, derived_key=retry_key(request, fields), **fields)), status=201
+        stored = writes.fact_write(
+            subject=who, derived_key=retry_key(request, fields), **by_token(principal_of(request)), **fields
         )
+        return _written(stored)
 
 
 class FactView(SubjectView):
@@ -211,7 +223,7 @@ class FactView(SubjectView):
         "it is retracted and the new version gets 0.1 less confidence.",
         parameters=[SUBJECT, MEMORY_ID, IF_MATCH],
         request=s.FactEditIn,
-        responses={200: s.MemoryOut, **EDIT_PROBLEMS},
+        responses={200: s.MemoryOut, 202: s.MemoryOut, **EDIT_PROBLEMS},
         examples=[
             OpenApiExample("a change", value={"text": "Lives in Porto"}),
             OpenApiExample(
@@ -222,8 +234,15 @@ class FactView(SubjectView):
     def patch(self, request: Request, subject: str, memory_id: str) -> Response:
         who = self.subject(request, subject, "write")
         fields = _valid(s.FactEditIn, request.data)
-        edited = writes.fact_edit(subject=who, memory_id=memory_id, if_match=request.headers.get("If-Match"), **fields)
-        response = Response(_shaped(edited))
+        edited = writes.fact_edit(
+            subject=who,
+            memory_id=memory_id,
+            if_match=request.headers.get("If-Match"),
+            **by_token(principal_of(request)),
+            **fields,
+        )
+        shaped = _shaped(edited)
+        response = Response(shaped, status=202 if shaped.get("status") == "pending" else 200)
         response["ETag"] = writes.memory_etag(edited)
         return response
 
@@ -234,7 +253,7 @@ class PlaybooksView(SubjectView):
         summary="Store a playbook (steps that worked)",
         parameters=[SUBJECT, IDEMPOTENCY_KEY],
         request=s.PlaybookIn,
-        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
+        responses={201: s.MemoryOut, 202: s.MemoryOut, **WRITE_PROBLEMS},
         examples=[
             OpenApiExample(
                 "a playbook",
@@ -250,8 +269,10 @@ class PlaybooksView(SubjectView):
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "write")
         fields = _valid(s.PlaybookIn, request.data)
-        stored = writes.playbook_write(subject=who, derived_key=retry_key(request, fields), **fields)
-        return Response(_shaped(stored), status=201)
+        stored = writes.playbook_write(
+            subject=who, derived_key=retry_key(request, fields), **by_token(principal_of(request)), **fields
+        )
+        return _written(stored)
 
 
 class OutcomeView(SubjectView):
@@ -324,10 +345,15 @@ class MemoriesView(SubjectView):
                 "superseded", OpenApiTypes.BOOL, deprecated=True, description="The old name of include_superseded."
             ),
             OpenApiParameter("session_id", OpenApiTypes.STR),
+            OpenApiParameter(
+                "authority",
+                OpenApiTypes.STR,
+                enum=list(AUTHORITIES),
+                description="Only facts and playbooks of this authority (who they speak for).",
+            ),
             OpenApiParameter("since", OpenApiTypes.DATETIME),
             OpenApiParameter("until", OpenApiTypes.DATETIME),
-            OpenApiParameter("page_size", OpenApiTypes.INT, description="1 to 200 (default 50)."),
-            OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page."),
+            *PAGE_PARAMS,
         ],
         responses={200: s.MemoryPageOut, **PROBLEM},
     )
@@ -336,7 +362,7 @@ class MemoriesView(SubjectView):
         query = query_params(
             request,
             {"types", "type", "fact_type", "include_superseded", "superseded", "session_id", "since", "until"}
-            | {"page_size", "cursor"},
+            | {"page_size", "cursor", "authority"},
         )
         lists = {name: request.query_params.getlist(name) for name in ("types", "type") if name in query}
         types, old_types = renamed(lists, old="type", new="types")
@@ -350,6 +376,7 @@ class MemoriesView(SubjectView):
             session_id=query.get("session_id"),
             since=query.get("since"),
             until=query.get("until"),
+            authority=query.get("authority"),
             page_size=int_param(query.get("page_size", "50"), "page_size"),
             cursor=query.get("cursor"),
         )
@@ -409,6 +436,79 @@ class ChainView(SubjectView):
     def get(self, request: Request, subject: str, memory_id: str) -> Response:
         who = self.subject(request, subject, "read")
         return Response({"chain": selectors.memory_chain_get(subject=who, memory_id=memory_id)})
+
+
+PROPOSAL_ID = OpenApiParameter("proposal_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="A proposal's id.")
+
+
+class ProposalsView(SubjectView):
+    @extend_schema(
+        operation_id="proposal_list",
+        summary="The subject's proposals waiting for review, newest first (each with the facts it replaces)",
+        description="Pending facts and playbooks: stored, never recalled, until accepted. written_by narrows to "
+        "one writer (run:<id> for a consolidation run, token:<name> for an agent).",
+        parameters=[
+            SUBJECT,
+            OpenApiParameter("written_by", OpenApiTypes.STR),
+            *PAGE_PARAMS,
+        ],
+        responses={200: s.ProposalPageOut, **PROBLEM},
+    )
+    def get(self, request: Request, subject: str) -> Response:
+        who = self.subject(request, subject, "read")
+        query = query_params(request, {"written_by", "page_size", "cursor"})
+        return Response(
+            selectors.proposals_list(
+                subject=who,
+                written_by=query.get("written_by"),
+                page_size=int_param(query.get("page_size", "50"), "page_size"),
+                cursor=query.get("cursor"),
+            )
+        )
+
+
+class ProposalAcceptView(SubjectView):
+    @extend_schema(
+        operation_id="proposal_accept",
+        summary="Accept a proposal (optionally with its text corrected): it becomes current",
+        description="A proposal that replaces a fact the person wrote can only be accepted with the person's own "
+        "(personal) token: 403 otherwise. 409 when it was decided already, or its fact was replaced meanwhile.",
+        parameters=[SUBJECT, PROPOSAL_ID, IDEMPOTENCY_KEY],
+        request=s.ProposalAcceptIn,
+        responses={200: s.MemoryOut, **WRITE_PROBLEMS},
+        examples=[
+            OpenApiExample("as proposed", value={}),
+            OpenApiExample("corrected, then accepted", value={"text": "Lives in Porto, in Ribeira"}),
+        ],
+    )
+    @idempotent
+    def post(self, request: Request, subject: str, proposal_id: str) -> Response:
+        who = self.subject(request, subject, "write")
+        fields = _valid(s.ProposalAcceptIn, request.data)
+        principal = principal_of(request)
+        accepted = review.proposal_accept(
+            subject=who,
+            proposal_id=proposal_id,
+            text=fields.get("text"),
+            actor=actor_of(request),
+            reviewer=by_reviewer_token(principal),
+        )
+        return Response(_shaped(accepted))
+
+
+class ProposalRejectView(SubjectView):
+    @extend_schema(
+        operation_id="proposal_reject",
+        summary="Reject a proposal: it is deleted, and consolidation does not propose it again",
+        parameters=[SUBJECT, PROPOSAL_ID, IDEMPOTENCY_KEY],
+        request=None,
+        responses={200: s.ProposalRejectedOut, **problems(409)},
+    )
+    @idempotent
+    def post(self, request: Request, subject: str, proposal_id: str) -> Response:
+        who = self.subject(request, subject, "write")
+        _valid(s.Strict, request.data)
+        return Response(review.proposal_reject(subject=who, proposal_id=proposal_id, actor=actor_of(request)))
 
 
 class CatalogView(APIView):

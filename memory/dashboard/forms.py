@@ -7,8 +7,10 @@ from datetime import UTC, datetime, time, timedelta
 from django import forms
 
 from memory import recall_constants as rc
+from memory.authority import AUTHORITIES
 from memory.pages import CONTRADICTION_CHOICES, KIND_NAMES
 from memory.services.documents import FACT_TYPES, MAX_TEXT_CHARS
+from memory.templatetags.dashboard import AUTHORITY_WORDS
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
 TYPE_LABELS = {"semantic": "Facts", "procedural": "Playbooks", "episodic": "Conversations", "catalog": "Catalog"}
@@ -43,6 +45,11 @@ class ListFilterForm(NarrowingForm):
     """The list's filters, its conversation and its page."""
 
     include_superseded = forms.BooleanField(required=False, label="Show replaced versions")
+    authority = forms.ChoiceField(
+        required=False,
+        choices=[("", "anyone"), *((a, AUTHORITY_WORDS[a]) for a in AUTHORITIES)],
+        label="Written by",
+    )
     session = forms.CharField(required=False, max_length=128, widget=forms.HiddenInput)
     # Checked where every listing checks it (atlas_site.cursors): a refusal there is a page that says why,
     # where a hidden field's own error would show nothing.
@@ -120,3 +127,17 @@ class TokenCreateForm(forms.Form):
 
     def clean_scopes(self) -> list[str]:
         return [s for s in SCOPES if s in self.cleaned_data["scopes"]]
+
+
+class ProposalAcceptForm(forms.Form):
+    """Accept a proposal as it is, or with the text corrected (``original`` tells an edit from none)."""
+
+    text = forms.CharField(required=False, max_length=MAX_TEXT_CHARS, strip=True, widget=forms.Textarea)
+    original = forms.CharField(required=False, max_length=MAX_TEXT_CHARS, strip=True, widget=forms.HiddenInput)
+
+
+class ProposalsDecideForm(forms.Form):
+    """Accept or reject every proposal of one writer (a consolidation run, an agent's token)."""
+
+    decision = forms.ChoiceField(choices=[("accept", "accept"), ("reject", "reject")])
+    written_by = forms.CharField(max_length=300)

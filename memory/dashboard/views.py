@@ -20,15 +20,27 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from atlas_site.errors import AtlasError, Conflict, NotFound, PreconditionFailed
+from atlas_site.errors import AtlasError, Conflict, NotFound, PermissionDenied, PreconditionFailed
 from memory import pages, selectors
+from memory.authority import by_person
 from memory.recall import memory_recall
 from memory.services import forget, writes
+from memory.services import review as review_service
 from tenants import tokens
 from tenants.issued import issued_keep, issued_take
 
 from .access import actor_of, dashboard_view, error_page, subject_choose, subject_current
-from .forms import TYPE_LABELS, TYPE_NAMES, FactEditForm, ForgetAllForm, ListFilterForm, SearchForm, TokenCreateForm
+from .forms import (
+    TYPE_LABELS,
+    TYPE_NAMES,
+    FactEditForm,
+    ForgetAllForm,
+    ListFilterForm,
+    ProposalAcceptForm,
+    ProposalsDecideForm,
+    SearchForm,
+    TokenCreateForm,
+)
 
 PAGE_SIZE = 25
 EXPORT_PAGE_SIZE = 200
@@ -68,6 +80,7 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
         session_id=(data["session"] or None) if memory_type == "episodic" else None,
         since=since,
         until=until,
+        authority=(data["authority"] or None) if memory_type in ("semantic", "procedural") else None,
         page_size=PAGE_SIZE,
         cursor=data["cursor"] or None,
     )
@@ -161,7 +174,10 @@ def _memory_context(request: HttpRequest, memory_id: str) -> dict[str, Any]:
             steps=steps,
             older=steps[position - 1]["memory"] if position > 0 else None,
             newer=steps[position + 1]["memory"] if position + 1 < len(steps) else None,
-            editable=memory["type"] == "semantic" and not memory.get("superseded_by"),
+            # A proposal is decided (accepted, edited then accepted, rejected) in the To review tab.
+            editable=memory["type"] == "semantic"
+            and not memory.get("superseded_by")
+            and memory.get("status") != "pending",
         )
         sources = memory.get("source_episodes") or []
         found = selectors.memories_get(subject=request.subject, memory_ids=sources) if sources else {}
@@ -187,6 +203,7 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
                 text=form.cleaned_data["text"],
                 if_match=form.cleaned_data["etag"],
                 contradiction=form.cleaned_data["contradiction"],
+                **by_person(request.user),
             )
         except (PreconditionFailed, Conflict) as error:
             # Someone (or another tab) changed it: show the current version and say so; nothing was written.
@@ -387,3 +404,105 @@ def subjects(request: HttpRequest) -> HttpResponse:
     if not mine:
         return render(request, "dashboard/no_subject.html")
     return render(request, "dashboard/subjects.html", {"subjects": mine, "current": current})
+
+
+# ---------------------------------------------------------------------------------------- to review
+def _writer_label(written_by: str) -> str:
+    """Who proposed a group of proposals, in words."""
+    kind, _, name = (written_by or "").partition(":")
+    labels = {
+        "run": f"Nightly consolidation (run {name})",
+        "token": f"Agent “{name}”",
+        "import": f"An import by {name}",
+        "operator": f"Operator {name}",
+        "person": f"You ({name})",
+    }
+    return labels.get(kind, written_by or "unknown")
+
+
+@never_cache
+@dashboard_view
+def review(request: HttpRequest) -> HttpResponse:
+    """The **To review** tab: what agents and the nightly job proposed, grouped by who proposed it (a
+    consolidation run, an agent's token), each replacement beside the fact it would replace."""
+    page = selectors.proposals_list(subject=request.subject, page_size=200)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for proposal in page["proposals"]:
+        groups.setdefault(proposal.get("written_by") or "", []).append(proposal)
+    context = {
+        "groups": [(writer, _writer_label(writer), items) for writer, items in groups.items()],
+        "count": len(page["proposals"]),
+        "more": page["next_cursor"] is not None,
+        "type_names": TYPE_NAMES,
+    }
+    return render(request, "dashboard/review.html", context)
+
+
+def _decided(request: HttpRequest, decide: Any, done: str) -> HttpResponse:
+    """Run one decision; a refusal (decided meanwhile, its fact replaced since) is said on the tab."""
+    try:
+        decide()
+    except (Conflict, NotFound, PermissionDenied) as error:
+        messages.error(request, f"{error.message}. Nothing was changed.")
+    else:
+        messages.success(request, done)
+    return redirect("dashboard:review")
+
+
+@require_POST
+@dashboard_view
+def review_accept(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    form = ProposalAcceptForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The corrected text cannot be empty or longer than 8000 characters.")
+        return redirect("dashboard:review")
+    text = form.cleaned_data["text"] or None
+    edited = text is not None and text != form.cleaned_data["original"]
+    return _decided(
+        request,
+        lambda: review_service.proposal_accept(
+            subject=request.subject,
+            proposal_id=proposal_id,
+            text=text if edited else None,
+            actor=actor_of(request),
+            reviewer=by_person(request.user),
+        ),
+        "Accepted, with your correction: agents now use it." if edited else "Accepted: agents now use it.",
+    )
+
+
+@require_POST
+@dashboard_view
+def review_reject(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    return _decided(
+        request,
+        lambda: review_service.proposal_reject(
+            subject=request.subject, proposal_id=proposal_id, actor=actor_of(request)
+        ),
+        "Rejected: it is deleted, and the nightly job will not propose it again.",
+    )
+
+
+@require_POST
+@dashboard_view
+def review_all(request: HttpRequest) -> HttpResponse:
+    form = ProposalsDecideForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose accept or reject, for one group of proposals.")
+        return redirect("dashboard:review")
+    decision, writer = form.cleaned_data["decision"], form.cleaned_data["written_by"]
+    result = review_service.proposals_decide(
+        subject=request.subject,
+        decision=decision,
+        written_by=writer,
+        actor=actor_of(request),
+        reviewer=by_person(request.user),
+    )
+    decided = result["accepted" if decision == "accept" else "rejected"]
+    verb = "Accepted" if decision == "accept" else "Rejected"
+    messages.success(
+        request, f"{verb} {len(decided)} proposal{'s' if len(decided) != 1 else ''} from {_writer_label(writer)}."
+    )
+    for refused in result["refused"]:
+        messages.error(request, f"Not decided: {refused['detail']}.")
+    return redirect("dashboard:review")

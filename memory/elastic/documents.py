@@ -92,6 +92,20 @@ class MemoryDocument(Document):
     created_at = Date()
 
 
+class AuthoredMemory(MemoryDocument):
+    """A fact or playbook: who it speaks for and whether it waits for review (memory/authority.py)."""
+
+    # person | agent | consolidation | import | operator, stamped by the service from the write's path.
+    authority = Keyword()
+    # token:<name> | person:<username> | run:<consolidation run id> | operator:<username> | import:<actor>
+    written_by = Keyword()
+    # "pending" while the person has not accepted it (never recalled); absent once accepted.
+    review_state = Keyword()
+    # The facts a pending proposal would replace when accepted (its ``supersedes`` stays empty till then,
+    # so chains and the reconciler never see a proposal as a successor).
+    proposal_for = Keyword()
+
+
 class EpisodicMemory(MemoryDocument):
     memory_type_name = "episodic"
     # What the embedding saw besides the turn (session date, previous turn); not searched.
@@ -105,7 +119,7 @@ class EpisodicMemory(MemoryDocument):
     timestamp = Date()
 
 
-class SemanticMemory(MemoryDocument):
+class SemanticMemory(AuthoredMemory):
     memory_type_name = "semantic"
     fact_type = Keyword()
     confidence = Float()
@@ -134,7 +148,7 @@ class Step(InnerDoc):
     tool = Keyword()
 
 
-class ProceduralMemory(MemoryDocument):
+class ProceduralMemory(AuthoredMemory):
     memory_type_name = "procedural"
     name = searchable_text()
     trigger_text = searchable_text()

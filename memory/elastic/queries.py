@@ -33,11 +33,22 @@ def own_documents_filter(*, tenant_id: str, user_id: str) -> dict[str, Any]:
     return {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"user_id": user_id}}]}}
 
 
+# A memory waiting for the person's review: stored, never recalled, listed or counted as current.
+NOT_PENDING = {"bool": {"must_not": [{"term": {"review_state": "pending"}}]}}
+
+
+def pending_filter() -> list[dict[str, Any]]:
+    """Only the memories waiting for review."""
+    return [{"term": {"review_state": "pending"}}]
+
+
 def visibility_filter(*, include_superseded: bool, as_of: datetime | None) -> list[dict[str, Any]]:
-    """Which facts count: current ones, or everything, or what was valid at ``as_of``."""
+    """Which memories count: current ones, or every version, or what was valid at ``as_of`` — never a
+    pending one (a proposal is not a memory until the person accepts it)."""
     if as_of is not None:
         at = as_of.isoformat()
         return [
+            NOT_PENDING,
             {
                 "bool": {
                     "should": [
@@ -67,8 +78,8 @@ def visibility_filter(*, include_superseded: bool, as_of: datetime | None) -> li
             },
         ]
     if include_superseded:
-        return []
-    return [{"bool": {"must_not": _REPLACED}}]
+        return [NOT_PENDING]
+    return [NOT_PENDING, {"bool": {"must_not": _REPLACED}}]
 
 
 # A fact that a newer version replaced, or that a harsh correction retracted.
@@ -288,9 +299,30 @@ def current_facts_query(*, filters: list[dict[str, Any]], user_id: str) -> dict[
     return {
         "bool": {
             "filter": [*filters, {"term": {"user_id": user_id}}],
-            "must_not": [{"exists": {"field": "superseded_by"}}, {"term": {"retracted": True}}],
+            "must_not": [
+                {"exists": {"field": "superseded_by"}},
+                {"term": {"retracted": True}},
+                {"term": {"review_state": "pending"}},
+            ],
         }
     }
+
+
+def authority_filter(authority: str) -> list[dict[str, Any]]:
+    """Facts and playbooks of one authority, as memory_authority() reads it: a document from before
+    authority was stamped counts as ``consolidation`` when a run marked it, else as ``agent``."""
+    stamped = {"term": {"authority": authority}}
+    types = {"terms": {"memory_type": ["semantic", "procedural", "archive"]}}
+    if authority not in ("agent", "consolidation"):
+        return [types, stamped]
+    marker = {"exists": {"field": "applied_events"}}
+    inferred = {
+        "bool": {
+            "must_not": [{"exists": {"field": "authority"}}, *([marker] if authority == "agent" else [])],
+            "filter": [marker] if authority == "consolidation" else [],
+        }
+    }
+    return [types, {"bool": {"should": [stamped, inferred], "minimum_should_match": 1}}]
 
 
 def count_body(*, filters: list[dict[str, Any]]) -> dict[str, Any]:

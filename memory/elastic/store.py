@@ -411,6 +411,23 @@ def memories_delete(writer: Elasticsearch, targets: list[tuple[str, str]]) -> in
     return deleted
 
 
+def memory_delete_versioned(writer: Elasticsearch, *, index: str, memory_id: str, if_version: tuple[int, int]) -> bool:
+    """Delete one memory only as it was read (seq_no, primary_term): False when it changed or went since —
+    of two decisions on one proposal, exactly one wins."""
+    try:
+        with es_errors("delete a memory"):
+            writer.delete(
+                index=index,
+                id=memory_id,
+                if_seq_no=if_version[0],
+                if_primary_term=if_version[1],
+                refresh="wait_for",
+            )
+    except (ConflictError, NotFoundError):
+        return False
+    return True
+
+
 def memories_scan(
     reader: Elasticsearch,
     *,

@@ -22,9 +22,10 @@ from jsonschema.exceptions import best_match
 
 from atlas_site.errors import AtlasError, NotFound, ValidationFailed
 from memory import recall_constants as rc
+from memory.authority import AUTHORITIES, by_reviewer_token, by_token
 from memory.elastic.client import es_errors
 from memory.recall import memory_recall
-from memory.selectors import RECALL_TYPES, memory_chain_get, memory_list, memory_shape
+from memory.selectors import RECALL_TYPES, memory_chain_get, memory_list, memory_shape, proposals_list
 from memory.services.documents import (
     CONTRADICTIONS,
     FACT_TYPES,
@@ -35,6 +36,7 @@ from memory.services.documents import (
     MAX_TEXT_CHARS,
 )
 from memory.services.forget import memory_forget
+from memory.services.review import proposal_accept, proposal_reject
 from memory.services.usage import recall_usage_schedule
 from memory.services.writes import episode_write, fact_edit, fact_write, playbook_outcome_record, playbook_write
 from tenants.models import MemorySubject
@@ -62,6 +64,10 @@ _TYPES = {
     "minItems": 1,
     "uniqueItems": True,
     "description": "Only these memory types (default: all four).",
+}
+_PAGE = {
+    "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": 20},
+    "cursor": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "From next_cursor."},
 }
 _TIMESTAMP = {"type": "string", "format": "date-time", "maxLength": 64}
 _FACT_TYPE = {
@@ -175,8 +181,8 @@ def remember(*, subject: MemorySubject, principal: TokenPrincipal, kind: str, **
     if kind == "episode":
         return _stored_shaped(episode_write(subject=subject, **fields))
     if kind == "fact":
-        return _stored_shaped(fact_write(subject=subject, **fields))
-    return _stored_shaped(playbook_write(subject=subject, **fields))
+        return _stored_shaped(fact_write(subject=subject, **by_token(principal), **fields))
+    return _stored_shaped(playbook_write(subject=subject, **by_token(principal), **fields))
 
 
 def update_fact(
@@ -188,7 +194,14 @@ def update_fact(
     fact_type: str | None = None,
     contradiction: str = "natural",
 ) -> dict[str, Any]:
-    new = fact_edit(subject=subject, memory_id=memory_id, text=text, fact_type=fact_type, contradiction=contradiction)
+    new = fact_edit(
+        subject=subject,
+        memory_id=memory_id,
+        text=text,
+        fact_type=fact_type,
+        contradiction=contradiction,
+        **by_token(principal),
+    )
     return _stored_shaped(new)
 
 
@@ -210,6 +223,7 @@ def list_memories(
     fact_type: str | None = None,
     session_id: str | None = None,
     include_superseded: bool = False,
+    authority: str | None = None,
     page_size: int = 20,
     cursor: str | None = None,
 ) -> dict[str, Any]:
@@ -219,6 +233,7 @@ def list_memories(
         include_superseded=include_superseded,
         fact_type=fact_type,
         session_id=session_id,
+        authority=authority,
         page_size=page_size,
         cursor=cursor,
     )
@@ -241,6 +256,33 @@ def record_outcome(
         subject=subject, playbook_id=playbook_id, success=success, refined_steps=refined_steps
     )
     return _stored_shaped(updated)
+
+
+def list_proposals(
+    *,
+    subject: MemorySubject,
+    principal: TokenPrincipal,
+    written_by: str | None = None,
+    page_size: int = 20,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    page = proposals_list(subject=subject, written_by=written_by, page_size=page_size, cursor=cursor)
+    proposals = [{**_shaped(p), "replaces": [_shaped(r) for r in p["replaces"]]} for p in page["proposals"]]
+    return {"proposals": proposals, "next_cursor": page["next_cursor"]}
+
+
+def review_proposal(
+    *, subject: MemorySubject, principal: TokenPrincipal, proposal_id: str, decision: str, text: str | None = None
+) -> dict[str, Any]:
+    actor = f"mcp:{principal.token.prefix}"
+    if decision == "reject":
+        if text is not None:
+            raise ValidationFailed("text applies to accept only (a corrected text to accept)", field="text")
+        return proposal_reject(subject=subject, proposal_id=proposal_id, actor=actor)
+    accepted = proposal_accept(
+        subject=subject, proposal_id=proposal_id, text=text, actor=actor, reviewer=by_reviewer_token(principal)
+    )
+    return _stored_shaped(accepted)
 
 
 # --- the tool table ----------------------------------------------------------------------------------
@@ -343,7 +385,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "kind=fact: a durable statement about the user (text, fact_type, confidence 0–1). "
             "kind=playbook: a reusable procedure (name, trigger_text saying when it applies, ordered steps). "
             "To change an existing fact use update_fact instead, which keeps its history. Returns the "
-            "stored memory with its id."
+            "stored memory with its id; status pending means it waits for the user's review and is not "
+            "recalled until they accept it."
         ),
         input_schema=_schema(
             {
@@ -403,7 +446,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "(memory_chain). contradiction=natural (default) when things changed (they moved, changed "
             "their mind); harsh when the old fact was wrong — it is then retracted and the new version "
             "gets 0.1 less confidence. Keeps the old fact_type unless you give one. Only the latest "
-            "version can be updated. Returns the new version with its id."
+            "version can be updated. Returns the new version with its id. A fact the user wrote themselves "
+            "(authority person) is not replaced at once: the new version is a proposal (status pending) "
+            "the user accepts or rejects."
         ),
         input_schema=_schema(
             {
@@ -449,8 +494,13 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "fact_type": {**_FACT_TYPE, "description": "Only facts of this type."},
                 "session_id": {**_MEMORY_ID, "description": "Only episodes of this conversation."},
                 "include_superseded": {"type": "boolean", "default": False, "description": "Include old versions."},
-                "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": 20},
-                "cursor": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "From next_cursor."},
+                "authority": {
+                    "type": "string",
+                    "enum": list(AUTHORITIES),
+                    "description": "Only facts and playbooks of this authority: person (the user wrote or "
+                    "corrected it), agent, consolidation, import or operator.",
+                },
+                **_PAGE,
             },
             [],
         ),
@@ -490,6 +540,52 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         handler=record_outcome,
         annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    ),
+    ToolSpec(
+        name="list_proposals",
+        title="Proposals waiting for review",
+        scope="read",
+        description=(
+            "List what waits for the user's review: facts and playbooks an agent or the nightly "
+            "consolidation proposed (status pending) — never recalled until accepted. A proposal that "
+            "would replace a fact lists that fact under replaces (old beside new). written_by narrows to "
+            "one writer (run:<id> for a consolidation run, token:<name> for an agent)."
+        ),
+        input_schema=_schema(
+            {
+                "written_by": {"type": "string", "minLength": 1, "maxLength": 300},
+                **_PAGE,
+            },
+            [],
+        ),
+        handler=list_proposals,
+        annotations=_READ,
+    ),
+    ToolSpec(
+        name="review_proposal",
+        title="Accept or reject a proposal",
+        scope="write",
+        description=(
+            "Only when the user decided: accept (optionally with the text they corrected) or reject one "
+            "proposal from list_proposals. Accepting makes it current (a replacement replaces its fact); "
+            "rejecting deletes it and the nightly job will not propose it again. A proposal replacing a "
+            "fact the user wrote themselves needs their personal token. Deciding twice is an error."
+        ),
+        input_schema=_schema(
+            {
+                "proposal_id": {**_MEMORY_ID, "description": "The proposal's id."},
+                "decision": {"type": "string", "enum": ["accept", "reject"]},
+                "text": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_TEXT_CHARS,
+                    "description": "Accept only: the fact's text as the user corrected it.",
+                },
+            },
+            ["proposal_id", "decision"],
+        ),
+        handler=review_proposal,
+        annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
     ),
 )
 TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}

@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from atlas_site.errors import AtlasError, Conflict, NotFound, ValidationFailed
 from memory import recall_constants as rc
+from memory.authority import CONSOLIDATION, OPERATOR, is_pending
 from memory.elastic import queries, store
 from memory.llm import LlmError, chat_client, llm_configured, llm_model_name
 from memory.models import ConsolidationRun, ConsolidationState
@@ -454,6 +455,33 @@ class _Validator:
         plan["playbooks"] = self._playbooks(answer["playbooks"][:MAX_ITEMS_PER_KIND])
         plan["refinements"] = self._refinements(answer["refinements"][:MAX_ITEMS_PER_KIND])
         plan["outcomes"] = self._outcomes(answer["outcomes"][:MAX_ITEMS_PER_KIND])
+        return self._not_refused(plan)
+
+    def _not_refused(self, plan: dict[str, Any]) -> dict[str, Any]:
+        """Drop what the person rejected before, and what already waits for their review (a proposal
+        of an earlier run): proposing it again would only ask the same question twice."""
+        from memory.selectors import proposal_hits
+
+        from .review import proposal_key, rejected_keys
+
+        refused = rejected_keys(subject=self.subject)
+        waiting = {proposal_key(h["_source"]["memory_type"], h["_source"]) for h in proposal_hits(subject=self.subject)}
+        for kind, memory_type, label in (
+            ("facts", "semantic", "fact"),
+            ("supersessions", "semantic", "supersession"),
+            ("playbooks", "procedural", "playbook"),
+        ):
+            kept = []
+            for item in plan[kind]:
+                key = proposal_key(memory_type, item)
+                text = item.get("text") or item.get("name") or ""
+                if key in refused:
+                    self.reject(label, "the person rejected this proposal before", text)
+                elif key in waiting:
+                    self.reject(label, "the same proposal already waits for the person's review", text)
+                else:
+                    kept.append(item)
+            plan[kind] = kept
         return plan
 
     def _supersessions(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -679,7 +707,7 @@ def _mass_change(plan: dict[str, Any], *, subject: MemorySubject) -> str | None:
     if len(targets) > share * current:
         return (
             f"the run would supersede {len(targets)} of the subject's {current} current facts, more than "
-            f"{share:.0%} (ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE): nothing was written"
+            f"{share:.0%} (ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE): nothing was replaced"
         )
     return None
 
@@ -689,13 +717,25 @@ def _events(window_key: str) -> dict[str, str]:
     return {"confirm": f"{window_key}:confirm", "outcome": f"{window_key}:outcome", "refine": f"{window_key}:refine"}
 
 
-def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = None) -> dict[str, list[str]]:
+def plan_apply(
+    *, subject: MemorySubject, plan: dict[str, Any], renew: Any = None, run_id: Any = None, hold: bool = False
+) -> dict[str, list[str]]:
     """Write ``plan`` through the write services; safe to repeat: every document id is derived from its
     item's key, and every update carries the run's event id (applied once). An item whose fact,
     playbook or episodes were forgotten since the plan was made is skipped (listed under ``gone``); a
     supersession of a fact something else replaced since (a person's edit, an agent) is skipped too —
-    a fact has one successor — and listed under ``replaced`` with the reason, naming the newest version."""
+    a fact has one successor — and listed under ``replaced`` with the reason, naming the newest version.
+
+    What it writes speaks with the authority ``consolidation`` (``written_by`` run:``run_id``): under the
+    tenant's review mode its facts and playbooks wait as pending proposals, and a supersession of a fact
+    the person wrote is always one (writes.fact_store). ``hold``: every one of them is a proposal.
+    An item the person rejected before is left out (``refused``)."""
     events = _events(plan["window_key"])
+    by_run = {
+        "authority": CONSOLIDATION,
+        "written_by": f"run:{run_id}" if run_id is not None else "run",
+        "review": hold,
+    }
     at = plan["planned_at"]
     changes: dict[str, list[str]] = {
         k: []
@@ -709,8 +749,20 @@ def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = Non
             "outcomes",
             "gone",
             "replaced",
+            "pending",
+            "refused",
         )
     }
+    from .review import proposal_key, rejected_keys
+
+    # What the person rejected in the queue (a run held for review is applied after they decided) stays out.
+    refused = rejected_keys(subject=subject)
+
+    def rejected(memory_type: str, item: dict[str, Any]) -> bool:
+        if proposal_key(memory_type, item) in refused:
+            changes["refused"].append(item["key"])
+            return True
+        return False
 
     def step(gone_id: str, write: Any) -> Any:
         try:
@@ -727,6 +779,8 @@ def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = Non
 
     # One refresh per index, with its last write: the run's documents become searchable together.
     for n, fact in enumerate(plan["facts"]):
+        if rejected("semantic", fact):
+            continue
         written = step(
             fact["key"],
             lambda fact=fact, n=n: writes.fact_write(
@@ -739,11 +793,14 @@ def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = Non
                 refresh=n == len(plan["facts"]) - 1,
                 derived_key=fact["key"],
                 applied_event=events["confirm"],
+                **by_run,
             ),
         )
         if written:
-            changes["facts"].append(written["id"])
+            changes["pending" if is_pending(written) else "facts"].append(written["id"])
     for item in plan["supersessions"]:
+        if rejected("semantic", item):
+            continue
         written = step(
             item["key"],
             lambda item=item: writes.fact_write(
@@ -757,9 +814,12 @@ def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = Non
                 at=at,
                 derived_key=item["key"],
                 applied_event=events["confirm"],
+                **by_run,
             ),
         )
-        if written:
+        if written and is_pending(written):
+            changes["pending"].append(written["id"])
+        elif written:
             changes["supersessions"].append(written["id"])
             changes["superseded"] += item["targets"]
     for item in plan["confirmations"]:
@@ -779,6 +839,8 @@ def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = Non
         if done:
             changes["confirmations"].append(item["fact_id"])
     for n, item in enumerate(plan["playbooks"]):
+        if rejected("procedural", item):
+            continue
         written = step(
             item["key"],
             lambda item=item, n=n: writes.playbook_write(
@@ -790,10 +852,11 @@ def plan_apply(*, subject: MemorySubject, plan: dict[str, Any], renew: Any = Non
                 at=at,
                 refresh=n == len(plan["playbooks"]) - 1,
                 derived_key=item["key"],
+                **by_run,
             ),
         )
         if written:
-            changes["playbooks"].append(written["id"])
+            changes["pending" if is_pending(written) else "playbooks"].append(written["id"])
     for item in plan["refinements"]:
         done = step(
             item["playbook_id"],
@@ -983,11 +1046,28 @@ def _plan_fresh(
     run.rejected = validator.rejected
     run.plan = plan
     if review:
-        _finish(run, Status.NEEDS_REVIEW, started, error=review)
-        return Outcome(Status.NEEDS_REVIEW, plan=plan, rejected=validator.rejected, run=run, error=review)
+        run.save(force_update=True)  # the plan is durable before its proposals are written
+        held = _hold(subject=subject, run=run)
+        _finish(run, Status.NEEDS_REVIEW, started, error=review + held)
+        return Outcome(Status.NEEDS_REVIEW, plan=plan, rejected=validator.rejected, run=run, error=run.error)
     run.save(force_update=True)  # the plan is durable before the first write
     outcome.run = run
     return outcome
+
+
+def _hold(*, subject: MemorySubject, run: ConsolidationRun) -> str:
+    """Write a run the mass-change guard stopped as pending proposals — its new facts, supersessions and
+    playbooks — so the person sees them in their review queue (memory/services/review.py); the rest of
+    the plan waits for the last decision or an operator's ``--approve``. Returns what to add to the
+    run's error: how many wait, or why none could be written (the operator's approve still works)."""
+    held = {**run.plan, "confirmations": [], "refinements": [], "outcomes": []}
+    try:
+        changes = plan_apply(subject=subject, plan=held, run_id=run.pk, hold=True)
+    except AtlasError as err:
+        log.warning("run %s: its proposals could not be written: %s", run.pk, err.message)
+        return f"; its proposals could not be written ({err.message}): approve or discard it"
+    run.changes = {k: v for k, v in changes.items() if k in ("pending", "gone", "replaced", "refused")}
+    return f"; {len(changes.get('pending', []))} proposal(s) wait for the person's review"
 
 
 def _set_window(run: ConsolidationRun, start: tuple[datetime, str] | None, end: tuple[datetime, str] | None) -> None:
@@ -1010,7 +1090,10 @@ def _resume(*, subject: MemorySubject, run: ConsolidationRun, owner: str, starte
 def _apply(*, subject: MemorySubject, run: ConsolidationRun, owner: str, started: float, advance: bool) -> Outcome:
     try:
         changes = plan_apply(
-            subject=subject, plan=run.plan, renew=lambda: consolidation_lease_renew(subject=subject, owner=owner)
+            subject=subject,
+            plan=run.plan,
+            renew=lambda: consolidation_lease_renew(subject=subject, owner=owner),
+            run_id=run.pk,
         )
     except LeaseLost as err:
         run.error = err.message
@@ -1049,6 +1132,17 @@ def consolidation_run_approve(*, run: ConsolidationRun, actor: str) -> Outcome:
         audit_record(
             tenant=run.tenant, actor=actor, action="consolidation.approve", target=f"{subject}:run:{run.pk}", detail={}
         )
+        from .review import proposals_decide
+
+        # What the run holds as proposals becomes current as planned (the plan's writes then find it stored).
+        proposals_decide(
+            subject=subject,
+            decision="accept",
+            written_by=f"run:{run.pk}",
+            actor=actor,
+            reviewer={"authority": OPERATOR, "written_by": f"operator:{actor}"},
+            settle=False,
+        )
         run.status = Status.RUNNING
         run.attempts += 1
         run.save(update_fields=["status", "attempts"])
@@ -1066,6 +1160,9 @@ def consolidation_run_discard(*, run: ConsolidationRun, actor: str) -> Consolida
     audit_record(
         tenant=run.tenant, actor=actor, action="consolidation.discard", target=f"{run.subject}:run:{run.pk}", detail={}
     )
+    from .review import proposals_withdraw
+
+    proposals_withdraw(subject=run.subject, written_by=f"run:{run.pk}")  # the plan goes, its proposals too
     run.status = Status.SKIPPED
     run.error = f"discarded by {actor} (was: {run.error})"[:4000]
     run.save(update_fields=["status", "error"])

@@ -30,7 +30,7 @@ from memory.elastic import queries, store
 from memory.elastic.indices import MEMORY_TYPES, memory_type_of_index
 from memory.elastic.queries import own_documents_filter
 from memory.embeddings import query_caches_clear
-from memory.models import ConsolidationRun
+from memory.models import ConsolidationRun, RejectedProposal
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
@@ -217,6 +217,8 @@ def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, 
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
         runs = _runs_delete(ConsolidationRun.objects.filter(subject=subject))
+        # What they rejected is a fact about them too (kept as text hashes): it goes with everything else.
+        rejections, _ = RejectedProposal.objects.filter(subject=subject).delete()
     idempotency = idempotency_records_forget(tenant_id=str(subject.tenant.es_id), subject=subject.external_id)
     receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     non_english_census(tenant=subject.tenant, subjects=[subject])  # forgotten, so not remembered as written
@@ -226,7 +228,12 @@ def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, 
         actor=actor,
         action="memory.forget_subject",
         target=str(subject),
-        detail={"deleted": counts, "run_records": len(runs), "idempotency_records": len(idempotency)},
+        detail={
+            "deleted": counts,
+            "run_records": len(runs),
+            "idempotency_records": len(idempotency),
+            "rejected_proposals": rejections,
+        },
     )
     return {"counts": counts, "receipt": receipt}
 
@@ -239,6 +246,7 @@ def tenant_memories_forget(*, tenant: Tenant, actor: str) -> dict[str, Any]:
     with _consolidation_held(MemorySubject.objects.filter(tenant=tenant)):
         deleted = _delete_all(reader, writer_es_client(), query, ALL_INDICES)
         runs = _runs_delete(ConsolidationRun.objects.filter(tenant=tenant))
+        RejectedProposal.objects.filter(tenant=tenant).delete()
     idempotency = idempotency_records_forget(tenant_id=str(tenant.es_id), subject="")  # the catalog's routes
     for external_id in MemorySubject.objects.filter(tenant=tenant).values_list("external_id", flat=True):
         idempotency += idempotency_records_forget(tenant_id=str(tenant.es_id), subject=external_id)

@@ -16,6 +16,7 @@ from typing import Any
 
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.json_input import json_parse
+from memory.authority import IMPORT, authority_parse, authority_stamp, is_pending
 from memory.elastic import store
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
@@ -108,16 +109,47 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class ImportAuthority:
+    """Who imported facts and playbooks speak for: ``default`` (``import``), or — reading our own export
+    format, whose records carry it — each record's ``authority`` field when ``per_record``."""
+
+    written_by: str
+    default: str = IMPORT
+    per_record: bool = False
+
+    def stamp(self, prepared: PreparedMemory, record: dict[str, Any]) -> PreparedMemory:
+        if prepared.memory_type not in ("semantic", "procedural"):
+            return prepared
+        given = record.get("authority") if self.per_record else None
+        authority = authority_parse(given) if given is not None else self.default
+        authority_stamp(prepared.source, authority=authority, written_by=self.written_by)
+        return prepared
+
+
 def _prepare(
     tenant: Tenant,
     subject: MemorySubject | None,
     record: dict[str, Any],
     previous_turns: dict[tuple[str, str], PreviousTurn],
+    stamp: ImportAuthority | None = None,
+) -> PreparedMemory:
+    stamp = stamp or ImportAuthority(written_by="import")
+    return stamp.stamp(_prepared(tenant, subject, record, previous_turns, stamp), record)
+
+
+def _prepared(
+    tenant: Tenant,
+    subject: MemorySubject | None,
+    record: dict[str, Any],
+    previous_turns: dict[tuple[str, str], PreviousTurn],
+    stamp: ImportAuthority,
 ) -> PreparedMemory:
     memory_type = record.get("memory_type")
     if memory_type not in MEMORY_TYPES:
         raise ValidationFailed(f"memory_type must be one of {', '.join(MEMORY_TYPES)}")
-    unknown = set(record) - COMMON_FIELDS - TYPE_FIELDS[memory_type] - {"kind", "note"}
+    own_fields = {"authority"} if stamp.per_record and memory_type in ("semantic", "procedural") else set()
+    unknown = set(record) - COMMON_FIELDS - TYPE_FIELDS[memory_type] - {"kind", "note"} - own_fields
     if unknown:
         raise ValidationFailed(f"unknown field(s) for {memory_type}: {', '.join(sorted(unknown))}")
     tenant_id = str(tenant.es_id)
@@ -163,8 +195,10 @@ def _line_prepare(
     actor: str,
     report: ImportReport,
     previous_turns: dict[tuple[str, str], PreviousTurn],
+    stamp: ImportAuthority | None = None,
 ) -> tuple[PreparedMemory, MemorySubject | None]:
     """One line as a memory ready to store, and its subject; ValidationFailed says what is wrong with it."""
+    stamp = stamp or ImportAuthority(written_by=f"import:{actor}")
     record = _record_parse(line)
     subject = None
     if record.get("memory_type") != "catalog":
@@ -176,12 +210,12 @@ def _line_prepare(
             if not create_subjects:
                 raise ValidationFailed(f"no subject '{user}' in tenant {tenant.slug} (use --create)")
             # Check the whole line against an unsaved subject first: a bad line creates no subject.
-            _prepare(tenant, MemorySubject(tenant=tenant, external_id=user), record, {})
+            _prepare(tenant, MemorySubject(tenant=tenant, external_id=user), record, {}, stamp)
             subject = subjects[user] = subject_create(tenant=tenant, external_id=user, actor=actor)
             report.subjects_created.append(user)
     elif "user_id" in record:
         raise ValidationFailed("catalog entries are shared: they have no user_id")
-    return _prepare(tenant, subject, record, previous_turns), subject
+    return _prepare(tenant, subject, record, previous_turns, stamp), subject
 
 
 def memories_import(
@@ -192,13 +226,20 @@ def memories_import(
     actor: str,
     progress: Callable[[int, ImportReport], None] | None = None,
     partial: bool = False,
+    authority: str = IMPORT,
+    authority_per_record: bool = False,
 ) -> ImportReport:
     """Import a file's lines, all or nothing: every line is checked first — its fields, its subject,
     and that what it ``supersedes`` is in the file or stored for that subject — and with any error
     nothing is written (no subject created either). ``partial`` imports the valid lines and skips the
-    others. Errors come in line order."""
+    others. Errors come in line order.
+
+    Facts and playbooks speak with ``authority`` (``import``), or with each record's own ``authority``
+    field when ``authority_per_record`` (our own export format keeps it); ``written_by`` import:actor.
+    An imported replacement of a fact the person wrote waits as a pending proposal (writes.fact_store)."""
     lines = list(lines)
-    problems = _lines_check(tenant, lines, create_subjects=create_subjects)
+    stamp = ImportAuthority(written_by=f"import:{actor}", default=authority, per_record=authority_per_record)
+    problems = _lines_check(tenant, lines, create_subjects=create_subjects, stamp=stamp)
     report = ImportReport()
     if problems and not partial:
         report.lines = sum(1 for line in lines if line.strip())
@@ -244,6 +285,7 @@ def memories_import(
                 actor=actor,
                 report=report,
                 previous_turns=previous_turns,
+                stamp=stamp,
             )
             if subject is not None:
                 memory_owner_check(tenant_id=str(tenant.es_id), user_id=str(subject.es_id), prepared=prepared)
@@ -268,7 +310,9 @@ def memories_import(
     return report
 
 
-def _lines_check(tenant: Tenant, lines: list[str], *, create_subjects: bool) -> list[tuple[int, str]]:
+def _lines_check(
+    tenant: Tenant, lines: list[str], *, create_subjects: bool, stamp: ImportAuthority
+) -> list[tuple[int, str]]:
     """Every line's error, without writing anything: its fields and subject as the import reads them
     (a subject to be created is checked unsaved), and each fact's ``supersedes`` — an id that names
     neither a valid fact line of the same subject in the file nor a stored fact of that subject."""
@@ -294,7 +338,7 @@ def _lines_check(tenant: Tenant, lines: list[str], *, create_subjects: bool) -> 
                 subject = subjects[user]
             elif "user_id" in record:
                 raise ValidationFailed("catalog entries are shared: they have no user_id")
-            prepared = _prepare(tenant, subject, record, previous_turns)
+            prepared = _prepare(tenant, subject, record, previous_turns, stamp)
         except AtlasError as err:
             errors.append((line_no, err.message))
             continue
@@ -347,7 +391,8 @@ def _supersessions_store(
             report.errors.append((line_no, err.message))
             continue
         report.written[fact.memory_type] += 1
-        linked += len(targets)
+        if not is_pending(fact.source):  # a proposal (it would replace a person's fact) links nothing yet
+            linked += len(targets)
     return linked
 
 

@@ -12,6 +12,16 @@ from typing import Any
 
 from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
 from memory import recall_constants as rc
+from memory.authority import (
+    AGENT,
+    CONSOLIDATION,
+    PENDING,
+    REVIEW_AGENTS,
+    REVIEW_OFF,
+    authority_stamp,
+    is_pending,
+    outranked,
+)
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
 from memory.scope import SubjectScope
@@ -45,6 +55,37 @@ log = logging.getLogger(__name__)
 def stored_view(prepared: PreparedMemory) -> dict[str, Any]:
     out = {k: v for k, v in prepared.source.items() if k not in VECTOR_FIELDS}
     return {"id": prepared.memory_id, "type": prepared.memory_type, **out}
+
+
+def review_required(*, subject: MemorySubject, authority: str) -> bool:
+    """Whether the tenant's review mode holds what a writer of ``authority`` writes as pending:
+    ``consolidation`` holds the nightly job's facts and playbooks, ``agents`` those of agents too."""
+    mode = subject.tenant.review_mode or REVIEW_OFF
+    if authority == CONSOLIDATION:
+        return mode != REVIEW_OFF
+    return authority == AGENT and mode == REVIEW_AGENTS
+
+
+def proposal_make(prepared: PreparedMemory) -> None:
+    """Turn a prepared fact or playbook into a pending proposal: stored, never recalled, and — for a
+    replacement — naming what it would replace in ``proposal_for`` with ``supersedes`` left empty, so no
+    chain, count or reconciler takes it for a successor until the person accepts it."""
+    prepared.source["review_state"] = PENDING
+    if prepared.memory_type == "semantic":
+        if prepared.supersedes:
+            prepared.source["proposal_for"] = list(prepared.supersedes)
+        prepared.source["supersedes"] = []
+        prepared.supersedes = []
+
+
+def _not_pending(targets: dict[str, dict[str, Any]]) -> None:
+    """A pending proposal is not a fact yet: nothing can replace it before it is accepted."""
+    waiting = [i for i, hit in targets.items() if is_pending(hit["_source"])]
+    if waiting:
+        raise Conflict(
+            f"fact {', '.join(waiting)} is a proposal waiting for review: accept or reject it first",
+            field="supersedes",
+        )
 
 
 def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool, create_only: bool = False) -> bool:
@@ -131,14 +172,24 @@ def fact_store(
     targets: list[dict[str, Any]],
     refresh: bool,
     create_only: bool = False,
+    pending: bool = False,
 ) -> bool:
     """Store a prepared fact that replaces ``targets`` (fetched hits; may be none): every path that
     supersedes comes through here, so a fact has at most one successor wherever the write starts.
+
+    With ``pending``, or when the fact's authority is below a target's ``person`` authority, it is
+    stored as a pending proposal instead (proposal_make) and replaces nothing yet.
 
     The old facts are claimed first (supersession_claim: one atomic update each, refused when another
     fact already replaced one — a Conflict naming the newest version), then the new fact is stored; if
     storing fails the claims are released, so a refused or failed writer leaves nothing behind. A crash
     between the two steps leaves a claim the reconciler releases. Returns memory_index's answer."""
+    authority = prepared.source.get("authority", AGENT)
+    if pending or any(outranked(writer=authority, source=hit["_source"]) for hit in targets):
+        # A lower authority's replacement of a person's fact (or any write the review mode holds)
+        # waits for the person: it claims nothing, so the fact it would replace stays current.
+        proposal_make(prepared)
+        return _index(scope, prepared, refresh=refresh, create_only=create_only)
     claimed = supersession_claim(
         scope=scope,
         targets=targets,
@@ -162,9 +213,16 @@ def fact_write(
     refresh: bool = True,
     derived_key: str | None = None,
     applied_event: str | None = None,
+    authority: str = AGENT,
+    written_by: str = "",
+    review: bool = False,
     **fields: Any,
 ) -> dict[str, Any]:
     """Store a fact; with ``supersedes`` it replaces older facts of the same subject (natural or harsh).
+
+    ``authority``/``written_by`` (memory/authority.py) come from the interface's principal. The answer's
+    ``review_state`` is ``pending`` when the fact waits for the person's review: the tenant's review mode
+    holds this writer's facts, or it would replace a fact of the person's own; ``review`` (services) always.
 
     ``derived_key`` (services only, e.g. consolidation): the fact's id is derived from it and a fact
     already stored under that id is kept as it is — writing it again only finishes its supersession
@@ -174,9 +232,11 @@ def fact_write(
     prepared = fact_prepare(
         tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, derived_key=derived_key, **fields
     )
+    authority_stamp(prepared.source, authority=authority, written_by=written_by)
     if applied_event is not None:
         prepared.source["applied_events"] = [applied_event]
     targets = _superseded_targets(scope, prepared.supersedes) if prepared.supersedes else {}
+    _not_pending(targets)
     if prepared.memory_id in {hit["_id"] for hit in targets.values()}:
         raise ValidationFailed("a fact cannot supersede itself", field="supersedes")
     # Links are stored as the memories' own ids, whichever id (own or external) the caller named.
@@ -197,6 +257,7 @@ def fact_write(
         targets=list(targets.values()),
         refresh=refresh or bool(targets),
         create_only=derived_key is not None,
+        pending=review or review_required(subject=subject, authority=authority),
     )
     return stored_view(prepared)
 
@@ -232,9 +293,14 @@ def fact_edit(
     confidence: Any = None,
     contradiction: Any = "natural",
     if_match: str | None = None,
+    authority: str = AGENT,
+    written_by: str = "",
 ) -> dict[str, Any]:
     """Correct a fact: a supersession (natural unless the old version was wrong: harsh), so the old
     version stays in the chain. The fact type, confidence and provenance carry over unless given.
+
+    A correction by ``person`` (or ``operator``) replaces any fact; one by a lower authority of a fact the
+    person wrote — or any the tenant's review mode holds — is stored as a pending proposal instead.
 
     Only the newest version can be edited, and only once (a Conflict naming the newest version).
     ``if_match`` (the ETag the editor read) must still be the fact's version, else 412 — checked first,
@@ -263,6 +329,7 @@ def fact_edit(
             raise PreconditionFailed(f"fact {memory_id} changed since it was read (If-Match does not match)")
         if old.get("superseded_by"):
             raise already_replaced(scope=scope, hit=hit, field="memory_id")
+        _not_pending({memory_id: hit})
         prepared = fact_prepare(
             tenant_id=scope.tenant_id,
             user_id=scope.user_id,
@@ -277,6 +344,11 @@ def fact_edit(
             supersedes=[memory_id],
             contradiction=contradiction,
         )
+        authority_stamp(prepared.source, authority=authority, written_by=written_by)
+        if outranked(writer=authority, source=old) or review_required(subject=subject, authority=authority):
+            proposal_make(prepared)
+            _index(scope, prepared, refresh=True)
+            return stored_view(prepared)
         harsh = prepared.contradiction == "harsh"
         if not fact_claim_versioned(
             scope=scope, hit=hit, new_id=prepared.memory_id, harsh=harsh, at=prepared.source["created_at"]
@@ -293,11 +365,22 @@ def fact_edit(
 
 
 def playbook_write(
-    *, subject: MemorySubject, refresh: bool = True, derived_key: str | None = None, **fields: Any
+    *,
+    subject: MemorySubject,
+    refresh: bool = True,
+    derived_key: str | None = None,
+    authority: str = AGENT,
+    written_by: str = "",
+    review: bool = False,
+    **fields: Any,
 ) -> dict[str, Any]:
-    """Store a playbook (``derived_key``: as fact_write's — a derived id, never over a stored one)."""
+    """Store a playbook (``derived_key``: as fact_write's — a derived id, never over a stored one); it is
+    a pending proposal when the tenant's review mode holds this writer's playbooks."""
     scope = SubjectScope.of(subject)
     prepared = playbook_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, derived_key=derived_key, **fields)
+    authority_stamp(prepared.source, authority=authority, written_by=written_by)
+    if review or review_required(subject=subject, authority=authority):
+        proposal_make(prepared)
     _index(scope, prepared, refresh=refresh, create_only=derived_key is not None)
     return stored_view(prepared)
 

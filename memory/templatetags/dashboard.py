@@ -43,3 +43,18 @@ def found_by(why: Any) -> str:
     legs = (why or {}).get("legs", {})
     said = [LEG_WORDS.get(name, name) for name, leg in legs.items() if leg.get("rank") is not None]
     return " and ".join(dict.fromkeys(said)) or "ranked in by the other results"
+
+
+#: Who a fact or playbook speaks for, as the person reads it (memory/authority.py).
+AUTHORITY_WORDS = {
+    "person": "you",
+    "agent": "an agent",
+    "consolidation": "nightly consolidation",
+    "import": "an import",
+    "operator": "an operator",
+}
+
+
+@register.filter
+def authority_words(value: Any) -> str:
+    return AUTHORITY_WORDS.get(value, "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from memory.services.documents import MAX_SHORT_CHARS, MAX_TEXT_CHARS
-from tenants.models import Membership
+from tenants.models import Membership, Tenant
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
 
@@ -68,3 +68,12 @@ class MemberRemoveForm(forms.Form):
 class MemberForm(forms.Form):
     email = forms.EmailField(label="Email", help_text="They must have signed up already.")
     role = forms.ChoiceField(choices=Membership.Role.choices, label="Role")
+
+
+class TenantSettingsForm(forms.Form):
+    review_mode = forms.ChoiceField(
+        choices=Tenant.ReviewMode.choices,
+        label="Review mode",
+        help_text="What waits for the person's review before agents' recall may use it. A person's own facts "
+        "are never replaced without their review, in every mode.",
+    )

@@ -20,6 +20,8 @@ urlpatterns = [
         views.subject_memory_chain,
         name="subject_memory_chain",
     ),
+    path("<slug:slug>/subjects/<str:external_id>/proposals/", views.subject_proposals, name="subject_proposals"),
+    path("<slug:slug>/settings/", views.tenant_settings, name="settings"),
     path("<slug:slug>/catalog/", views.catalog_entries, name="catalog"),
     path("<slug:slug>/catalog/<str:entry_id>/", views.catalog_entry, name="catalog_entry"),
     path("<slug:slug>/catalog/<str:entry_id>/delete/", views.catalog_entry_delete, name="catalog_delete"),

@@ -26,7 +26,15 @@ from tenants.issued import issued_keep, issued_take
 from tenants.models import AuditRecord, Membership, MemorySubject, Person
 
 from .access import actor_of, tenant_admin_view, tenant_subject
-from .forms import CatalogEntryForm, MemberForm, MemberRemoveForm, SubjectCreateForm, SubjectLinkForm, TenantTokenForm
+from .forms import (
+    CatalogEntryForm,
+    MemberForm,
+    MemberRemoveForm,
+    SubjectCreateForm,
+    SubjectLinkForm,
+    TenantSettingsForm,
+    TenantTokenForm,
+)
 
 SUBJECTS_PER_PAGE = 25
 AUDIT_PER_PAGE = 50
@@ -162,6 +170,33 @@ def subject_memory_chain(request: HttpRequest, external_id: str, memory_id: str)
     link = _memory_link(request, who)
     context = pages.chain(subject=who, memory_id=memory_id, actor=actor_of(request), link=link)
     return _render(request, "chain.html", subject=who, browse_url=link("browse"), **context)
+
+
+@tenant_admin_view
+def subject_proposals(request: HttpRequest, external_id: str) -> HttpResponse:
+    who = tenant_subject(request, external_id)
+    link = _memory_link(request, who)
+    context = pages.proposals(subject=who, actor=actor_of(request), link=link)
+    return _render(request, "proposals.html", subject=who, browse_url=link("browse"), **context)
+
+
+@tenant_admin_view
+@require_http_methods(["GET", "POST"])
+def tenant_settings(request: HttpRequest) -> HttpResponse:
+    form = TenantSettingsForm(request.POST or None, initial={"review_mode": request.tenant.review_mode})
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                services.tenant_review_mode_set(
+                    tenant=request.tenant, review_mode=form.cleaned_data["review_mode"], actor=actor_of(request)
+                )
+            except AtlasError as error:
+                _form_error(form, error)
+            else:
+                messages.success(request, "Saved.")
+                return redirect(_url(request, "settings"))
+        return _render(request, "settings.html", status=400, form=form)
+    return _render(request, "settings.html", form=form)
 
 
 # ------------------------------------------------------------------------- catalog

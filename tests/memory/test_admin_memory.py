@@ -215,3 +215,21 @@ def test_browsing_pages_with_a_cursor(client, operator, maya):
     assert len(second.context["memories"]) == 3 and second.context["next_cursor"] is None
     seen = [m["id"] for m in first.context["memories"] + second.context["memories"]]
     assert len(set(seen)) == PAGE_SIZE + 3
+
+
+def test_an_operators_correction_is_stamped_operator_and_replaces_the_persons_fact(client, operator, maya) -> None:
+    mine = writes.fact_write(subject=maya, text="Maya lives in Faro", authority="person", written_by="person:m")
+    client.force_login(operator)
+    detail = client.get(_url("memory", maya.pk, mine["id"]))
+    rows = {row["label"]: row.get("value") for row in detail.context["fields"]}
+    assert (rows["Authority"], rows["Written by"], rows["Status"]) == ("person", "person:m", "current")
+    edited = client.post(
+        _url("memory", maya.pk, mine["id"]), {"text": "Maya lives in Braga", "etag": detail.context["etag"]}
+    )
+    assert edited.status_code == 302
+    new_id = edited["Location"].rstrip("/").rsplit("/", 1)[1]
+    new = selectors.memory_get(subject=maya, memory_id=new_id)
+    assert (new["authority"], new["written_by"], new["status"]) == ("operator", "operator:ops@example.com", "current")
+    assert selectors.memory_get(subject=maya, memory_id=mine["id"])["superseded_by"] == [new_id]
+    listed = client.get(_url("memories", maya.pk)).content.decode()
+    assert "<td>operator</td>" in listed

@@ -10,7 +10,7 @@ import pytest
 
 from memory.models import ConsolidationRun, ConsolidationState
 from memory.recall import memory_recall
-from memory.selectors import memory_chain_get, memory_get, memory_list
+from memory.selectors import memory_chain_get, memory_get, memory_list, proposals_list
 from memory.services import consolidation as job
 from memory.services import writes
 from memory.services.consolidation import NO_LLM, consolidation_run
@@ -293,29 +293,35 @@ def test_secrets_never_become_facts_nor_reach_the_llm(maya, llm) -> None:
     assert "Tr0ub4dor" not in json.dumps(outcome.rejected)  # the record does not keep the secret either
 
 
-def test_mass_supersession_stops_the_run_for_review(maya, llm, settings) -> None:
+def mass_change_scripted(subject, llm, settings, *, facts: int, replaced: int, free: int) -> list[dict]:
+    """``facts`` facts of ``subject``, and the LLM scripted to replace the first ``replaced`` of them — over
+    the mass-change guard's share (30 %) once more than ``free`` are replaced."""
     settings.ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE = 0.3
-    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_FREE = 2
+    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_FREE = free
     settings.ATLAS_CONSOLIDATION_RELATED_K = 20
-    facts = [writes.fact_write(subject=maya, text=f"Maya's fact number {n}: likes colour {n}") for n in range(10)]
-    episode = say(maya, "every colour I said I like is wrong, I dislike them all", 0)
-    llm.script(
-        empty_plan(
-            supersessions=[
-                {
-                    "target_fact_ids": [f["id"]],
-                    "contradiction": "natural",
-                    "fact": fact(f"Maya dislikes colour {n}", [episode]),
-                }
-                for n, f in enumerate(facts[:4])
-            ]
-        )
-    )
+    stored = [
+        writes.fact_write(subject=subject, text=f"Maya's fact number {n}: likes colour {n}") for n in range(facts)
+    ]
+    episode = say(subject, "every colour I said I like is wrong, I dislike them all", 0)
+    replacing = [
+        {"target_fact_ids": [f["id"]], "contradiction": "natural", "fact": fact(f"Maya dislikes colour {n}", [episode])}
+        for n, f in enumerate(stored[:replaced])
+    ]
+    llm.script(empty_plan(supersessions=replacing))
+    return stored
+
+
+def test_mass_supersession_stops_the_run_for_review(maya, llm, settings) -> None:
+    facts = mass_change_scripted(maya, llm, settings, facts=10, replaced=4, free=2)
     outcome = consolidation_run(subject=maya)
     assert outcome.status == "needs_review"
     assert "supersede 4 of the subject's 10 current facts" in outcome.error
     run = ConsolidationRun.objects.get(subject=maya)
-    assert run.status == "needs_review" and len(run.plan["supersessions"]) == 4 and run.changes == {}
+    # Held: nothing replaced, its four supersessions wait in the person's review queue as proposals.
+    assert run.status == "needs_review" and len(run.plan["supersessions"]) == 4
+    assert run.error.endswith("; 4 proposal(s) wait for the person's review")
+    assert sorted(run.changes) == ["pending"] and len(run.changes["pending"]) == 4
+    assert sorted(p["id"] for p in proposals_list(subject=maya)["proposals"]) == sorted(run.changes["pending"])
     assert all(memory_get(subject=maya, memory_id=f["id"]).get("superseded_by") is None for f in facts)
     assert len(stored(maya)) == 10 and watermark(maya) is None
     # The next run over the same episodes does not ask again while the plan waits for review.

@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from memory.models import ConsolidationRun, ConsolidationState
-from memory.selectors import memory_list
+from memory.selectors import memory_list, proposals_list
 from memory.services import writes
 from memory.services.consolidation import NO_LLM
 from tenants.models import Person
@@ -141,6 +141,7 @@ def test_a_run_waiting_for_review_can_be_discarded(maya, llm, settings) -> None:
         run_cli("--tenant", tenant, "--discard", str(run.pk))
         == f"{maya}: run {run.pk} discarded; the next run asks the LLM again\n"
     )
+    assert proposals_list(subject=maya)["proposals"] == []  # the held run's proposals went with its plan
     settings.ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE = 1.0
     assert ": done" in run_cli("--tenant", tenant)
     assert facts_of(maya) == ["Maya lives in Lisbon"] and len(llm.requests) == 2

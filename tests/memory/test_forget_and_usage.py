@@ -79,6 +79,7 @@ def test_forget_all_of_a_subject_reaches_every_index_including_the_archive(maya,
         "deleted": counts,
         "run_records": 0,
         "idempotency_records": 0,
+        "rejected_proposals": 0,
     }
 
 

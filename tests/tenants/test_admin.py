@@ -63,6 +63,7 @@ def test_creating_a_tenant_in_the_admin_mints_its_key(client, staff, atlas_es) -
         {
             "slug": "umbrella",
             "name": "Umbrella",
+            "review_mode": "consolidation",
             "memberships-TOTAL_FORMS": "0",
             "memberships-INITIAL_FORMS": "0",
             "subjects-TOTAL_FORMS": "0",
@@ -73,6 +74,10 @@ def test_creating_a_tenant_in_the_admin_mints_its_key(client, staff, atlas_es) -
     tenant = Tenant.objects.get(slug="umbrella")
     assert ApiKeyCredential.objects.filter(tenant=tenant, kind="tenant", invalidated_at__isnull=True).count() == 1
     assert AuditRecord.objects.filter(action="tenant.create", actor="admin:ops@example.com").count() == 1
+    # The review mode chosen on the form, set through the audited service.
+    assert tenant.review_mode == "consolidation"
+    record = AuditRecord.objects.get(action="tenant.review_mode")
+    assert (record.actor, record.detail) == ("admin:ops@example.com", {"from": "off", "to": "consolidation"})
 
 
 def test_rotate_and_deactivate_actions(client, staff, acme, alice) -> None:

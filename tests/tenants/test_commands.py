@@ -32,6 +32,11 @@ def test_tenant_lifecycle_from_the_cli(atlas_es, db) -> None:
     after = ApiKeyCredential.objects.get(subject__external_id="gavin", invalidated_at__isnull=True)
     assert out.strip() == f"rotated: new key id {after.es_key_id}; the old key is invalidated"
     assert after.pk != before.pk
+    assert (
+        run("atlas_tenant", "update", "hooli", "--review-mode", "agents").strip() == "tenant hooli: review mode agents"
+    )
+    assert Tenant.objects.get(slug="hooli").review_mode == "agents"
+    assert [t["review_mode"] for t in json.loads(run("atlas_tenant", "list", "--json"))] == ["agents"]
     assert "deactivated tenant hooli" in run("atlas_tenant", "deactivate", "hooli")
     assert not ApiKeyCredential.objects.filter(tenant__slug="hooli", invalidated_at__isnull=True).exists()
 
@@ -56,6 +61,7 @@ def test_cli_output_never_contains_a_secret(atlas_es, db) -> None:
         (("atlas_tenant", "create", "Bad Slug", "--name", "X"), "'Bad Slug' is not a valid slug"),
         (("atlas_tenant", "create", "acme", "--name", "Again"), "a tenant with the slug 'acme' already exists"),
         (("atlas_tenant", "deactivate", "nope"), "no tenant 'nope'"),
+        (("atlas_tenant", "update", "nope", "--review-mode", "agents"), "no tenant 'nope'"),
         (("atlas_subject", "add", "--tenant", "nope", "--external-id", "x"), "no tenant 'nope'"),
         (("atlas_subject", "add", "--tenant", "acme", "--external-id", "bad id"), "an external id is 1-128 characters"),
         (
@@ -124,3 +130,11 @@ def test_an_unreachable_elasticsearch_is_one_line_naming_the_url(tmp_path) -> No
         "CommandError: Elasticsearch is unreachable while trying to read the licence: "
         f"tried http://127.0.0.1:{port} (ATLAS_ES_URL; `make run` records the URL it started in its dev.env)\n"
     )
+
+
+def test_an_unknown_review_mode_is_refused_by_the_cli(acme) -> None:
+    before = snapshot()
+    with pytest.raises(CommandError) as info:
+        call_command("atlas_tenant", "update", "acme", "--review-mode", "always", stdout=StringIO(), stderr=StringIO())
+    assert "invalid choice: 'always'" in str(info.value)
+    assert snapshot() == before and Tenant.objects.get(slug="acme").review_mode == "off"

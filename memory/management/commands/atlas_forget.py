@@ -23,6 +23,7 @@ TYPE_NAMES = {
     "archive": ("archived fact version", "archived fact versions"),
     "episodic": ("conversation turn", "conversation turns"),
     "procedural": ("playbook", "playbooks"),
+    "pending": ("proposal waiting for review", "proposals waiting for review"),
     "catalog": ("catalog entry", "catalog entries"),
 }
 

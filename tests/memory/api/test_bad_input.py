@@ -27,6 +27,8 @@ def api(atlas_server, atlas_es):
     for n in range(3):
         writes.fact_write(subject=alice, text=f"Alice fact {n}", fact_type="world")
         catalog.catalog_entry_write(tenant=tenant, actor="test", title=f"Entry {n}", text=f"Catalog text {n}")
+    for n in range(2):  # proposals waiting for review: a listing of their own, never among the memories
+        writes.fact_write(subject=alice, text=f"Alice proposal {n}", review=True)
     secret = tokens.token_create(tenant=tenant, name="all", scopes="read,write,forget", actor="test").secret
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {secret}"
@@ -36,7 +38,7 @@ def api(atlas_server, atlas_es):
 
 def _operations(schema: dict) -> list[tuple[str, str, dict]]:
     """Every (method, path with its parameters filled in, operation) of the schema."""
-    filled = {"subject": "alice", "memory_id": "0" * 32, "entry_id": "0" * 32}
+    filled = {"subject": "alice", "memory_id": "0" * 32, "entry_id": "0" * 32, "proposal_id": "0" * 32}
     out = []
     for template, item in schema["paths"].items():
         path = re.sub(r"\{(\w+)\}", lambda m: filled[m.group(1)], template)
@@ -67,9 +69,16 @@ def test_every_listing_takes_the_cursor_it_handed_out(api) -> None:
         ("GET", "/api/v1/catalog"),
         ("GET", "/api/v1/subjects"),
         ("GET", "/api/v1/subjects/alice/memories"),
+        ("GET", "/api/v1/subjects/alice/proposals"),
     ]
-    # every item once: the catalog's three entries, two subjects, alice's three facts and the catalog
-    expected = {"/api/v1/catalog": 3, "/api/v1/subjects": 2, "/api/v1/subjects/alice/memories": 6}
+    # every item once: the catalog's three entries, two subjects, alice's three facts and the catalog, her
+    # two proposals
+    expected = {
+        "/api/v1/catalog": 3,
+        "/api/v1/subjects": 2,
+        "/api/v1/subjects/alice/memories": 6,
+        "/api/v1/subjects/alice/proposals": 2,
+    }
     for method, path in routes:
         seen, cursor = [], None
         while True:
@@ -77,7 +86,7 @@ def test_every_listing_takes_the_cursor_it_handed_out(api) -> None:
             page = api["session"].request(method, api["url"] + path, params=params, timeout=60)
             assert page.status_code == 200, page.text
             body = page.json()
-            seen += body.get("memories") or body.get("subjects")
+            seen += body.get("memories") or body.get("subjects") or body.get("proposals")
             cursor = body["next_cursor"]
             if cursor is None:
                 break
@@ -88,7 +97,7 @@ def test_every_listing_takes_the_cursor_it_handed_out(api) -> None:
 @pytest.mark.parametrize(("what", "cursor"), MALFORMED_CURSORS, ids=[w for w, _ in MALFORMED_CURSORS])
 def test_a_malformed_cursor_is_a_400_naming_the_cursor_on_every_listing(api, what, cursor) -> None:
     routes = _cursor_routes(api["schema"])
-    assert len(routes) == 3
+    assert len(routes) == 4
     for method, path in routes:
         response = api["session"].request(method, api["url"] + path, params={"cursor": cursor}, timeout=60)
         assert _problem_field(response) == {"cursor"}, (what, path)

@@ -297,7 +297,7 @@ def test_forget_everything_needs_the_typed_id_and_leaves_only_the_audit_line(
     page = browser_client.get("/forget-everything/").content.decode()
     assert "7 in all" in page and "2 facts and 2 older versions of them" in page and "2 things you said" in page
     counts = selectors.memory_counts(subject=maya)
-    assert counts == {"episodic": 2, "semantic": 2, "replaced": 2, "procedural": 1, "archive": 0}
+    assert counts == {"episodic": 2, "semantic": 2, "replaced": 2, "procedural": 1, "archive": 0, "pending": 0}
     wrong = browser_client.post("/forget-everything/", {"confirm": "yes"})
     assert wrong.status_code == 400 and selectors.memory_counts(subject=maya) == counts
     done = browser_client.post("/forget-everything/", {"confirm": "maya"})
@@ -306,7 +306,7 @@ def test_forget_everything_needs_the_typed_id_and_leaves_only_the_audit_line(
         done.content.decode()
     )
     assert selectors.memory_counts(subject=maya) == {
-        "episodic": 0, "semantic": 0, "replaced": 0, "procedural": 0, "archive": 0
+        "episodic": 0, "semantic": 0, "replaced": 0, "procedural": 0, "archive": 0, "pending": 0
     }  # fmt: skip
     record = AuditRecord.objects.get(action="memory.forget_subject")
     assert record.actor == "person:maya@example.org" and "Lisbon" not in json.dumps(record.detail)

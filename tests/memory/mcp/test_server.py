@@ -34,6 +34,8 @@ TOOL_NAMES = [
     "list_memories",
     "memory_chain",
     "record_outcome",
+    "list_proposals",
+    "review_proposal",
 ]
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -92,8 +94,10 @@ def test_initialize_and_the_tool_list_with_the_official_client(atlas_server, ali
         "recall_memory",
         "list_memories",
         "memory_chain",
+        "list_proposals",
     ]
-    assert [t.name for t in listed.tools if t.annotations.destructive_hint] == ["forget_memory"]
+    # review_proposal's reject deletes the proposal.
+    assert [t.name for t in listed.tools if t.annotations.destructive_hint] == ["forget_memory", "review_proposal"]
 
 
 def test_a_token_is_offered_only_the_tools_its_scopes_allow(atlas_server, alice) -> None:
@@ -109,7 +113,7 @@ def test_a_token_is_offered_only_the_tools_its_scopes_allow(atlas_server, alice)
 
         return run(go)
 
-    assert listed("read") == ["recall_memory", "list_memories", "memory_chain"]
+    assert listed("read") == ["recall_memory", "list_memories", "memory_chain", "list_proposals"]
     assert listed("read,write") == [name for name in TOOL_NAMES if name != "forget_memory"]
     assert listed("forget") == ["forget_memory"]
 
