@@ -192,12 +192,30 @@ def memories_import(
     actor: str,
     progress: Callable[[int, ImportReport], None] | None = None,
     partial: bool = False,
+    subject_name: str | None = None,
 ) -> ImportReport:
     """Import a file's lines, all or nothing: every line is checked first — its fields, its subject,
     and that what it ``supersedes`` is in the file or stored for that subject — and with any error
     nothing is written (no subject created either). ``partial`` imports the valid lines and skips the
-    others. Errors come in line order."""
+    others. Errors come in line order.
+
+    A file whose first line is an export header (docs/export-format.md) is read as that format;
+    ``subject_name`` then puts its memories under that subject (the older format names each line's)."""
     lines = list(lines)
+    if _first_line_is_header(lines):
+        from memory.portable.importing import export_lines_import
+
+        return export_lines_import(
+            tenant=tenant,
+            lines=lines,
+            create_subjects=create_subjects,
+            actor=actor,
+            subject_name=subject_name,
+            partial=partial,
+            progress=progress,
+        )
+    if subject_name is not None:
+        raise ValidationFailed("a subject can be given for an export (a file with a header line) only")
     problems = _lines_check(tenant, lines, create_subjects=create_subjects)
     report = ImportReport()
     if problems and not partial:
@@ -266,6 +284,19 @@ def memories_import(
         detail={"lines": report.lines, "written": dict(report.written), "errors": len(report.errors)},
     )
     return report
+
+
+def _first_line_is_header(lines: list[str]) -> bool:
+    """Whether the file is an export (docs/export-format.md): its first line names a ``format``; the
+    older line format has no header, so an object without ``format`` is its first memory."""
+    first = next((line for line in lines if line.strip()), None)
+    if first is None:
+        return False
+    try:
+        value = json_parse(first, field=None, what="the line")
+    except AtlasError:
+        return False
+    return isinstance(value, dict) and "format" in value
 
 
 def _lines_check(tenant: Tenant, lines: list[str], *, create_subjects: bool) -> list[tuple[int, str]]:

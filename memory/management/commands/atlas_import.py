@@ -1,7 +1,9 @@
-"""atlas_import FILE.jsonl --tenant SLUG [--create] [--allow-partial] — import memories.
+"""atlas_import FILE.jsonl --tenant SLUG [--subject ID] [--create] [--allow-partial] — import memories.
 
-Every line is checked before anything is written: with any bad line (reported with its number, in
-order) nothing is imported and the command exits 1; --allow-partial imports the other lines instead.
+FILE is an export (docs/export-format.md: its first line is the header) or the older line format (the
+README's "Importing memories"). Every line is checked before anything is written: with any bad line
+(reported with its number, in order) nothing is imported and the command exits 1; --allow-partial
+imports the other lines instead.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ class Command(AtlasCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--tenant", required=True)
+        parser.add_argument(
+            "--subject", help="put an export's memories under this subject (its external id) whatever the file names"
+        )
         parser.add_argument("--create", action="store_true", help="create the tenant and unknown subjects")
         parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
         parser.add_argument(
@@ -32,7 +37,17 @@ class Command(AtlasCommand):
             help="import the valid lines when some are bad (reported and skipped), and exit 0",
         )
 
-    def handle(self, *args, file: Path, tenant: str, create: bool, quiet: bool, allow_partial: bool, **options) -> None:
+    def handle(
+        self,
+        *args,
+        file: Path,
+        tenant: str,
+        subject: str | None,
+        create: bool,
+        quiet: bool,
+        allow_partial: bool,
+        **options,
+    ) -> None:
         if not file.is_file():
             raise CommandError(f"no such file: {file}")
         if create and not Tenant.objects.filter(slug=tenant).exists():
@@ -58,6 +73,7 @@ class Command(AtlasCommand):
                 actor=self.actor,
                 progress=progress,
                 partial=allow_partial,
+                subject_name=subject,
             )
         if show_progress:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
