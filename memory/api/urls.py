@@ -15,6 +15,7 @@ urlpatterns = [
     path("subjects/<str:subject>/memories", views.MemoriesView.as_view(), name="api-memories"),
     path("subjects/<str:subject>/memories/<str:memory_id>", views.MemoryView.as_view(), name="api-memory"),
     path("subjects/<str:subject>/memories/<str:memory_id>/chain", views.ChainView.as_view(), name="api-chain"),
+    path("subjects/<str:subject>/export", views.ExportView.as_view(), name="api-export"),
     path("catalog", views.CatalogView.as_view(), name="api-catalog"),
     path("catalog/<str:entry_id>", views.CatalogEntryView.as_view(), name="api-catalog-entry"),
 ]

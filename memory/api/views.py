@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -26,7 +27,9 @@ from atlas_site.api import (
     retry_key,
 )
 from atlas_site.errors import ValidationFailed
+from atlas_site.streaming import primed, streamed
 from memory import selectors
+from memory.portable.export import export_line, memories_export
 from memory.recall import RecallOptions, memory_recall
 from memory.services import catalog, forget, usage, writes
 
@@ -129,7 +132,7 @@ class SubjectView(APIView):
         if who is None and response.status_code < 300 and "subject" in kwargs:
             # A replayed Idempotency-Key answer never ran the handler: resolve the subject it was for.
             who = principal_of(request).subject_for(kwargs["subject"])
-        if who is not None and isinstance(response.data, dict | list):
+        if who is not None and isinstance(getattr(response, "data", None), dict | list):  # a stream has none
             response.data = _subject_named(response.data, internal=str(who.es_id), external=who.external_id)
         return super().finalize_response(request, response, *args, **kwargs)
 
@@ -409,6 +412,27 @@ class ChainView(SubjectView):
     def get(self, request: Request, subject: str, memory_id: str) -> Response:
         who = self.subject(request, subject, "read")
         return Response({"chain": selectors.memory_chain_get(subject=who, memory_id=memory_id)})
+
+
+class ExportView(SubjectView):
+    @extend_schema(
+        operation_id="memory_export",
+        summary="Export the subject's memories (docs/export-format.md), streamed as JSON Lines",
+        description=(
+            "A header line (`format`: atlas-memory-export, `version`: 1), then one memory per line, oldest "
+            "first: every type, replaced and archived facts, pending proposals, with their chains, "
+            "authority, writer, source episodes and timestamps; no vectors. `atlas_import` reads it back."
+        ),
+        parameters=[SUBJECT],
+        responses={(200, "application/x-ndjson"): OpenApiTypes.STR, **PROBLEM},
+    )
+    def get(self, request: Request, subject: str) -> StreamingHttpResponse:
+        who = self.subject(request, subject, "read")
+        query_params(request, set())
+        lines = map(export_line, primed(memories_export(tenant=who.tenant, subject=who)))
+        response = StreamingHttpResponse(streamed(request, lines), content_type="application/x-ndjson")
+        response["Cache-Control"] = "no-store"
+        return response
 
 
 class CatalogView(APIView):

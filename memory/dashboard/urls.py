@@ -12,6 +12,7 @@ urlpatterns = [
     path("memory/<str:memory_id>/forget/", views.memory_forget, name="forget"),
     path("forget-everything/", views.forget_all, name="forget_all"),
     path("export.json", views.export, name="export"),
+    path("export.jsonl", views.export_lines, name="export_lines"),
     path("connect/", views.connect, name="connect"),
     path("connect/<str:prefix>/revoke/", views.token_revoke, name="token_revoke"),
     path("profiles/", views.subjects, name="subjects"),

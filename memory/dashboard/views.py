@@ -4,15 +4,13 @@ subject (``access.dashboard_view``) → a template. Reads run with the subject's
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -21,7 +19,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from atlas_site.errors import AtlasError, Conflict, NotFound, PreconditionFailed
+from atlas_site.streaming import primed, streamed
 from memory import selectors
+from memory.portable.export import export_line, memories_export
 from memory.recall import memory_recall
 from memory.services import forget, writes
 from tenants import tokens
@@ -288,30 +288,24 @@ def export(request: HttpRequest) -> HttpResponse:
             yield "]"
         yield "}}\n"
 
-    response = StreamingHttpResponse(_streamed(request, body()), content_type="application/json")
+    response = StreamingHttpResponse(streamed(request, body()), content_type="application/json")
     stamp = timezone.now().strftime("%Y%m%d")
     response["Content-Disposition"] = f'attachment; filename="atlas-memories-{subject.external_id}-{stamp}.json"'
     response["Cache-Control"] = "no-store"
     return response
 
 
-def _streamed(request: HttpRequest, chunks: Iterator[str]) -> Iterator[str] | AsyncIterator[str]:
-    """What ``StreamingHttpResponse`` should get so the download really streams.
-
-    Under ASGI, Django consumes a synchronous iterator whole before sending a byte (core/handlers/
-    asgi.py warns "must consume synchronous iterators"): 10,000 memories would sit in memory. An
-    asynchronous iterator that pulls each chunk in the request's thread streams instead; the test
-    client (WSGI) keeps the plain iterator.
-    """
-    if not isinstance(request, ASGIRequest):
-        return chunks
-
-    async def pulled() -> AsyncIterator[str]:
-        step = sync_to_async(next, thread_sensitive=True)
-        while (chunk := await step(chunks, None)) is not None:
-            yield chunk
-
-    return pulled()
+@dashboard_view
+def export_lines(request: HttpRequest) -> HttpResponse:
+    """The subject's memories in the documented export format (docs/export-format.md), streamed; the
+    header and the first memory are read before the response starts (an outage is a 503 page)."""
+    subject = request.subject
+    lines = map(export_line, primed(memories_export(tenant=subject.tenant, subject=subject)))
+    response = StreamingHttpResponse(streamed(request, lines), content_type="application/x-ndjson")
+    stamp = timezone.now().strftime("%Y%m%d")
+    response["Content-Disposition"] = f'attachment; filename="atlas-memories-{subject.external_id}-{stamp}.jsonl"'
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 def _export_page(subject, memory_type: str, cursor: str | None) -> dict[str, Any]:

@@ -184,7 +184,7 @@ def test_the_api_docs_run_under_the_policy(page) -> None:
 
 
 def test_the_download_streams_through_the_live_server(page, maya, maya_person, maya_memories) -> None:
-    """Through uvicorn (ASGI) the export is an asynchronous stream (``views._streamed``): Django would
+    """Through uvicorn (ASGI) the export is an asynchronous stream (``atlas_site.streaming.streamed``): Django would
     otherwise read a synchronous iterator whole before sending. The body is the same JSON document."""
     import json
     import warnings
