@@ -30,6 +30,7 @@ from atlas_site.errors import ValidationFailed
 from atlas_site.streaming import primed, streamed
 from memory import selectors
 from memory.portable.export import export_line, memories_export
+from memory.provenance import memory_provenance
 from memory.recall import RecallOptions, memory_recall
 from memory.services import catalog, forget, usage, writes
 
@@ -380,14 +381,20 @@ class MemoriesView(SubjectView):
 class MemoryView(SubjectView):
     @extend_schema(
         operation_id="memory_get",
-        summary="One memory",
+        summary="One memory, with where it came from",
+        description=(
+            "The memory and its `provenance`: its authority, who wrote it, the episodes it cites (with their "
+            "time and text; forgotten ones as `gone`) and the consolidation run that wrote it. Lists and "
+            "recall answers leave provenance out to stay small: ask for the memory."
+        ),
         parameters=[SUBJECT, MEMORY_ID],
-        responses={200: s.MemoryOut, **PROBLEM},
+        responses={200: s.MemoryDetailOut, **PROBLEM},
     )
     def get(self, request: Request, subject: str, memory_id: str) -> Response:
         who = self.subject(request, subject, "read")
         hit = selectors.memory_hit(subject=who, memory_id=memory_id)
-        response = Response(selectors.memory_shape(hit))
+        provenance = memory_provenance(subject=who, hit=hit)
+        response = Response(selectors.memory_shape(hit) | {"provenance": provenance})
         response["ETag"] = writes.memory_etag(hit["_source"])
         return response
 

@@ -31,6 +31,7 @@ from memory.elastic.indices import MEMORY_TYPES, memory_type_of_index
 from memory.elastic.queries import own_documents_filter
 from memory.embeddings import query_caches_clear
 from memory.models import ConsolidationRun
+from memory.provenance import episode_orphans
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
@@ -188,6 +189,11 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     memory_id = hit["_id"]
     memory_type = hit["_source"].get("memory_type")
     texts = _memory_texts(hit["_source"])
+    # Read before the delete: what this episode was the last evidence of (the answer says so; the
+    # memories themselves stay — forgetting them too is the caller's choice).
+    orphaned = (
+        [m["id"] for m in episode_orphans(subject=subject, episode_id=memory_id)] if memory_type == "episodic" else []
+    )
     # The document, and its copies in older generations of its index.
     same = queries.ids_within([memory_id], [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)])
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
@@ -206,7 +212,7 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         target=f"{subject}:{memory_id}",
         detail={"memory_type": memory_type},
     )
-    return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt}
+    return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt, "orphaned": orphaned}
 
 
 def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, Any]:

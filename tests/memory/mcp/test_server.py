@@ -33,6 +33,7 @@ TOOL_NAMES = [
     "forget_memory",
     "list_memories",
     "memory_chain",
+    "memory_provenance",
     "record_outcome",
 ]
 INITIALIZE = {
@@ -92,6 +93,7 @@ def test_initialize_and_the_tool_list_with_the_official_client(atlas_server, ali
         "recall_memory",
         "list_memories",
         "memory_chain",
+        "memory_provenance",
     ]
     assert [t.name for t in listed.tools if t.annotations.destructive_hint] == ["forget_memory"]
 
@@ -109,7 +111,7 @@ def test_a_token_is_offered_only_the_tools_its_scopes_allow(atlas_server, alice)
 
         return run(go)
 
-    assert listed("read") == ["recall_memory", "list_memories", "memory_chain"]
+    assert listed("read") == ["recall_memory", "list_memories", "memory_chain", "memory_provenance"]
     assert listed("read,write") == [name for name in TOOL_NAMES if name != "forget_memory"]
     assert listed("forget") == ["forget_memory"]
 
