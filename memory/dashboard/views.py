@@ -21,7 +21,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 from atlas_site.errors import AtlasError, Conflict, NotFound, PreconditionFailed
 from atlas_site.streaming import primed, streamed
 from memory import selectors
+from memory.pages import provenance_linked
 from memory.portable.export import export_line, memories_export
+from memory.provenance import episode_orphans, memory_provenance
 from memory.recall import memory_recall
 from memory.services import forget, writes
 from tenants import tokens
@@ -161,9 +163,11 @@ def _memory_context(request: HttpRequest, memory_id: str) -> dict[str, Any]:
             newer=steps[position + 1]["memory"] if position + 1 < len(steps) else None,
             editable=memory["type"] == "semantic" and not memory.get("superseded_by"),
         )
-        sources = memory.get("source_episodes") or []
-        found = selectors.memories_get(subject=request.subject, memory_ids=sources) if sources else {}
-        context["sources"] = [(episode_id, found.get(episode_id)) for episode_id in sources]
+    if not memory["shared"]:
+        provenance = memory_provenance(subject=request.subject, hit=hit)
+        context["provenance"] = provenance_linked(
+            provenance, lambda view, memory_id: reverse(f"dashboard:{view}", kwargs={"memory_id": memory_id})
+        )
     return context
 
 
@@ -220,18 +224,30 @@ def memory_forget(request: HttpRequest, memory_id: str) -> HttpResponse:
     if memory["shared"]:
         raise NotFound("catalog entries belong to the whole tenant: they are not yours to forget")
     if request.method == "POST":
-        result = forget.memory_forget(subject=request.subject, memory_id=memory["id"], actor=actor_of(request))
+        result = forget.episode_forget_with_orphans(
+            subject=request.subject,
+            memory_id=memory["id"],
+            actor=actor_of(request),
+            orphans=request.POST.getlist("also_forget"),
+        )
+        also = len(result["orphans_forgotten"])
+        with_them = (
+            f" Also forgotten: {also} memor{'y' if also == 1 else 'ies'} it was the only source of." if also else ""
+        )
         messages.success(
             request,
-            f"Forgotten: that memory is deleted, with every copy of its text. Removed — {forget.receipt_summary(result['receipt'])}.",
+            f"Forgotten: that memory is deleted, with every copy of its text. Removed — {forget.receipt_summary(result['receipt'])}.{with_them}",
         )
         tab = {v: k for k, v in TABS.items()}.get(memory["type"], "facts")
         return redirect("dashboard:tab", tab=tab)
     chain = []
     if memory["type"] in ("semantic", "archive"):
         chain = selectors.memory_chain_get(subject=request.subject, memory_id=memory["id"])
+    orphans = episode_orphans(subject=request.subject, episode_id=memory["id"]) if memory["type"] == "episodic" else []
     return render(
-        request, "dashboard/forget.html", {"memory": memory, "chain_length": len(chain), "type_names": TYPE_NAMES}
+        request,
+        "dashboard/forget.html",
+        {"memory": memory, "chain_length": len(chain), "type_names": TYPE_NAMES, "orphans": orphans},
     )
 
 

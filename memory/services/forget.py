@@ -18,7 +18,7 @@ never carries the forgotten text.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -213,6 +213,29 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         detail={"memory_type": memory_type},
     )
     return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt, "orphaned": orphaned}
+
+
+def episode_forget_with_orphans(
+    *, subject: MemorySubject, memory_id: Any, actor: str, orphans: Collection[str]
+) -> dict[str, Any]:
+    """Forget an episode and those of ``orphans`` (the person's choice) it was the last evidence of.
+
+    Which ones qualify is decided by the episode's own forgetting (read just before its delete), not by
+    the caller: an id that is not one of them — a fact that found other evidence since, or any other
+    memory — is left alone. One forgotten meanwhile (another tab) is simply skipped. ``orphans_forgotten``
+    lists what went besides the episode."""
+    result = memory_forget(subject=subject, memory_id=memory_id, actor=actor)
+    chosen = set(orphans)
+    result["orphans_forgotten"] = []
+    for orphan in result["orphaned"]:
+        if orphan not in chosen:
+            continue
+        try:
+            memory_forget(subject=subject, memory_id=orphan, actor=actor)
+        except NotFound:
+            continue
+        result["orphans_forgotten"].append(orphan)
+    return result
 
 
 def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, Any]:
