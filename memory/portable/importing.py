@@ -42,7 +42,7 @@ from memory.services.languages import non_english_marked
 from memory.services.supersession import replaced_state_keep
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
-from tenants.services import audit_record, subject_create
+from tenants.services import EXTERNAL_ID_PATTERN, audit_record, subject_create
 
 from . import FORMAT, VERSION, export_schema
 
@@ -102,6 +102,43 @@ def export_lines_import(
         unreadable=report.errors,
         count=len(numbered),
     )
+
+
+def foreign_import(
+    *,
+    tenant: Tenant,
+    source: str,
+    text: str,
+    create_subjects: bool,
+    actor: str,
+    subject_name: str | None = None,
+    partial: bool = False,
+    progress: Callable[[int, ImportReport], None] | None = None,
+) -> ImportReport:
+    """Import another product's dump (``foreign.SOURCES``), converted to export records; each error
+    names the item by its number and its place in the dump (``results[2].memory: …``)."""
+    from .foreign import graphiti_records, mem0_records
+
+    converters = {"mem0": mem0_records, "graphiti": graphiti_records}
+    if source not in converters:
+        raise ValidationFailed(f"no importer for {source!r}: choose one of {', '.join(converters)}")
+    data = line_parse(text) if text.strip() else None
+    if data is None:
+        raise ValidationFailed("the file is empty")
+    records, unreadable, places = converters[source](data, subject_name=subject_name)
+    report = records_import(
+        tenant=tenant,
+        records=records,
+        create_subjects=create_subjects,
+        actor=f"{actor}:{source}",
+        partial=partial,
+        progress=progress,
+        unreadable=unreadable,
+        count=len(places),
+        where=places,
+    )
+    report.unit = "item"
+    return report
 
 
 def line_parse(line: str) -> Any:
@@ -170,14 +207,18 @@ def records_import(
     progress: Callable[[int, ImportReport], None] | None = None,
     unreadable: list[tuple[int, str]] = (),
     count: int | None = None,
+    where: dict[int, str] | None = None,
 ) -> ImportReport:
     """Import export-format memory records ((number, object) pairs: a line number, or an item's for a
     converted dump). ``subject_name`` puts every subject's memories under that one subject instead
     (one person's export arriving where they have another id). ``unreadable``: the errors of numbered
-    lines that never became records (they count as bad records); ``count``: how many lines were read."""
+    lines that never became records (they count as bad records); ``count``: how many lines were read;
+    ``where``: each record's place in a converted dump, which the record's errors then name."""
     report = ImportReport(lines=len(records) if count is None else count)
     subjects = {s.external_id: s for s in tenant.subjects.filter(is_active=True)}
     checked, problems = _records_check(tenant, records, subjects, create_subjects, subject_name)
+    if where:  # the converter's own errors already name the place; the checks' name our fields
+        problems = [(n, f"{where[n]}: {message}") for n, message in problems]
     problems = sorted([*unreadable, *problems])
     if problems and not partial:
         report.errors = problems
@@ -269,6 +310,11 @@ def _record_check(
         owner = subject_name or record["subject"]
         if owner not in subjects and not create_subjects:
             raise ValidationFailed(f"no subject '{owner}' in tenant {tenant.slug} (use --create)")
+        if owner not in subjects and not EXTERNAL_ID_PATTERN.match(owner):
+            raise ValidationFailed(
+                f"subject '{owner}' cannot be created: an external id is 1-128 characters, letters, digits "
+                "and . _ @ : + - (not starting with a symbol)"
+            )
     # The rules a write applies beyond the schema (dates that parse, valid_to after valid_from…).
     unsaved = MemorySubject(tenant=tenant, external_id=owner or "")
     _prepared(str(tenant.es_id), unsaved, owner, record, lambda _o, _t, i: i, {}, actor="check")

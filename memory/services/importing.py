@@ -56,6 +56,7 @@ class ImportReport:
     errors: list[tuple[int, str]] = field(default_factory=list)
     subjects_created: list[str] = field(default_factory=list)
     supersessions: int = 0
+    unit: str = "line"  # what an error's number counts: a line of the file, or an item of a converted dump
 
 
 MAX_DAYS_AGO = 36500
