@@ -16,42 +16,19 @@ from django.utils import timezone
 
 from memory.elastic import queries, store
 from memory.scope import SubjectScope, tenant_read_filters
+from memory.selectors import TYPE_FIELDS
 from tenants.models import MemorySubject, Tenant
 
 from . import FORMAT, VERSION
 
 SUBJECT_TYPES = ("episodic", "semantic", "procedural", "archive")
 COMMON = ("external_id", "authority", "written_by", "review_state", "proposal_for")
+# The type's own fields, as every read answers them; links to other memories are exported under their
+# own names (superseded_by as one id, previous_turn), and what is not a read field is added.
 KEPT = {
-    "episodic": ("timestamp", "session_id", "agent_id", "role", "event_type"),
-    "semantic": (
-        "fact_type",
-        "confidence",
-        "source_episodes",
-        "supersedes",
-        "superseded_at",
-        "contradiction",
-        "retracted",
-        "valid_from",
-        "valid_to",
-        "use_count",
-        "last_used_at",
-        "last_confirmed_at",
-    ),
-    "procedural": (
-        "name",
-        "trigger_text",
-        "description",
-        "steps",
-        "version",
-        "success_count",
-        "failure_count",
-        "last_success_at",
-        "outcome_score",
-        "use_count",
-        "last_used_at",
-    ),
-    "catalog": ("title", "category", "tags"),
+    kind: tuple(f for f in TYPE_FIELDS[kind] if f not in ("superseded_by", "previous_turn_id"))
+    + (("last_confirmed_at",) if kind == "semantic" else ())
+    for kind in ("episodic", "semantic", "procedural", "catalog")
 }
 
 

@@ -165,12 +165,17 @@ def graphiti_records(data: Any, *, subject_name: str | None) -> Converted:
     return records, errors, places
 
 
+def _uuid(item: dict[str, Any], where: str, what: str) -> str:
+    uuid = item.get("uuid")
+    if not isinstance(uuid, str) or not uuid:
+        raise ValidationFailed(f"{where}.uuid: {what}'s uuid (a string) is required")
+    return uuid
+
+
 def _graphiti_episode(item: Any, where: str, subject_name: str | None) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise ValidationFailed(f"{where}: an episode is a JSON object")
-    uuid = item.get("uuid")
-    if not isinstance(uuid, str) or not uuid:
-        raise ValidationFailed(f"{where}.uuid: an episode's uuid (a string) is required")
+    uuid = _uuid(item, where, "an episode")
     said = _moment(item, "valid_at", where, required=True)
     record = {
         "id": uuid,
@@ -191,9 +196,7 @@ def _graphiti_episode(item: Any, where: str, subject_name: str | None) -> dict[s
 def _graphiti_fact(item: Any, where: str, subject_name: str | None) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise ValidationFailed(f"{where}: an entity edge is a JSON object")
-    uuid = item.get("uuid")
-    if not isinstance(uuid, str) or not uuid:
-        raise ValidationFailed(f"{where}.uuid: an edge's uuid (a string) is required")
+    uuid = _uuid(item, where, "an edge")
     cited = item.get("episodes", [])
     if not isinstance(cited, list) or not all(isinstance(e, str) and e for e in cited):
         raise ValidationFailed(f"{where}.episodes: a list of episode uuids")

@@ -29,7 +29,6 @@ from memory.services.documents import (
     PreparedMemory,
     PreviousTurn,
     catalog_prepare,
-    embed_into,
     episode_prepare,
     fact_prepare,
     memory_id_for,
@@ -37,28 +36,22 @@ from memory.services.documents import (
     playbook_prepare,
     timestamp,
 )
-from memory.services.importing import BATCH, ImportReport
-from memory.services.languages import non_english_marked
-from memory.services.supersession import replaced_state_keep
+from memory.services.importing import BATCH, ImportReport, prepared_store
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import EXTERNAL_ID_PATTERN, audit_record, subject_create
 
 from . import FORMAT, VERSION, export_schema
+from .export import KEPT
 
 DEFAULT_AUTHORITY = "import"
-KEPT_AS_IS = {
-    "semantic": ("confidence", "superseded_at", "retracted", "use_count", "last_used_at", "last_confirmed_at"),
-    "procedural": (
-        "version",
-        "success_count",
-        "failure_count",
-        "last_success_at",
-        "outcome_score",
-        "use_count",
-        "last_used_at",
-    ),
+# What the write path computes from the record's fields; the rest of what the export keeps is stored as
+# the file states it (counts, times, chain state), not a new memory's defaults.
+PREPARED = {
+    "semantic": {"fact_type", "source_episodes", "supersedes", "contradiction", "valid_from", "valid_to"},
+    "procedural": {"name", "trigger_text", "description", "steps"},
 }
+KEPT_AS_IS = {kind: tuple(f for f in KEPT[kind] if f not in prepared) for kind, prepared in PREPARED.items()}
 Key = tuple[str | None, str, str]  # (subject, type, the file's id)
 
 
@@ -448,21 +441,11 @@ def _prepared(
 def _batch_store(writer: Any, reader: Any, batch: list[tuple[int, PreparedMemory]], report: ImportReport) -> None:
     if not batch:
         return
-    items = [p for _, p in batch]
-    for prepared in items:
+    for _, prepared in batch:
         if prepared.memory_type != "catalog":
             memory_owner_check(
                 tenant_id=prepared.source["tenant_id"], user_id=prepared.source["user_id"], prepared=prepared
             )
-    replaced_state_keep(reader=reader, filters=[], prepared=items)  # replaced here since: it stays replaced
-    embed_into(items)
-    with non_english_marked(items):
-        failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))
-    for number, item in batch:
-        if item.memory_id in failures:
-            report.errors.append((number, f"not stored: {failures[item.memory_id]}"))
-        else:
-            report.written[item.memory_type] += 1
-            if item.supersedes:
-                report.supersessions += len(item.supersedes)
+    for stored in prepared_store(writer=writer, reader=reader, pending=batch, report=report):
+        report.supersessions += len(stored.supersedes)
     batch.clear()

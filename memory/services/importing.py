@@ -234,16 +234,7 @@ def memories_import(
     def flush() -> None:
         if not pending:
             return
-        items = [p for _, p in pending]
-        replaced_state_keep(reader=reader, filters=[], prepared=items)  # a re-imported fact stays replaced
-        embed_into(items)
-        with non_english_marked(items):
-            failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))
-        for line_no, item in pending:
-            if item.memory_id in failures:
-                report.errors.append((line_no, f"not stored: {failures[item.memory_id]}"))
-            else:
-                report.written[item.memory_type] += 1
+        prepared_store(writer=writer, reader=reader, pending=pending, report=report)
         pending.clear()
         if progress:
             progress(report.lines, report)
@@ -285,6 +276,27 @@ def memories_import(
         detail={"lines": report.lines, "written": dict(report.written), "errors": len(report.errors)},
     )
     return report
+
+
+def prepared_store(
+    *, writer: Any, reader: Any, pending: list[tuple[int, PreparedMemory]], report: ImportReport
+) -> list[PreparedMemory]:
+    """Store a batch of prepared memories (numbered by line or item) in one bulk request, counting each
+    in ``report`` as written or as that number's error; returns those stored. A fact already replaced
+    here stays replaced when a file stores it again."""
+    items = [p for _, p in pending]
+    replaced_state_keep(reader=reader, filters=[], prepared=items)
+    embed_into(items)
+    with non_english_marked(items):
+        failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))
+    stored = []
+    for number, item in pending:
+        if item.memory_id in failures:
+            report.errors.append((number, f"not stored: {failures[item.memory_id]}"))
+        else:
+            report.written[item.memory_type] += 1
+            stored.append(item)
+    return stored
 
 
 def _first_line_is_header(lines: list[str]) -> bool:

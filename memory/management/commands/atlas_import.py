@@ -75,32 +75,23 @@ class Command(AtlasCommand):
             if show_progress:
                 print(f"\rread {done}/{total} line(s)…", end="", file=sys.stderr, flush=True)
 
+        given = {
+            "tenant": owner,
+            "create_subjects": create,
+            "actor": self.actor,
+            "subject_name": subject,
+            "partial": allow_partial,
+            "progress": progress,
+        }
         if source is not None:
             try:
                 text = file.read_text(encoding="utf-8")
             except UnicodeDecodeError as err:
                 raise CommandError(f"{file} is not UTF-8 text (byte {err.start})") from None
-            report = foreign_import(
-                tenant=owner,
-                source=source,
-                text=text,
-                create_subjects=create,
-                actor=self.actor,
-                subject_name=subject,
-                partial=allow_partial,
-                progress=progress,
-            )
+            report = foreign_import(source=source, text=text, **given)
         else:
             with file.open(encoding="utf-8", errors="surrogateescape") as lines:
-                report = memories_import(
-                    tenant=owner,
-                    lines=lines,
-                    create_subjects=create,
-                    actor=self.actor,
-                    progress=progress,
-                    partial=allow_partial,
-                    subject_name=subject,
-                )
+                report = memories_import(lines=lines, **given)
         if show_progress:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
         for line_no, message in report.errors:
