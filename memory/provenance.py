@@ -59,13 +59,18 @@ def _run_described(subject: MemorySubject, writer: dict[str, Any] | None) -> dic
     }
 
 
-def memory_provenance(*, subject: MemorySubject, memory_id: Any = None, hit: dict[str, Any] | None = None) -> dict:
+def memory_provenance(
+    *, subject: MemorySubject, memory_id: Any = None, hit: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     """Where the memory came from: its authority, its writer, the episodes it cites (each with its id,
     time and the start of its text; an episode forgotten since is listed as gone) and, for what
-    consolidation wrote, the run. ``hit``: the memory as just read (saves reading it again)."""
+    consolidation wrote, the run. ``hit``: the memory as just read (saves reading it again). None for
+    a tenant catalog entry: the tenant's shared data, written by no subject's conversation."""
     if hit is None:
         hit = selectors.memory_hit(subject=subject, memory_id=memory_id)
     source = hit["_source"]
+    if "user_id" not in source:
+        return None
     writer = writer_described(source.get("written_by"))
     cited = [i for i in source.get("source_episodes") or [] if isinstance(i, str)]
     found = selectors.memories_get(subject=subject, memory_ids=cited) if cited else {}

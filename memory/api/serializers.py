@@ -281,7 +281,7 @@ class ProvenanceOut(serializers.Serializer):
 
 
 class MemoryDetailOut(MemoryOut):
-    provenance = ProvenanceOut()
+    provenance = ProvenanceOut(allow_null=True, help_text="Null for a catalog entry (the tenant's shared data).")
 
 
 class EvidenceOut(serializers.Serializer):

@@ -232,7 +232,10 @@ def memory_chain(*, subject: MemorySubject, principal: TokenPrincipal, memory_id
 
 def memory_provenance_tool(*, subject: MemorySubject, principal: TokenPrincipal, memory_id: str) -> dict[str, Any]:
     hit = memory_hit(subject=subject, memory_id=memory_id)
-    return {"memory": _shaped(memory_shape(hit)), "provenance": memory_provenance(subject=subject, hit=hit)}
+    provenance = memory_provenance(subject=subject, hit=hit)
+    if provenance is None:  # a catalog entry: the tenant's, not one of the user's memories
+        raise NotFound(f"no memory {memory_id} of this user (catalog entries are the tenant's)", field="memory_id")
+    return {"memory": _shaped(memory_shape(hit)), "provenance": provenance}
 
 
 def record_outcome(

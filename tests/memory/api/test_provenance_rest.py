@@ -112,6 +112,11 @@ def test_a_memory_says_where_it_came_from_and_what_forgetting_leaves_bare(world)
         "episodes": [],
         "run": None,
     }
+    # A catalog entry is the tenant's: no subject's provenance.
+    from memory.services.catalog import catalog_entry_write
+
+    entry = catalog_entry_write(tenant=tenant, actor="t", title="Dog parks", text="Dog parks near the river")
+    assert api("GET", f"alice/memories/{entry['id']}").json()["provenance"] is None
     # Lists stay small: no provenance there.
     assert all("provenance" not in m for m in api("GET", "alice/memories").json()["memories"])
 
