@@ -449,3 +449,14 @@ def test_the_documented_download_holds_every_version_and_reads_back(browser_clie
     assert [m["text"] for m in memory_chain_get(subject=moved, memory_id=moved_head)] == [
         m["text"] for m in memory_chain_get(subject=maya, memory_id=third)
     ]
+
+
+def test_the_documented_download_is_a_503_page_when_elasticsearch_is_down(browser_client, maya_memories, settings):
+    """The first lines are read before the response starts: an outage is a page saying so, not a
+    download cut off after its headers."""
+    from tests.es_outage import elasticsearch_unreachable
+
+    with elasticsearch_unreachable(settings):
+        response = browser_client.get("/export.jsonl")
+    assert response.status_code == 503
+    assert not response.streaming and "Content-Disposition" not in response

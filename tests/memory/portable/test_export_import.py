@@ -322,3 +322,17 @@ def test_bad_export_lines_name_line_and_field_and_write_nothing(tenant, maya, tm
 def test_the_schema_file_is_the_one_the_docs_name() -> None:
     doc = (Path(__file__).resolve().parents[3] / "docs" / "export-format.md").read_text()
     assert str(SCHEMA_PATH.relative_to(Path(__file__).resolve().parents[3])) in doc
+
+
+def test_a_big_export_reports_progress_on_stderr_and_stdout_holds_only_lines(memories, tenant, monkeypatch) -> None:
+    from memory.management.commands import atlas_export
+
+    monkeypatch.setattr(atlas_export, "PROGRESS_EVERY", 4)
+    out, err = run("atlas_export", "--tenant", tenant.slug)
+    assert err.splitlines() == [
+        "exported 4 memories…",
+        "exported 8 memories…",
+        f"exported 10 memories of {tenant.slug}",
+    ]
+    assert [json.loads(line)["format"] for line in out.splitlines()[:1]] == ["atlas-memory-export"]
+    assert len(out.splitlines()) == 11
