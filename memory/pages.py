@@ -18,6 +18,7 @@ from django.http import QueryDict
 from atlas_site.errors import ValidationFailed
 from memory import selectors
 from memory.authority import OPERATOR
+from memory.provenance import memory_provenance
 from memory.recall import memory_recall
 from memory.services import forget, writes
 from tenants.models import MemorySubject
@@ -205,10 +206,20 @@ def detail(*, subject: MemorySubject, memory_id: str, actor: str, link: Link) ->
         "is_fact": is_fact,
         "editable": is_fact and not memory.get("superseded_by") and memory["type"] == "semantic",
         "forgettable": not memory["shared"],
-        "sources": [{"id": e, "url": link("memory", memory_id=e)} for e in memory.get("source_episodes") or []],
+        "provenance": None
+        if memory["shared"]
+        else provenance_linked(memory_provenance(subject=subject, hit=hit), link),
     }
     _view_audited(subject, actor, "memory.view", f"{subject}:{memory['id']}", memory_type=memory["type"])
     return context
+
+
+def provenance_linked(provenance: dict[str, Any], link: Link) -> dict[str, Any]:
+    """``provenance`` with a page link on each cited episode still there."""
+    for episode in provenance["episodes"]:
+        if not episode["gone"]:
+            episode["url"] = link("memory", memory_id=episode["id"])
+    return provenance
 
 
 def chain(*, subject: MemorySubject, memory_id: str, actor: str, link: Link) -> dict[str, Any]:

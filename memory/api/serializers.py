@@ -267,6 +267,46 @@ class MemoryOut(serializers.Serializer):
     )
 
 
+class WriterOut(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["token", "person", "run", "operator", "import", "unknown"])
+    name = serializers.CharField(
+        help_text="The token's name, the person's id, the run's id, the operator, the importer."
+    )
+    label = serializers.CharField(help_text="The writer in words, for a person reading it.")
+
+
+class CitedEpisodeOut(serializers.Serializer):
+    id = serializers.CharField()
+    gone = serializers.BooleanField(help_text="Forgotten since: only its id is left.")
+    timestamp = serializers.DateTimeField(required=False)
+    text = serializers.CharField(required=False, help_text="The episode's text, cut to 200 characters.")
+
+
+class RunOut(serializers.Serializer):
+    id = serializers.CharField()
+    gone = serializers.BooleanField(help_text="The run's record was deleted since.")
+    status = serializers.CharField(required=False)
+    started_at = serializers.DateTimeField(required=False)
+    finished_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class ProvenanceOut(serializers.Serializer):
+    """Where a memory came from (only in the answer about one memory: lists stay small)."""
+
+    authority = serializers.ChoiceField(
+        choices=["person", "agent", "consolidation", "import", "operator"],
+        allow_null=True,
+        help_text="Null on memories stored before authority was recorded.",
+    )
+    written_by = WriterOut(allow_null=True)
+    episodes = CitedEpisodeOut(many=True, help_text="The episodes it cites, in its order.")
+    run = RunOut(allow_null=True, help_text="The consolidation run that wrote it, if one did.")
+
+
+class MemoryDetailOut(MemoryOut):
+    provenance = ProvenanceOut(allow_null=True, help_text="Null for a catalog entry (the tenant's shared data).")
+
+
 class EvidenceOut(serializers.Serializer):
     id = serializers.CharField()
     timestamp = serializers.DateTimeField()
@@ -332,6 +372,10 @@ class ForgottenOut(serializers.Serializer):
     type = serializers.CharField()
     forgotten = serializers.BooleanField()
     receipt = ReceiptOut()
+    orphaned = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Facts and playbooks this episode was the last remaining evidence of: they stay, citing nothing.",
+    )
 
 
 class ForgottenAllOut(serializers.Serializer):

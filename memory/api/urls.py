@@ -26,6 +26,7 @@ urlpatterns = [
         views.ProposalRejectView.as_view(),
         name="api-proposal-reject",
     ),
+    path("subjects/<str:subject>/export", views.ExportView.as_view(), name="api-export"),
     path("catalog", views.CatalogView.as_view(), name="api-catalog"),
     path("catalog/<str:entry_id>", views.CatalogEntryView.as_view(), name="api-catalog-entry"),
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -26,8 +27,11 @@ from atlas_site.api import (
     retry_key,
 )
 from atlas_site.errors import ValidationFailed
+from atlas_site.streaming import primed, streamed
 from memory import selectors
 from memory.authority import AUTHORITIES, by_reviewer_token, by_token
+from memory.portable.export import export_line, memories_export
+from memory.provenance import memory_provenance
 from memory.recall import RecallOptions, memory_recall
 from memory.services import catalog, forget, review, usage, writes
 
@@ -140,7 +144,7 @@ class SubjectView(APIView):
         if who is None and response.status_code < 300 and "subject" in kwargs:
             # A replayed Idempotency-Key answer never ran the handler: resolve the subject it was for.
             who = principal_of(request).subject_for(kwargs["subject"])
-        if who is not None and isinstance(response.data, dict | list):
+        if who is not None and isinstance(getattr(response, "data", None), dict | list):  # a stream has none
             response.data = _subject_named(response.data, internal=str(who.es_id), external=who.external_id)
         return super().finalize_response(request, response, *args, **kwargs)
 
@@ -404,14 +408,20 @@ class MemoriesView(SubjectView):
 class MemoryView(SubjectView):
     @extend_schema(
         operation_id="memory_get",
-        summary="One memory",
+        summary="One memory, with where it came from",
+        description=(
+            "The memory and its `provenance`: its authority, who wrote it, the episodes it cites (with their "
+            "time and text; forgotten ones as `gone`) and the consolidation run that wrote it. Lists and "
+            "recall answers leave provenance out to stay small: ask for the memory."
+        ),
         parameters=[SUBJECT, MEMORY_ID],
-        responses={200: s.MemoryOut, **PROBLEM},
+        responses={200: s.MemoryDetailOut, **PROBLEM},
     )
     def get(self, request: Request, subject: str, memory_id: str) -> Response:
         who = self.subject(request, subject, "read")
         hit = selectors.memory_hit(subject=who, memory_id=memory_id)
-        response = Response(selectors.memory_shape(hit))
+        provenance = memory_provenance(subject=who, hit=hit)
+        response = Response(selectors.memory_shape(hit) | {"provenance": provenance})
         response["ETag"] = writes.memory_etag(hit["_source"])
         return response
 
@@ -509,6 +519,27 @@ class ProposalRejectView(SubjectView):
         who = self.subject(request, subject, "write")
         _valid(s.Strict, request.data)
         return Response(review.proposal_reject(subject=who, proposal_id=proposal_id, actor=actor_of(request)))
+
+
+class ExportView(SubjectView):
+    @extend_schema(
+        operation_id="memory_export",
+        summary="Export the subject's memories (docs/export-format.md), streamed as JSON Lines",
+        description=(
+            "A header line (`format`: atlas-memory-export, `version`: 1), then one memory per line, oldest "
+            "first: every type, replaced and archived facts, pending proposals, with their chains, "
+            "authority, writer, source episodes and timestamps; no vectors. `atlas_import` reads it back."
+        ),
+        parameters=[SUBJECT],
+        responses={(200, "application/x-ndjson"): OpenApiTypes.STR, **PROBLEM},
+    )
+    def get(self, request: Request, subject: str) -> StreamingHttpResponse:
+        who = self.subject(request, subject, "read")
+        query_params(request, set())
+        lines = map(export_line, primed(memories_export(tenant=who.tenant, subject=who)))
+        response = StreamingHttpResponse(streamed(request, lines), content_type="application/x-ndjson")
+        response["Cache-Control"] = "no-store"
+        return response
 
 
 class CatalogView(APIView):

@@ -16,6 +16,7 @@ urlpatterns = [
     path("review/<str:proposal_id>/reject/", views.review_reject, name="review_reject"),
     path("forget-everything/", views.forget_all, name="forget_all"),
     path("export.json", views.export, name="export"),
+    path("export.jsonl", views.export_lines, name="export_lines"),
     path("connect/", views.connect, name="connect"),
     path("connect/<str:prefix>/revoke/", views.token_revoke, name="token_revoke"),
     path("profiles/", views.subjects, name="subjects"),

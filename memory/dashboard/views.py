@@ -4,15 +4,13 @@ subject (``access.dashboard_view``) → a template. Reads run with the subject's
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -21,8 +19,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from atlas_site.errors import AtlasError, Conflict, NotFound, PermissionDenied, PreconditionFailed
+from atlas_site.streaming import primed, streamed
 from memory import pages, selectors
 from memory.authority import by_person
+from memory.pages import provenance_linked
+from memory.portable.export import export_line, memories_export
+from memory.provenance import episode_orphans, memory_provenance
 from memory.recall import memory_recall
 from memory.services import forget, writes
 from memory.services import review as review_service
@@ -179,9 +181,11 @@ def _memory_context(request: HttpRequest, memory_id: str) -> dict[str, Any]:
             and not memory.get("superseded_by")
             and memory.get("status") != "pending",
         )
-        sources = memory.get("source_episodes") or []
-        found = selectors.memories_get(subject=request.subject, memory_ids=sources) if sources else {}
-        context["sources"] = [(episode_id, found.get(episode_id)) for episode_id in sources]
+    if not memory["shared"]:
+        provenance = memory_provenance(subject=request.subject, hit=hit)
+        context["provenance"] = provenance_linked(
+            provenance, lambda view, memory_id: reverse(f"dashboard:{view}", kwargs={"memory_id": memory_id})
+        )
     return context
 
 
@@ -239,18 +243,30 @@ def memory_forget(request: HttpRequest, memory_id: str) -> HttpResponse:
     if memory["shared"]:
         raise NotFound("catalog entries belong to the whole tenant: they are not yours to forget")
     if request.method == "POST":
-        result = forget.memory_forget(subject=request.subject, memory_id=memory["id"], actor=actor_of(request))
+        result = forget.episode_forget_with_orphans(
+            subject=request.subject,
+            memory_id=memory["id"],
+            actor=actor_of(request),
+            orphans=request.POST.getlist("also_forget"),
+        )
+        also = len(result["orphans_forgotten"])
+        with_them = (
+            f" Also forgotten: {also} memor{'y' if also == 1 else 'ies'} it was the only source of." if also else ""
+        )
         messages.success(
             request,
-            f"Forgotten: that memory is deleted, with every copy of its text. Removed — {forget.receipt_summary(result['receipt'])}.",
+            f"Forgotten: that memory is deleted, with every copy of its text. Removed — {forget.receipt_summary(result['receipt'])}.{with_them}",
         )
         tab = {v: k for k, v in TABS.items()}.get(memory["type"], "facts")
         return redirect("dashboard:tab", tab=tab)
     chain = []
     if memory["type"] in ("semantic", "archive"):
         chain = selectors.memory_chain_get(subject=request.subject, memory_id=memory["id"])
+    orphans = episode_orphans(subject=request.subject, episode_id=memory["id"]) if memory["type"] == "episodic" else []
     return render(
-        request, "dashboard/forget.html", {"memory": memory, "chain_length": len(chain), "type_names": TYPE_NAMES}
+        request,
+        "dashboard/forget.html",
+        {"memory": memory, "chain_length": len(chain), "type_names": TYPE_NAMES, "orphans": orphans},
     )
 
 
@@ -307,30 +323,24 @@ def export(request: HttpRequest) -> HttpResponse:
             yield "]"
         yield "}}\n"
 
-    response = StreamingHttpResponse(_streamed(request, body()), content_type="application/json")
+    response = StreamingHttpResponse(streamed(request, body()), content_type="application/json")
     stamp = timezone.now().strftime("%Y%m%d")
     response["Content-Disposition"] = f'attachment; filename="atlas-memories-{subject.external_id}-{stamp}.json"'
     response["Cache-Control"] = "no-store"
     return response
 
 
-def _streamed(request: HttpRequest, chunks: Iterator[str]) -> Iterator[str] | AsyncIterator[str]:
-    """What ``StreamingHttpResponse`` should get so the download really streams.
-
-    Under ASGI, Django consumes a synchronous iterator whole before sending a byte (core/handlers/
-    asgi.py warns "must consume synchronous iterators"): 10,000 memories would sit in memory. An
-    asynchronous iterator that pulls each chunk in the request's thread streams instead; the test
-    client (WSGI) keeps the plain iterator.
-    """
-    if not isinstance(request, ASGIRequest):
-        return chunks
-
-    async def pulled() -> AsyncIterator[str]:
-        step = sync_to_async(next, thread_sensitive=True)
-        while (chunk := await step(chunks, None)) is not None:
-            yield chunk
-
-    return pulled()
+@dashboard_view
+def export_lines(request: HttpRequest) -> HttpResponse:
+    """The subject's memories in the documented export format (docs/export-format.md), streamed; the
+    header and the first memory are read before the response starts (an outage is a 503 page)."""
+    subject = request.subject
+    lines = map(export_line, primed(memories_export(tenant=subject.tenant, subject=subject)))
+    response = StreamingHttpResponse(streamed(request, lines), content_type="application/x-ndjson")
+    stamp = timezone.now().strftime("%Y%m%d")
+    response["Content-Disposition"] = f'attachment; filename="atlas-memories-{subject.external_id}-{stamp}.jsonl"'
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 def _export_page(subject, memory_type: str, cursor: str | None) -> dict[str, Any]:

@@ -24,8 +24,9 @@ from atlas_site.errors import AtlasError, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.authority import AUTHORITIES, by_reviewer_token, by_token
 from memory.elastic.client import es_errors
+from memory.provenance import memory_provenance
 from memory.recall import memory_recall
-from memory.selectors import RECALL_TYPES, memory_chain_get, memory_list, memory_shape, proposals_list
+from memory.selectors import RECALL_TYPES, memory_chain_get, memory_hit, memory_list, memory_shape, proposals_list
 from memory.services.documents import (
     CONTRADICTIONS,
     FACT_TYPES,
@@ -242,6 +243,14 @@ def list_memories(
 
 def memory_chain(*, subject: MemorySubject, principal: TokenPrincipal, memory_id: str) -> dict[str, Any]:
     return {"chain": [_shaped(m) for m in memory_chain_get(subject=subject, memory_id=memory_id)]}
+
+
+def memory_provenance_tool(*, subject: MemorySubject, principal: TokenPrincipal, memory_id: str) -> dict[str, Any]:
+    hit = memory_hit(subject=subject, memory_id=memory_id)
+    provenance = memory_provenance(subject=subject, hit=hit)
+    if provenance is None:  # a catalog entry: the tenant's, not one of the user's memories
+        raise NotFound(f"no memory {memory_id} of this user (catalog entries are the tenant's)", field="memory_id")
+    return {"memory": _shaped(memory_shape(hit)), "provenance": provenance}
 
 
 def record_outcome(
@@ -518,6 +527,21 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         input_schema=_schema({"memory_id": {**_MEMORY_ID, "description": "Any version's id."}}, ["memory_id"]),
         handler=memory_chain,
+        annotations=_READ,
+    ),
+    ToolSpec(
+        name="memory_provenance",
+        title="Where a memory came from",
+        scope="read",
+        description=(
+            "Where one of the user's memories came from: its authority (person, agent, consolidation, "
+            "import, operator), who wrote it (a token, the person, a consolidation run, an operator, an "
+            "import), the conversation turns it was distilled from (with their time and text; forgotten "
+            "ones marked gone) and the consolidation run. Use it before relying on a fact the user "
+            "questions, or when they ask how you know something."
+        ),
+        input_schema=_schema({"memory_id": {**_MEMORY_ID, "description": "The memory's id."}}, ["memory_id"]),
+        handler=memory_provenance_tool,
         annotations=_READ,
     ),
     ToolSpec(

@@ -18,7 +18,7 @@ never carries the forgotten text.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -31,6 +31,7 @@ from memory.elastic.indices import MEMORY_TYPES, memory_type_of_index
 from memory.elastic.queries import own_documents_filter
 from memory.embeddings import query_caches_clear
 from memory.models import ConsolidationRun, RejectedProposal
+from memory.provenance import episode_orphans
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
@@ -188,6 +189,11 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     memory_id = hit["_id"]
     memory_type = hit["_source"].get("memory_type")
     texts = _memory_texts(hit["_source"])
+    # Read before the delete: what this episode was the last evidence of (the answer says so; the
+    # memories themselves stay — forgetting them too is the caller's choice).
+    orphaned = (
+        [m["id"] for m in episode_orphans(subject=subject, episode_id=memory_id)] if memory_type == "episodic" else []
+    )
     # The document, and its copies in older generations of its index.
     same = queries.ids_within([memory_id], [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)])
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
@@ -206,7 +212,30 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         target=f"{subject}:{memory_id}",
         detail={"memory_type": memory_type},
     )
-    return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt}
+    return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt, "orphaned": orphaned}
+
+
+def episode_forget_with_orphans(
+    *, subject: MemorySubject, memory_id: Any, actor: str, orphans: Collection[str]
+) -> dict[str, Any]:
+    """Forget an episode and those of ``orphans`` (the person's choice) it was the last evidence of.
+
+    Which ones qualify is decided by the episode's own forgetting (read just before its delete), not by
+    the caller: an id that is not one of them — a fact that found other evidence since, or any other
+    memory — is left alone. One forgotten meanwhile (another tab) is simply skipped. ``orphans_forgotten``
+    lists what went besides the episode."""
+    result = memory_forget(subject=subject, memory_id=memory_id, actor=actor)
+    chosen = set(orphans)
+    result["orphans_forgotten"] = []
+    for orphan in result["orphaned"]:
+        if orphan not in chosen:
+            continue
+        try:
+            memory_forget(subject=subject, memory_id=orphan, actor=actor)
+        except NotFound:
+            continue
+        result["orphans_forgotten"].append(orphan)
+    return result
 
 
 def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, Any]:

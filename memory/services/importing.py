@@ -57,6 +57,7 @@ class ImportReport:
     errors: list[tuple[int, str]] = field(default_factory=list)
     subjects_created: list[str] = field(default_factory=list)
     supersessions: int = 0
+    unit: str = "line"  # what an error's number counts: a line of the file, or an item of a converted dump
 
 
 MAX_DAYS_AGO = 36500
@@ -228,6 +229,7 @@ def memories_import(
     partial: bool = False,
     authority: str = IMPORT,
     authority_per_record: bool = False,
+    subject_name: str | None = None,
 ) -> ImportReport:
     """Import a file's lines, all or nothing: every line is checked first — its fields, its subject,
     and that what it ``supersedes`` is in the file or stored for that subject — and with any error
@@ -235,9 +237,26 @@ def memories_import(
     others. Errors come in line order.
 
     Facts and playbooks speak with ``authority`` (``import``), or with each record's own ``authority``
-    field when ``authority_per_record`` (our own export format keeps it); ``written_by`` import:actor.
-    An imported replacement of a fact the person wrote waits as a pending proposal (writes.fact_store)."""
+    field when ``authority_per_record``; ``written_by`` import:actor. An imported replacement of a fact
+    the person wrote waits as a pending proposal (writes.fact_store).
+
+    A file whose first line is an export header (docs/export-format.md) is read as that format;
+    ``subject_name`` then puts its memories under that subject (the older format names each line's)."""
     lines = list(lines)
+    if _first_line_is_header(lines):
+        from memory.portable.importing import export_lines_import
+
+        return export_lines_import(
+            tenant=tenant,
+            lines=lines,
+            create_subjects=create_subjects,
+            actor=actor,
+            subject_name=subject_name,
+            partial=partial,
+            progress=progress,
+        )
+    if subject_name is not None:
+        raise ValidationFailed("a subject can be given for an export (a file with a header line) only")
     stamp = ImportAuthority(written_by=f"import:{actor}", default=authority, per_record=authority_per_record)
     problems = _lines_check(tenant, lines, create_subjects=create_subjects, stamp=stamp)
     report = ImportReport()
@@ -256,16 +275,7 @@ def memories_import(
     def flush() -> None:
         if not pending:
             return
-        items = [p for _, p in pending]
-        replaced_state_keep(reader=reader, filters=[], prepared=items)  # a re-imported fact stays replaced
-        embed_into(items)
-        with non_english_marked(items):
-            failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))
-        for line_no, item in pending:
-            if item.memory_id in failures:
-                report.errors.append((line_no, f"not stored: {failures[item.memory_id]}"))
-            else:
-                report.written[item.memory_type] += 1
+        prepared_store(writer=writer, reader=reader, pending=pending, report=report)
         pending.clear()
         if progress:
             progress(report.lines, report)
@@ -308,6 +318,40 @@ def memories_import(
         detail={"lines": report.lines, "written": dict(report.written), "errors": len(report.errors)},
     )
     return report
+
+
+def prepared_store(
+    *, writer: Any, reader: Any, pending: list[tuple[int, PreparedMemory]], report: ImportReport
+) -> list[PreparedMemory]:
+    """Store a batch of prepared memories (numbered by line or item) in one bulk request, counting each
+    in ``report`` as written or as that number's error; returns those stored. A fact already replaced
+    here stays replaced when a file stores it again."""
+    items = [p for _, p in pending]
+    replaced_state_keep(reader=reader, filters=[], prepared=items)
+    embed_into(items)
+    with non_english_marked(items):
+        failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))
+    stored = []
+    for number, item in pending:
+        if item.memory_id in failures:
+            report.errors.append((number, f"not stored: {failures[item.memory_id]}"))
+        else:
+            report.written[item.memory_type] += 1
+            stored.append(item)
+    return stored
+
+
+def _first_line_is_header(lines: list[str]) -> bool:
+    """Whether the file is an export (docs/export-format.md): its first line names a ``format``; the
+    older line format has no header, so an object without ``format`` is its first memory."""
+    first = next((line for line in lines if line.strip()), None)
+    if first is None:
+        return False
+    try:
+        value = json_parse(first, field=None, what="the line")
+    except AtlasError:
+        return False
+    return isinstance(value, dict) and "format" in value
 
 
 def _lines_check(

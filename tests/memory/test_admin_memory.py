@@ -233,3 +233,37 @@ def test_an_operators_correction_is_stamped_operator_and_replaces_the_persons_fa
     assert selectors.memory_get(subject=maya, memory_id=mine["id"])["superseded_by"] == [new_id]
     listed = client.get(_url("memories", maya.pk)).content.decode()
     assert "<td>operator</td>" in listed
+
+
+def test_the_memory_page_says_where_it_came_from(client, operator, maya):
+    """The admin's memory page shows the provenance: authority, writer, the cited turns (linked; a
+    forgotten one as such) and the consolidation run."""
+    from memory.models import ConsolidationRun
+    from memory.services.forget import memory_forget
+
+    run = ConsolidationRun.objects.create(tenant=maya.tenant, subject=maya, status=ConsolidationRun.Status.DONE)
+    kept = writes.episode_write(subject=maya, text="I take the 8:15 train", at="2026-03-02T08:00:00Z")
+    gone = writes.episode_write(subject=maya, text="I commute by train", at="2026-03-01T08:00:00Z")
+    fact = writes.fact_write(
+        subject=maya, text="Maya commutes by train", source_episodes=[gone["id"], kept["id"]], at="2026-03-03T02:00:00Z"
+    )
+    from memory.elastic import store
+    from memory.scope import SubjectScope
+
+    # Stamped as the consolidation run's own write would be (the writing services stamp it; issue 28).
+    store.memory_index(
+        SubjectScope.writer(),
+        memory_type="semantic",
+        memory_id=fact["id"],
+        source={**selectors.memory_hit(subject=maya, memory_id=fact["id"])["_source"], "authority": "consolidation",
+                "written_by": f"run:{run.pk}"},
+        refresh=True,
+    )  # fmt: skip
+    memory_forget(subject=maya, memory_id=gone["id"], actor="test")
+    client.force_login(operator)
+    response = client.get(_url("memory", maya.pk, fact["id"]))
+    page = response.content.decode()
+    assert response.context["provenance"]["authority"] == "consolidation"
+    assert f"nightly consolidation, run {run.pk}" in page
+    assert f"<code>{gone['id']}</code> (forgotten since)" in page
+    assert f'href="{_url("memory", maya.pk, kept["id"])}">“I take the 8:15 train”</a>' in page

@@ -51,6 +51,7 @@ def test_forget_one_memory(maya, tom) -> None:
             "run_records": {"count": 0, "ids": [], "truncated": False},
             "idempotency_records": {"count": 0, "ids": [], "truncated": False},
         },
+        "orphaned": [],
     }
     assert embedding_provider().query_cache.info().size == 0
     assert mine["id"] not in documents_of(user_id=str(maya.es_id))

@@ -1,7 +1,10 @@
-"""atlas_import FILE.jsonl --tenant SLUG [--create] [--allow-partial] — import memories.
+"""atlas_import FILE --tenant SLUG [--from mem0|graphiti] [--subject ID] [--create] [--allow-partial].
 
-Every line is checked before anything is written: with any bad line (reported with its number, in
-order) nothing is imported and the command exits 1; --allow-partial imports the other lines instead.
+FILE is an export (docs/export-format.md: its first line is the header), the older line format (the
+README's "Importing memories"), or with --from another product's dump (mem0's get_all JSON, a
+Graphiti/Zep episode dump). Every line is checked before anything is written: with any bad line
+(reported with its number, in order) nothing is imported and the command exits 1; --allow-partial
+imports the other lines instead.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from memory.portable.foreign import SOURCES
+from memory.portable.importing import foreign_import
 from memory.services.importing import memories_import
 from tenants.management.base import AtlasCommand
 from tenants.models import Tenant
@@ -24,6 +29,15 @@ class Command(AtlasCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--tenant", required=True)
+        parser.add_argument(
+            "--from",
+            dest="source",
+            choices=SOURCES,
+            help="FILE is another product's dump: mem0's get_all JSON or a Graphiti/Zep episode dump",
+        )
+        parser.add_argument(
+            "--subject", help="put an export's memories under this subject (its external id) whatever the file names"
+        )
         parser.add_argument("--create", action="store_true", help="create the tenant and unknown subjects")
         parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
         parser.add_argument(
@@ -32,7 +46,18 @@ class Command(AtlasCommand):
             help="import the valid lines when some are bad (reported and skipped), and exit 0",
         )
 
-    def handle(self, *args, file: Path, tenant: str, create: bool, quiet: bool, allow_partial: bool, **options) -> None:
+    def handle(
+        self,
+        *args,
+        file: Path,
+        tenant: str,
+        source: str | None,
+        subject: str | None,
+        create: bool,
+        quiet: bool,
+        allow_partial: bool,
+        **options,
+    ) -> None:
         if not file.is_file():
             raise CommandError(f"no such file: {file}")
         if create and not Tenant.objects.filter(slug=tenant).exists():
@@ -50,27 +75,35 @@ class Command(AtlasCommand):
             if show_progress:
                 print(f"\rread {done}/{total} line(s)…", end="", file=sys.stderr, flush=True)
 
-        with file.open(encoding="utf-8", errors="surrogateescape") as lines:
-            report = memories_import(
-                tenant=owner,
-                lines=lines,
-                create_subjects=create,
-                actor=self.actor,
-                progress=progress,
-                partial=allow_partial,
-            )
+        given = {
+            "tenant": owner,
+            "create_subjects": create,
+            "actor": self.actor,
+            "subject_name": subject,
+            "partial": allow_partial,
+            "progress": progress,
+        }
+        if source is not None:
+            try:
+                text = file.read_text(encoding="utf-8")
+            except UnicodeDecodeError as err:
+                raise CommandError(f"{file} is not UTF-8 text (byte {err.start})") from None
+            report = foreign_import(source=source, text=text, **given)
+        else:
+            with file.open(encoding="utf-8", errors="surrogateescape") as lines:
+                report = memories_import(lines=lines, **given)
         if show_progress:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
         for line_no, message in report.errors:
-            self.stderr.write(f"line {line_no}: {message}")
+            self.stderr.write(f"{report.unit} {line_no}: {message}")
         written = ", ".join(f"{n} {t}" for t, n in sorted(report.written.items())) or "nothing"
         self.stdout.write(
-            f"imported {sum(report.written.values())} of {report.lines} line(s) into {owner.slug}: {written}; "
+            f"imported {sum(report.written.values())} of {report.lines} {report.unit}(s) into {owner.slug}: {written}; "
             f"{report.supersessions} supersession link(s); {len(report.errors)} error(s)"
             + (f"; created subjects {', '.join(report.subjects_created)}" if report.subjects_created else "")
         )
         if report.errors and not allow_partial:
             raise CommandError(
-                "nothing was imported: fix the lines above and import the file again, or pass --allow-partial "
-                "to import the other lines (re-importing overwrites, it does not duplicate)"
+                f"nothing was imported: fix the {report.unit}s above and import the file again, or pass --allow-partial "
+                f"to import the other {report.unit}s (re-importing overwrites, it does not duplicate)"
             )

@@ -83,7 +83,7 @@ def test_write_recall_list_get_chain_forget(world) -> None:
     assert {m["id"] for m in with_old["memories"]} == {new["id"], fact["id"]}
     gone = svc("DELETE", f"subjects/alice/memories/{episode.json()['id']}").json()
     receipt = gone.pop("receipt")
-    assert gone == {"id": episode.json()["id"], "type": "episodic", "forgotten": True}
+    assert gone == {"id": episode.json()["id"], "type": "episodic", "forgotten": True, "orphaned": []}
     assert receipt["indices"] == {"episodic": {"count": 1, "ids": [episode.json()["id"]], "truncated": False}}
     assert receipt["idempotency_records"] == {"count": 0, "ids": [], "truncated": False}
     _problem(svc("GET", f"subjects/alice/memories/{episode.json()['id']}"), 404)
@@ -642,7 +642,7 @@ def test_the_external_id_a_writer_gave_works_wherever_an_id_does(world) -> None:
     assert [m["id"] for m in chain] == [fact["id"], edited.json()["id"]]
     forgotten = svc("DELETE", "subjects/alice/memories/f-3").json()
     assert forgotten.pop("receipt")["indices"]["semantic"]["ids"] == [fact["id"]]
-    assert forgotten == {"id": fact["id"], "type": "semantic", "forgotten": True}
+    assert forgotten == {"id": fact["id"], "type": "semantic", "forgotten": True, "orphaned": []}
     _problem(world["own"]("GET", "subjects/bob/memories/f-3"), 404)
 
 

@@ -197,7 +197,7 @@ def test_the_api_docs_run_under_the_policy(page) -> None:
 
 
 def test_the_download_streams_through_the_live_server(page, maya, maya_person, maya_memories) -> None:
-    """Through uvicorn (ASGI) the export is an asynchronous stream (``views._streamed``): Django would
+    """Through uvicorn (ASGI) the export is an asynchronous stream (``atlas_site.streaming.streamed``): Django would
     otherwise read a synchronous iterator whole before sending. The body is the same JSON document."""
     import json
     import warnings
@@ -217,3 +217,53 @@ def test_the_download_streams_through_the_live_server(page, maya, maya_person, m
         "My cat Miso hates the vet",
     ]
     assert len(exported["memories"]["semantic"]) == 4  # the chain of three (and its edit) plus the preference
+
+
+def test_where_it_came_from_and_forgetting_the_last_evidence(page, axe_clean, screenshot, maya, maya_person) -> None:
+    """The memory page says where a fact came from (authority, writer, run, the turns it cites); the
+    forget confirmation of the only turn a fact still cites names that fact and offers to forget it too.
+    Authority and writer come from an export-format import (it keeps them as the file states them)."""
+    import json
+
+    from memory.models import ConsolidationRun
+    from memory.services.importing import memories_import
+
+    run = ConsolidationRun.objects.create(tenant=maya.tenant, subject=maya, status=ConsolidationRun.Status.DONE)
+    lines = [
+        {"format": "atlas-memory-export", "version": 1, "exported_at": "2026-05-01T00:00:00Z"},
+        {"id": "e1", "type": "episodic", "subject": "maya", "text": "My sister Ana lives in Braga",
+         "created_at": "2026-04-01T09:00:00Z", "authority": "agent", "written_by": "token:maya-phone"},
+        {"id": "e2", "type": "episodic", "subject": "maya", "text": "I visit Braga every May",
+         "created_at": "2026-04-02T09:00:00Z", "authority": "agent", "written_by": "token:maya-phone"},
+        {"id": "sister", "type": "semantic", "subject": "maya", "text": "Maya's sister Ana lives in Braga",
+         "created_at": "2026-04-03T02:00:00Z", "source_episodes": ["e1"], "authority": "consolidation",
+         "written_by": f"run:{run.pk}"},
+        {"id": "may", "type": "semantic", "subject": "maya", "text": "Maya visits Braga in May",
+         "created_at": "2026-04-03T02:00:01Z", "source_episodes": ["e1", "e2"], "authority": "consolidation",
+         "written_by": f"run:{run.pk}"},
+    ]  # fmt: skip
+    report = memories_import(tenant=maya.tenant, lines=[json.dumps(x) for x in lines], create_subjects=False, actor="t")
+    assert report.errors == []
+    ids = {m["external_id"]: m["id"] for m in selectors.memory_list(subject=maya, page_size=50)["memories"]}
+
+    person_login(page, "maya@example.org", PASSWORD)
+    page.goto(f"/memory/{ids['sister']}/")
+    where = page.get_by_role("region", name="Where it came from")
+    assert "consolidation" in where.inner_text()
+    assert f"nightly consolidation, run {run.pk}" in where.inner_text()
+    assert where.get_by_role("link").all_inner_texts() == ["“My sister Ana lives in Braga”"]
+    _check(page, axe_clean, screenshot, "dashboard-provenance")
+
+    page.goto(f"/memory/{ids['e1']}/forget/")
+    offered = page.get_by_role("group", name="What it was the only source of")
+    assert offered.get_by_role("checkbox").count() == 1  # "may" still has e2
+    offered.get_by_label("Also forget the fact “Maya's sister Ana lives in Braga”").check()
+    _check(page, axe_clean, screenshot, "dashboard-forget-last-evidence")
+    page.get_by_role("button", name="Forget it").click()
+    assert "Also forgotten: 1 memory it was the only source of." in page.get_by_role("status").inner_text()
+    left = {m["external_id"] for m in selectors.memory_list(subject=maya, page_size=50)["memories"]}
+    assert left == {"e2", "may"}
+
+    page.goto(f"/memory/{ids['may']}/")
+    cited = page.get_by_role("region", name="Where it came from").inner_text()
+    assert "(forgotten since)" in cited and "I visit Braga every May" in cited

@@ -415,3 +415,51 @@ def admin_user_person(db):
     from tenants.models import Person
 
     return Person.objects.create_superuser("ops@example.org", "a long enough password 1")
+
+
+def test_the_documented_download_holds_every_version_and_reads_back(browser_client, maya, tom, maya_memories) -> None:
+    """``/export.jsonl`` is the export format (docs/export-format.md): the person's memories only, every
+    version of the chain, and another tenant imports it with the chain intact."""
+    from memory.selectors import memory_chain_get
+    from memory.services.importing import memories_import
+    from tenants.selectors import subject_get
+    from tenants.services import tenant_create
+
+    writes.fact_write(subject=tom, text="Tom's own fact")
+    response = browser_client.get("/export.jsonl")
+    assert response.status_code == 200 and response["Content-Type"] == "application/x-ndjson"
+    assert response["Content-Disposition"].startswith('attachment; filename="atlas-memories-maya-')
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert records[0]["format"] == "atlas-memory-export" and records[0]["subject"] == "maya"
+    assert sorted(r["text"] for r in records[1:] if r["type"] == "semantic") == [
+        "Lives in Lisbon",
+        "Lives in Lisbon, in Alfama",
+        "Lives in Porto",
+        "Prefers window seats on trains",
+    ]
+    elsewhere = tenant_create(slug="elsewhere", name="elsewhere", actor="test")
+    report = memories_import(tenant=elsewhere, lines=lines, create_subjects=True, actor="test")
+    assert report.errors == [] and sum(report.written.values()) == len(records) - 1
+    moved = subject_get(tenant=elsewhere, external_id="maya")
+    third = maya_memories["third"]["id"]
+    head = next(r for r in records[1:] if r["id"] == third)
+    from memory.services.documents import memory_id_for
+
+    moved_head = memory_id_for(
+        tenant_id=str(elsewhere.es_id), user_id=str(moved.es_id), memory_type="semantic", external_id=head["id"]
+    )
+    assert [m["text"] for m in memory_chain_get(subject=moved, memory_id=moved_head)] == [
+        m["text"] for m in memory_chain_get(subject=maya, memory_id=third)
+    ]
+
+
+def test_the_documented_download_is_a_503_page_when_elasticsearch_is_down(browser_client, maya_memories, settings):
+    """The first lines are read before the response starts: an outage is a page saying so, not a
+    download cut off after its headers."""
+    from tests.es_outage import elasticsearch_unreachable
+
+    with elasticsearch_unreachable(settings):
+        response = browser_client.get("/export.jsonl")
+    assert response.status_code == 503
+    assert not response.streaming and "Content-Disposition" not in response

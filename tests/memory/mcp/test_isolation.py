@@ -33,6 +33,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 EXTERNAL_IDS = ("alice", "bob")
 ID_TOOLS = {
     "memory_chain": lambda memory_id: {"memory_id": memory_id},
+    "memory_provenance": lambda memory_id: {"memory_id": memory_id},
     "update_fact": lambda memory_id: {"memory_id": memory_id, "text": "probe: overwritten"},
     "forget_memory": lambda memory_id: {"memory_id": memory_id},
     "record_outcome": lambda memory_id: {"playbook_id": memory_id, "success": True},

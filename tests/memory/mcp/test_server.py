@@ -33,6 +33,7 @@ TOOL_NAMES = [
     "forget_memory",
     "list_memories",
     "memory_chain",
+    "memory_provenance",
     "record_outcome",
     "list_proposals",
     "review_proposal",
@@ -95,6 +96,7 @@ def test_initialize_and_the_tool_list_with_the_official_client(atlas_server, ali
         "list_memories",
         "memory_chain",
         "list_proposals",
+        "memory_provenance",
     ]
     # review_proposal's reject deletes the proposal.
     assert [t.name for t in listed.tools if t.annotations.destructive_hint] == ["forget_memory", "review_proposal"]

@@ -120,7 +120,8 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
 
             forgotten = payload(await s.call_tool("forget_memory", {"memory_id": episode["id"]}))
             receipt = forgotten.pop("receipt")
-            assert forgotten == {"id": episode["id"], "type": "episodic", "forgotten": True}
+            # The current version of the fact cites only this episode: the answer says it loses its evidence.
+            assert forgotten == {"id": episode["id"], "type": "episodic", "forgotten": True, "orphaned": [new["id"]]}
             assert receipt["indices"] == {"episodic": {"count": 1, "ids": [episode["id"]], "truncated": False}}
             again = payload(await s.call_tool("forget_memory", {"memory_id": episode["id"]}))
             assert again == {
@@ -373,3 +374,30 @@ def test_elasticsearch_down_is_an_unavailable_tool_error(atlas_server, acme, set
         "message": "Elasticsearch is unreachable while trying to search memories",
         "field": None,
     }
+
+
+def test_provenance_and_orphaned_through_the_official_client(atlas_server) -> None:
+    """``memory_provenance`` answers where a memory came from; ``forget_memory`` reports what an episode
+    was the last evidence of."""
+    from memory.services.writes import episode_write, fact_write
+
+    tenant, (alice,) = tenant_with_subjects("prov", "alice")
+    said = episode_write(subject=alice, text="I am allergic to peanuts", at="2026-02-01T10:00:00Z")
+    fact = fact_write(subject=alice, text="Alice is allergic to peanuts", source_episodes=[said["id"]])
+    token = token_for(tenant, alice)
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as s:
+            where = payload(await s.call_tool("memory_provenance", {"memory_id": fact["id"]}))
+            forgotten = payload(await s.call_tool("forget_memory", {"memory_id": said["id"]}))
+            after = payload(await s.call_tool("memory_provenance", {"memory_id": fact["id"]}))
+            return where, forgotten, after
+
+    where, forgotten, after = run(go)
+    assert where["memory"]["text"] == "Alice is allergic to peanuts" and "user_id" not in where["memory"]
+    assert where["provenance"]["episodes"] == [
+        {"id": said["id"], "gone": False, "timestamp": "2026-02-01T10:00:00+00:00", "text": "I am allergic to peanuts"}
+    ]
+    assert where["provenance"]["run"] is None
+    assert forgotten["forgotten"] is True and forgotten["orphaned"] == [fact["id"]]
+    assert after["provenance"]["episodes"] == [{"id": said["id"], "gone": True}]
