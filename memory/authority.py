@@ -63,7 +63,10 @@ def authority_stamp(source: dict[str, Any], *, authority: str, written_by: str) 
     if authority not in AUTHORITIES:
         raise ValueError(f"unknown authority {authority!r}")
     source["authority"] = authority
-    source["written_by"] = written_by[:300]
+    if written_by:  # a service's own write (a test, the demo seed) names no writer: none is stored
+        source["written_by"] = written_by[:300]
+    else:
+        source.pop("written_by", None)
 
 
 def is_pending(source: dict[str, Any]) -> bool:

@@ -434,7 +434,7 @@ def _prepared(
     if record.get("review_state"):
         prepared.source["review_state"] = record["review_state"]
     if record.get("proposal_for"):
-        prepared.source["proposal_for"] = link("semantic", record["proposal_for"])
+        prepared.source["proposal_for"] = [link("semantic", target) for target in record["proposal_for"]]
     return prepared
 
 

@@ -99,10 +99,10 @@ def _normalised(records: list[dict]) -> list[dict]:
     for r in records:
         item = {k: v for k, v in r.items() if k not in ("authority", "written_by", "external_id")}
         item["id"] = _portable_id(r)
-        for link in ("superseded_by", "proposal_for", "previous_turn"):
+        for link in ("superseded_by", "previous_turn"):
             if link in item:
                 item[link] = portable.get(item[link], item[link])
-        for links in ("supersedes", "source_episodes"):
+        for links in ("supersedes", "source_episodes", "proposal_for"):
             if links in item:
                 item[links] = [portable.get(i, i) for i in item[links]]
         out.append(item)
@@ -153,9 +153,12 @@ def test_round_trip_keeps_recall_chains_and_every_field(memories, tenant, maya, 
     again, _ = run("atlas_export", "--tenant", "round-trip-b")
     records_b = lines_of(again)
     assert _normalised(records_b[1:]) == _normalised(records[1:])
-    assert {(r.get("authority"), r.get("written_by")) for r in records_b[1:] if r["type"] != "catalog"} == {
-        ("import", "import:cli:atlas_import")
-    }
+    # Authority travels with the memory (the services stamped A's facts and playbooks `agent`; its turns
+    # carry none and become `import`); the writer of B's copies is the import.
+    authority_a = {_portable_id(r): r.get("authority", "import") for r in records[1:] if r["type"] != "catalog"}
+    assert {_portable_id(r): r["authority"] for r in records_b[1:] if r["type"] != "catalog"} == authority_a
+    assert set(authority_a.values()) == {"agent", "import"}
+    assert {r["written_by"] for r in records_b[1:] if r["type"] != "catalog"} == {"import:cli:atlas_import"}
 
     # Importing the same file again overwrites: nothing doubles, the chain stays as it was.
     run("atlas_import", str(exported), "--tenant", "round-trip-b")
@@ -208,7 +211,7 @@ def test_authority_review_state_and_timestamps_come_from_the_file(tenant, maya) 
                 "authority": "consolidation",
                 "written_by": "run:17",
                 "review_state": "pending",
-                "proposal_for": "f-old",
+                "proposal_for": ["f-old"],
                 "use_count": 3,
                 "last_used_at": "2025-07-01T00:00:00Z",
             }
@@ -234,7 +237,7 @@ def test_authority_review_state_and_timestamps_come_from_the_file(tenant, maya) 
         "2025-01-01T00:00:00+00:00",
     )
     assert (new["authority"], new["written_by"], new["review_state"]) == ("consolidation", "run:17", "pending")
-    assert new["proposal_for"] == memory_hit(subject=maya, memory_id=_id(tenant, maya, "f-old"))["_id"]
+    assert new["proposal_for"] == [memory_hit(subject=maya, memory_id=_id(tenant, maya, "f-old"))["_id"]]
     assert (new["use_count"], new["last_used_at"]) == (3, "2025-07-01T00:00:00+00:00")
     assert (episode["authority"], episode["written_by"]) == ("import", "import:cli:test")
     assert episode["timestamp"] == "2025-01-01T00:00:00+00:00"
