@@ -379,7 +379,7 @@ def test_a_fact_that_repeats_an_existing_one_confirms_it(maya, llm, settings) ->
         empty_plan(
             facts=[
                 fact("maya takes her coffee BLACK.", [episode]),  # the same text, normalised
-                fact("Maya has oat milk in her tea", [episode]),  # cosine 0.96 (all-mpnet-base-v2)
+                fact("Maya adds oat milk to her tea", [episode]),  # cosine 0.97 (all-mpnet-base-v2, int8 graph)
                 fact("Maya takes no sugar", [episode]),
             ]
         )

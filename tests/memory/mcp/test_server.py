@@ -95,8 +95,8 @@ def test_initialize_and_the_tool_list_with_the_official_client(atlas_server, ali
         "recall_memory",
         "list_memories",
         "memory_chain",
-        "list_proposals",
         "memory_provenance",
+        "list_proposals",
     ]
     # review_proposal's reject deletes the proposal.
     assert [t.name for t in listed.tools if t.annotations.destructive_hint] == ["forget_memory", "review_proposal"]
@@ -115,7 +115,7 @@ def test_a_token_is_offered_only_the_tools_its_scopes_allow(atlas_server, alice)
 
         return run(go)
 
-    assert listed("read") == ["recall_memory", "list_memories", "memory_chain", "list_proposals"]
+    assert listed("read") == ["recall_memory", "list_memories", "memory_chain", "memory_provenance", "list_proposals"]
     assert listed("read,write") == [name for name in TOOL_NAMES if name != "forget_memory"]
     assert listed("forget") == ["forget_memory"]
 
