@@ -8,14 +8,15 @@ priors, near-duplicate spreading, evidence folding) — the same top 10 a recall
 returns, without searching again.
 
 Usage: python benchmarks/recall_turns.py [--sets turns_v1 atlas_v1 hard_v1] [--keep DIR]
-           [--base SETTING=VALUE ...] [--sweep SETTING=V1,V2,...] [--ablate]
-Each --sweep value runs alone on top of the defaults and --base; --ablate runs the defaults with each
+           [--base SETTING=VALUE ...] [--sweep SETTING=V1,V2,...] [--grid SETTING=V1,V2,... ...] [--ablate]
+Each --sweep value runs alone on top of the defaults and --base, --grid runs every combination; --ablate runs the defaults with each
 lever off alone, then all off (the ranking before turn priors).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 from pathlib import Path
 
@@ -24,10 +25,11 @@ from _stack import ROOT, atlas_stack, progress
 KINDS = ("request", "question", "statement", "small-talk")
 LEVERS = {  # each lever's setting and its value when off
     "question → facts": ("ATLAS_TURN_QUESTION_FACT_PRIOR", 1.0),
+    "statement → facts": ("ATLAS_TURN_STATEMENT_FACT_PRIOR", 1.0),
     "request → playbooks": ("ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR", 1.0),
     "request → constraint/preference facts": ("ATLAS_TURN_REQUEST_FACT_PRIOR", 1.0),
     "asked turns demoted": ("ATLAS_TURN_ASKED_PRIOR", 1.0),
-    "repeats demoted (and never first)": ("ATLAS_TURN_REPEAT_JACCARD", 0.0),
+    "a repeat of the turn never first": ("ATLAS_TURN_REPEAT_JACCARD", 0.0),
 }
 
 
@@ -37,6 +39,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="keep the stack here and reuse what an earlier run imported")
     parser.add_argument("--base", nargs="*", default=[], help="SETTING=VALUE on top of the defaults")
     parser.add_argument("--sweep", nargs="*", default=[], help="SETTING=V1,V2,…: each value alone")
+    parser.add_argument("--grid", nargs="*", default=[], help="SETTING=V1,V2,…: every combination of the values")
     parser.add_argument("--ablate", action="store_true", help="each lever off alone, then all off")
     args = parser.parse_args()
     with atlas_stack(keep=args.keep):
@@ -55,6 +58,7 @@ def main() -> int:
         from tenants.services import tenant_create
 
         captured: list[tuple] = []
+        recall_ms: list[float] = []
 
         def recorder(fused, *, text, kind, window, priors=None):
             captured.append((list(fused), text, kind, window))
@@ -77,13 +81,14 @@ def main() -> int:
             fused_lists = []
             for q in queries:
                 captured.clear()
-                memory_recall(
+                result = memory_recall(
                     subject=subject_get(tenant=tenant, external_id=q.user_id),
                     query=q.query,
                     k=10,
                     options=RecallOptions(rerank=False),
                 )
                 fused_lists.append(captured[0])
+                recall_ms.append(result.timings_ms["total"])
             sets[name] = (queries, fused_lists, gold_types(tenant, queries))
 
         def evaluate(name: str) -> EvalReport:
@@ -105,6 +110,11 @@ def main() -> int:
         for item in args.sweep:
             setting, values = item.split("=", 1)
             configs += [(f"{setting}={v}", {**base, setting: float(v)}) for v in values.split(",")]
+        if args.grid:
+            axes = [(setting, values.split(",")) for setting, values in (item.split("=", 1) for item in args.grid)]
+            for combination in itertools.product(*(values for _, values in axes)):
+                changes = {setting: float(v) for (setting, _), v in zip(axes, combination, strict=True)}
+                configs.append((" ".join(f"{k}={v}" for k, v in changes.items()), {**base, **changes}))
         if args.ablate:
             configs += [(f"without {lever}", {**base, s: off}) for lever, (s, off) in LEVERS.items()]
             configs.append(("no turn ranking (all levers off)", {**base, **dict(LEVERS.values())}))
@@ -137,6 +147,24 @@ def main() -> int:
                 cells.append(f"{m['recall@5']:.3f} / {m['recall@10']:.3f} / {m['mrr@10']:.3f}")
             print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
         progress(f"re-ranked {len(configs)} configurations in {time.perf_counter() - started:.1f} s")
+        # What ranking for turns costs a recall: classifying the turn and applying the priors to its fused
+        # list, with the settings as configured, against the whole recall's time measured above.
+        for setting, value in defaults.items():
+            setattr(settings, setting, value)
+        costs = []
+        for _queries, fused_lists, _types in sets.values():
+            for fused, text, _kind, window in fused_lists:
+                t0 = time.perf_counter()
+                for _ in range(20):
+                    turn_priors_apply(fused, text=text, kind=turn_classify(text=text), window=window)
+                costs.append((time.perf_counter() - t0) / 20 * 1000)
+        costs.sort()
+        recall_ms.sort()
+        print(
+            f"\nranking for turns: mean {sum(costs) / len(costs):.3f} ms, p95 {costs[int(0.95 * len(costs))]:.3f} ms "
+            f"per recall; the recalls themselves: median {recall_ms[len(recall_ms) // 2]:.0f} ms "
+            f"({len(costs)} queries; {100 * sum(costs) / sum(recall_ms):.2f} % of their total time)"
+        )
     return 0
 
 

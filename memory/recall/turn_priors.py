@@ -1,9 +1,9 @@
 """Ranking for turns: per-kind priors on the fused list (memory.recall.turn_kind says the kind).
 
 - a request favours playbooks and the constraint and preference facts that shape the action;
-- a question about the user favours current facts;
-- a past turn that only repeats the turn (nearly the same words) is not an answer: it is demoted and never
-  ranks first;
+- a question about the user favours current facts, and so does a statement (what the agent knows that
+  the statement bears on: the fact it updates or qualifies);
+- a past turn that only repeats the turn (nearly the same words) is not an answer: it never ranks first;
 - a turn in which the user asked something (a question or request) is weaker evidence than one in which they
   stated something: asked turns are demoted, whatever the new turn's kind.
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
-from .turn_kind import QUESTION, REQUEST, turn_asks
+from .turn_kind import QUESTION, REQUEST, STATEMENT, turn_asks
 
 Ranked = list[tuple[str, float, dict[str, Any]]]
 
@@ -32,18 +32,18 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
-def turn_prior(source: dict[str, Any], *, kind: str, asked: bool, repeat: bool) -> float:
+def turn_prior(source: dict[str, Any], *, kind: str, asked: bool) -> float:
     """The prior one candidate gets for a turn of ``kind``: the product of the levers that apply to it."""
     memory_type = source.get("memory_type")
     prior = 1.0
     if memory_type == "episodic":
         if asked:
             prior *= settings.ATLAS_TURN_ASKED_PRIOR
-        if repeat:
-            prior *= settings.ATLAS_TURN_REPEAT_PRIOR
     elif memory_type == "semantic" and not (source.get("superseded_by") or source.get("retracted")):
         if kind == QUESTION:
             prior *= settings.ATLAS_TURN_QUESTION_FACT_PRIOR
+        elif kind == STATEMENT:
+            prior *= settings.ATLAS_TURN_STATEMENT_FACT_PRIOR
         elif kind == REQUEST and source.get("fact_type") in SHAPING_FACT_TYPES:
             prior *= settings.ATLAS_TURN_REQUEST_FACT_PRIOR
     elif memory_type == "procedural" and kind == REQUEST:
@@ -75,7 +75,7 @@ def turn_priors_apply(
             if threshold and turn_words:
                 words = _words(episode)
                 repeat = bool(words) and len(words & turn_words) / len(words | turn_words) >= threshold
-        prior = turn_prior(source, kind=kind, asked=asked, repeat=repeat)
+        prior = turn_prior(source, kind=kind, asked=asked)
         if repeat:
             repeats.add(memory_id)
         if priors is not None and prior != 1.0:

@@ -20,7 +20,7 @@ def levers(settings):
     settings.ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR = 3.0
     settings.ATLAS_TURN_REQUEST_FACT_PRIOR = 1.5
     settings.ATLAS_TURN_ASKED_PRIOR = 0.5
-    settings.ATLAS_TURN_REPEAT_PRIOR = 0.5
+    settings.ATLAS_TURN_STATEMENT_FACT_PRIOR = 1.25
     settings.ATLAS_TURN_REPEAT_JACCARD = 0.6
     return settings
 
@@ -59,11 +59,16 @@ def test_a_request_favours_playbooks_and_constraint_or_preference_facts(levers) 
     assert ranked[1][1] == pytest.approx(1.7)
 
 
-@pytest.mark.parametrize("kind", [STATEMENT, SMALL_TALK])
-def test_statements_and_small_talk_get_no_type_prior(levers, kind) -> None:
-    fused = [_hit("e1", 2.0, "episodic", text="I live in Leeds"), _hit("f1", 1.0, "semantic", fact_type="identity")]
+def test_a_statement_favours_current_facts_and_small_talk_gets_no_type_prior(levers) -> None:
+    fused = [_hit("e1", 2.0, "episodic", text="I live in Leeds"), _hit("f1", 1.8, "semantic", fact_type="identity")]
     fused += [_hit("p1", 0.5, "procedural"), _hit("e0", 0.0, "episodic", text="ok")]
-    assert turn_priors_apply(fused, text="Lovely day today", kind=kind, window=80) == fused
+    assert _ids(turn_priors_apply(fused, text="We're moving again", kind=STATEMENT, window=80)) == [
+        "f1",
+        "e1",
+        "p1",
+        "e0",
+    ]
+    assert turn_priors_apply(fused, text="lovely", kind=SMALL_TALK, window=80) == fused
 
 
 def test_a_turn_that_asked_is_weaker_evidence_than_one_that_stated(levers) -> None:
@@ -78,8 +83,7 @@ def test_a_turn_that_asked_is_weaker_evidence_than_one_that_stated(levers) -> No
 
 
 def test_a_past_turn_repeating_the_turn_is_never_first(levers, settings) -> None:
-    settings.ATLAS_TURN_REPEAT_PRIOR = 1.0  # only the rule: it still must not be first
-    settings.ATLAS_TURN_ASKED_PRIOR = 1.0
+    settings.ATLAS_TURN_ASKED_PRIOR = 1.0  # only the rule: it still must not be first
     fused = [
         _hit("same", 9.0, "episodic", text="Which vet is Biscuit registered with?"),
         _hit("e1", 2.0, "episodic", text="Biscuit limps"),
@@ -100,6 +104,9 @@ def test_only_the_window_is_rescored_and_the_rest_keeps_its_order(levers) -> Non
 
 
 def test_levers_at_one_change_nothing(settings) -> None:
+    for name in ("QUESTION_FACT", "STATEMENT_FACT", "REQUEST_PLAYBOOK", "REQUEST_FACT", "ASKED"):
+        setattr(settings, f"ATLAS_TURN_{name}_PRIOR", 1.0)
+    settings.ATLAS_TURN_REPEAT_JACCARD = 0.0
     fused = [_hit("e1", 3.0, "episodic", text="Where do I live?"), _hit("f1", 1.0, "semantic", fact_type="identity")]
     assert turn_priors_apply(fused, text="Where do I live?", kind=QUESTION, window=80) == fused
     assert turn_priors_apply([], text="x", kind=QUESTION, window=80) == []
@@ -120,4 +127,4 @@ def test_recall_ranks_a_turn_by_its_kind_and_explains_the_prior(maya, levers) ->
     assert result.explain["turn_kind"] == QUESTION
     why = {hit["id"]: hit["explain"] for hit in result.hits}
     assert why[fact["id"]]["turn_prior"] == 2.0
-    assert why[asked["id"]]["turn_prior"] == 0.25  # it asked (×0.5) and it repeats the turn (×0.5)
+    assert why[asked["id"]]["turn_prior"] == 0.5  # it asked
