@@ -20,7 +20,7 @@ import itertools
 import time
 from pathlib import Path
 
-from _stack import ROOT, atlas_stack, progress
+from _stack import ROOT, atlas_stack, eval_set_tenant, progress
 
 KINDS = ("request", "question", "statement", "small-talk")
 LEVERS = {  # each lever's setting and its value when off
@@ -52,10 +52,7 @@ def main() -> int:
         from memory.recall.fusion import near_duplicates_spread
         from memory.recall.turn_kind import turn_classify
         from memory.recall.turn_priors import turn_priors_apply
-        from memory.services.importing import memories_import
-        from tenants.models import Tenant
         from tenants.selectors import subject_get
-        from tenants.services import tenant_create
 
         captured: list[tuple] = []
         recall_ms: list[float] = []
@@ -67,15 +64,7 @@ def main() -> int:
         recall_module.turn_priors_apply = recorder
         sets = {}
         for name in args.sets:
-            slug = name.replace("_", "-")
-            tenant = Tenant.objects.filter(slug=slug).first()
-            if tenant is None:
-                progress(f"importing {name} …")
-                tenant = tenant_create(slug=slug, name=name, actor="benchmark")
-                with (ROOT / "eval" / name / "documents.jsonl").open() as lines:
-                    report = memories_import(tenant=tenant, lines=lines, create_subjects=True, actor="benchmark")
-                if report.errors:
-                    raise SystemExit(f"{name}: import errors {report.errors[:3]}")
+            tenant = eval_set_tenant(name)
             queries = eval_queries_parse((ROOT / "eval" / name / "queries.jsonl").read_text().splitlines())
             progress(f"recalling {len(queries)} queries of {name} …")
             fused_lists = []
