@@ -316,7 +316,9 @@ if not 0 <= ATLAS_REPLY_INHERITANCE <= 1:
 # a question and a statement current facts; a past turn that asked something is weaker evidence than one
 # that stated it; a past turn repeating this one (word-set Jaccard at least ATLAS_TURN_REPEAT_JACCARD;
 # 0 = off) never ranks first.
-ATLAS_TURN_QUESTION_FACT_PRIOR = env.float("ATLAS_TURN_QUESTION_FACT_PRIOR", default=2.0)
+# The question lever is off: ×2 lifts turns_v1's questions (MRR@10 0.709 → 0.947) but costs hard_v1, whose
+# search-style questions mostly need episodes, its gate (R@10 0.782 → 0.768, MRR@10 0.514 → 0.454).
+ATLAS_TURN_QUESTION_FACT_PRIOR = env.float("ATLAS_TURN_QUESTION_FACT_PRIOR", default=1.0)
 ATLAS_TURN_STATEMENT_FACT_PRIOR = env.float("ATLAS_TURN_STATEMENT_FACT_PRIOR", default=2.0)
 ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR = env.float("ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR", default=1.75)
 ATLAS_TURN_REQUEST_FACT_PRIOR = env.float("ATLAS_TURN_REQUEST_FACT_PRIOR", default=2.0)
