@@ -312,6 +312,26 @@ if ATLAS_BM25_LEG not in ("always", "literal"):
 ATLAS_REPLY_INHERITANCE = env.float("ATLAS_REPLY_INHERITANCE", default=0.5)
 if not 0 <= ATLAS_REPLY_INHERITANCE <= 1:
     raise ImproperlyConfigured(f"ATLAS_REPLY_INHERITANCE must be between 0 and 1, not {ATLAS_REPLY_INHERITANCE}")
+# Ranking for turns (memory.recall.turn_priors): priors by the kind of turn recall was given, each a
+# multiplier of the fused score above the candidates' floor (1 = off), each swept on eval/turns_v1 and
+# chosen for its MRR@10 over all turns, the gates of atlas_v1 and hard_v1 held (docs/recall-quality.md
+# "Ranking for turns"; benchmarks/recall_turns.py). A request favours playbooks and constraint/preference facts,
+# a question and a statement current facts; a past turn that asked something is weaker evidence than one
+# that stated it; a past turn repeating this one (word-set Jaccard at least ATLAS_TURN_REPEAT_JACCARD;
+# 0 = off) never ranks first.
+# The question lever is off: ×2 lifts turns_v1's questions (MRR@10 0.709 → 0.947) but costs hard_v1, whose
+# search-style questions mostly need episodes, its gate (R@10 0.782 → 0.768, MRR@10 0.514 → 0.454).
+ATLAS_TURN_QUESTION_FACT_PRIOR = env.float("ATLAS_TURN_QUESTION_FACT_PRIOR", default=1.0)
+ATLAS_TURN_STATEMENT_FACT_PRIOR = env.float("ATLAS_TURN_STATEMENT_FACT_PRIOR", default=2.0)
+ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR = env.float("ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR", default=1.75)
+ATLAS_TURN_REQUEST_FACT_PRIOR = env.float("ATLAS_TURN_REQUEST_FACT_PRIOR", default=2.0)
+ATLAS_TURN_ASKED_PRIOR = env.float("ATLAS_TURN_ASKED_PRIOR", default=0.5)
+ATLAS_TURN_REPEAT_JACCARD = env.float("ATLAS_TURN_REPEAT_JACCARD", default=0.5)
+for _name in ("QUESTION_FACT", "STATEMENT_FACT", "REQUEST_PLAYBOOK", "REQUEST_FACT", "ASKED"):
+    if not 0 < globals()[f"ATLAS_TURN_{_name}_PRIOR"] <= 10:
+        raise ImproperlyConfigured(f"ATLAS_TURN_{_name}_PRIOR must be above 0 and at most 10")
+if not 0 <= ATLAS_TURN_REPEAT_JACCARD <= 1:
+    raise ImproperlyConfigured(f"ATLAS_TURN_REPEAT_JACCARD must be between 0 and 1, not {ATLAS_TURN_REPEAT_JACCARD}")
 # Reciprocal rank fusion weight of each recall leg: the dense leg counts double (measured on both
 # evaluation sets, docs/recall-quality.md "Recall quality"; ×3 helps the hard set but costs atlas_v1 its R@5 gate).
 ATLAS_RRF_WEIGHT_BM25 = env.float("ATLAS_RRF_WEIGHT_BM25", default=1.0)

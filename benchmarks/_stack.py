@@ -57,3 +57,22 @@ def _configure(es: object, data_dir: str) -> None:
 
 def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def eval_set_tenant(name: str) -> object:
+    """The tenant holding evaluation set ``name`` (eval/<name>/documents.jsonl), imported into a tenant
+    of its own unless a kept stack already has it. Call inside :func:`atlas_stack`."""
+    from memory.services.importing import memories_import
+    from tenants.models import Tenant
+    from tenants.services import tenant_create
+
+    slug = name.replace("_", "-")
+    tenant = Tenant.objects.filter(slug=slug).first()
+    if tenant is None:
+        progress(f"importing {name} …")
+        tenant = tenant_create(slug=slug, name=name, actor="benchmark")
+        with (ROOT / "eval" / name / "documents.jsonl").open() as lines:
+            report = memories_import(tenant=tenant, lines=lines, create_subjects=True, actor="benchmark")
+        if report.errors:
+            raise SystemExit(f"{name}: import errors {report.errors[:3]}")
+    return tenant

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from _stack import ROOT, atlas_stack, progress
+from _stack import ROOT, atlas_stack, eval_set_tenant, progress
 from recall_latency import pct
 from recall_profile import plain_bm25_body, query_embeddings_forget
 
@@ -85,23 +85,12 @@ def main() -> int:
         from memory.recall import RecallOptions, memory_recall
         from memory.scope import SubjectScope
         from memory.selectors import RECALL_TYPES
-        from memory.services.importing import memories_import
-        from tenants.models import Tenant
         from tenants.selectors import subject_get
-        from tenants.services import tenant_create
 
         setting_defaults = {name: getattr(settings, name) for _, _, changes, _ in CONFIGS for name in changes}
         constant_defaults = {name: getattr(rc, name) for _, _, _, changes in CONFIGS for name in changes}
         for name in args.sets:
-            slug = name.replace("_", "-")
-            tenant = Tenant.objects.filter(slug=slug).first()
-            if tenant is None:
-                progress(f"importing {name} …")
-                tenant = tenant_create(slug=slug, name=name, actor="benchmark")
-                with (ROOT / "eval" / name / "documents.jsonl").open() as lines:
-                    report = memories_import(tenant=tenant, lines=lines, create_subjects=True, actor="benchmark")
-                if report.errors:
-                    raise SystemExit(f"{name}: import errors {report.errors[:3]}")
+            tenant = eval_set_tenant(name)
             queries = eval_queries_parse((ROOT / "eval" / name / "queries.jsonl").read_text().splitlines())
             queries = queries[: args.limit] if args.limit else queries
             types = gold_types(tenant, queries)

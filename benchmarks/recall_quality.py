@@ -1,7 +1,8 @@
 """Recall quality ablation on our evaluation sets, every configuration measured in one run.
 
 Imports each set under eval/ into its own tenant on a fresh embedded stack, then evaluates each
-lever combination. Usage: python benchmarks/recall_quality.py [--sets atlas_v1 ...]
+lever combination (every set under eval/: atlas_v1, hard_v1, turns_v1, …; turns_v1's small-talk turns
+have no gold and count in no column). Usage: python benchmarks/recall_quality.py [--sets atlas_v1 ...]
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import os
 from dataclasses import replace
 
 from _stack import ROOT, atlas_stack, progress
+from recall_turns import LEVERS
 
 OFF = {"decay": False, "use_boost": False, "catalog_prior": False, "outcome": False}
+TURN_RANKING_OFF = dict(LEVERS.values())  # every lever of ranking for turns off
 CONFIGS = [
     # (label, RecallOptions overrides, settings overrides); unnamed settings keep their defaults.
     # "{model}" is the dense leg's model (ATLAS_EMBEDDING_MODEL or the default).
@@ -47,6 +50,8 @@ CONFIGS = [
     ("default with decay and priors in the dense leg", {}, {"ATLAS_DENSE_PLAIN_SIMILARITY": False}),
     ("default without decay, boosts and priors", OFF, {}),
     ("default + near-duplicate spreading (Jaccard 0.6)", {}, {"ATLAS_DEDUP_JACCARD": 0.6}),
+    # Ranking for turns (memory.recall.turn_priors; per lever: benchmarks/recall_turns.py --ablate).
+    ("default without ranking for turns", {}, TURN_RANKING_OFF),
 ]
 
 

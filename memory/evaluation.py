@@ -1,4 +1,9 @@
-"""Recall evaluation: recall@1/5/10 and MRR@10 per memory type, and a cross-subject leak count."""
+"""Recall evaluation: recall@1/3/5/10, MRR@10 and facts-first per memory type, and a cross-subject leak
+count.
+
+A query may have no gold (an agent turn of small talk: nothing to find). It counts in no recall metric;
+its rows say what came first (``first_type``), so a report can show whether a distilled memory was
+pushed at a turn that needed none."""
 
 from __future__ import annotations
 
@@ -14,7 +19,10 @@ from memory.recall import RecallOptions, memory_recall
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import subject_get, tenant_es_client
 
-CUTOFFS = (1, 5, 10)
+CUTOFFS = (1, 5, 10)  # the columns reports print
+MEASURED_CUTOFFS = (1, 3, 5, 10)  # recall@3 too: about what fits into an agent's prompt
+# The distilled memories: what "facts-first" asks to see at #1 when one of them is gold.
+DISTILLED_TYPES = ("semantic", "procedural")
 
 
 @dataclass
@@ -39,12 +47,27 @@ class EvalReport:
             for name in group(row) if group else row["gold_types"]:
                 groups[name].append(row)
         out = {}
-        for name, rows in groups.items():
-            metrics = {f"recall@{n}": sum(r[f"recall@{n}"] for r in rows) / len(rows) for n in CUTOFFS}
-            metrics["mrr@10"] = sum(r["rr"] for r in rows) / len(rows)
+        for name, every in groups.items():
+            rows = [r for r in every if r["gold"]]
+            metrics: dict[str, float] = {f"recall@{n}": _mean(r[f"recall@{n}"] for r in rows) for n in MEASURED_CUTOFFS}
+            metrics["mrr@10"] = _mean(r["rr"] for r in rows)
             metrics["queries"] = len(rows)
+            # Facts-first: of the queries with a fact or playbook among the gold, the share whose first hit
+            # is a fact or playbook (any one: the agent's prompt starts with distilled memory, not a raw turn).
+            distilled = [r for r in rows if set(r["gold_types"]) & set(DISTILLED_TYPES)]
+            metrics["facts_first"] = _mean(r["first_type"] in DISTILLED_TYPES for r in distilled)
+            metrics["facts_first_queries"] = len(distilled)
+            empty = [r for r in every if not r["gold"]]
+            if empty:  # no gold: how often a distilled memory still came first
+                metrics["no_gold_queries"] = len(empty)
+                metrics["no_gold_distilled_first"] = _mean(r["first_type"] in DISTILLED_TYPES for r in empty)
             out[name] = metrics
         return out
+
+
+def _mean(values: Iterable[float]) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0
 
 
 def eval_queries_parse(lines: Iterable[str]) -> list[EvalQuery]:
@@ -75,8 +98,10 @@ def eval_row(q: EvalQuery, hits: list[dict[str, Any]], *, types: dict[str, str],
     ranked = [h.get("external_id") for h in hits]
     gold = set(q.gold_ids)
     row: dict[str, Any] = {"qid": q.qid, "kind": q.kind, "gold_types": sorted({types.get(g, "missing") for g in gold})}
-    for cutoff in CUTOFFS:
-        row[f"recall@{cutoff}"] = len(gold & set(ranked[:cutoff])) / len(gold)
+    row["gold"] = bool(gold)
+    row["first_type"] = hits[0].get("type") if hits else None
+    for cutoff in MEASURED_CUTOFFS:
+        row[f"recall@{cutoff}"] = len(gold & set(ranked[:cutoff])) / len(gold) if gold else 0.0
     first = next((i for i, ext in enumerate(ranked[:10], start=1) if ext in gold), None)
     row["rr"] = 1 / first if first else 0.0
     row["top"] = ranked[:k]

@@ -31,6 +31,8 @@ class Trace:
     fused: dict[str, float] = field(default_factory=dict)  # the fused score before replies inherit
     moved: set[str] = field(default_factory=set)  # moved below a near-duplicate ranked above it
     reranked: bool = False
+    turn_kind: str | None = None  # memory.recall.turn_kind
+    turn_priors: dict[str, float] = field(default_factory=dict)  # memory id → its turn prior, where not 1
 
 
 def _age_days(value: Any, origin: datetime) -> float | None:
@@ -91,6 +93,10 @@ def hit_explain(
         "multipliers": multipliers(hit["_source"], origin=origin, options=options),
         "folded": folded_under.get(memory_id, []),
     }
+    if memory_id in trace.turn_priors:
+        # The turn's kind's prior (memory.recall.turn_priors), on the fused score above the candidates' floor;
+        # not among the multipliers, which the engine applies to each leg's score.
+        out["turn_prior"] = round(trace.turn_priors[memory_id], 6)
     if fusion.get("scale", 1.0) != 1.0:
         out["language_scale"] = round(fusion["scale"], 6)  # judged by the legs that read any language alone
     if memory_id in trace.moved:
@@ -192,6 +198,8 @@ def explain_line(why: dict[str, Any]) -> str:
     if why.get("fused_score") is not None:
         parts.append(f"fused {why['fused_score']:.3f}")
     parts += [f"{name} ×{factor:.3f}" for name, factor in why["multipliers"].items()]
+    if why.get("turn_prior") is not None:
+        parts.append(f"turn prior ×{why['turn_prior']:.3f}")
     if why["folded"]:
         parts.append(f"{len(why['folded'])} turn(s) folded under it")
     if why.get("moved_below_a_near_duplicate"):

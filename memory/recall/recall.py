@@ -22,6 +22,8 @@ from .folding import evidence_attach, evidence_fold
 from .fusion import fuse, near_duplicates_spread, replies_inherit
 from .legs import LegSearches, crosslingual_judged_types, legs_search
 from .options import RecallOptions, RecallResult
+from .turn_kind import turn_classify
+from .turn_priors import turn_priors_apply
 
 
 def _validate(query: Any, k: Any, memory_types: Any) -> tuple[str, int, tuple[str, ...]]:
@@ -117,6 +119,12 @@ def _fused(ranked, plan, options, text, k, at, question_reads_english, trace, ti
         trace.legs = ranked
         trace.fused = {memory_id: score for memory_id, score, _ in fused}
     fused = replies_inherit(fused, settings.ATLAS_REPLY_INHERITANCE)
+    # Ranking for turns: priors by the kind of turn (memory.recall.turn_priors), within the window.
+    kind = turn_classify(text=text)
+    priors = trace.turn_priors if trace is not None else None
+    fused = turn_priors_apply(fused, text=text, kind=kind, window=plan.window, priors=priors)
+    if trace is not None:
+        trace.turn_kind = kind
     # Within the window only: the comparison is quadratic, and beyond it nothing reaches the top k.
     moved = trace.moved if trace is not None else None
     spread = near_duplicates_spread(fused[: plan.window], settings.ATLAS_DEDUP_JACCARD, moved_ids=moved)
@@ -148,6 +156,7 @@ def _explained(result, trace, top, fused, folded, k, scope, options, at, expecte
     out: dict[str, Any] = {
         "filters": filters_described(since=since, until=until, **filters),
         "fusion": {name: leg.weight for name, leg in trace.legs} | {"method": settings.ATLAS_FUSION},
+        "turn_kind": trace.turn_kind,
     }
     if expected:
         out["expected"] = expected_explain(
