@@ -178,7 +178,7 @@ class Stack:
 def stack_env(data_dir: Path, **extra: str) -> dict[str, str]:
     """A clean shell pointed at ``data_dir``: none of the caller's secrets, databases or clusters."""
     dropped = {"DATABASE_URL", "REDIS_URL", "ATLAS_ES_URL", "DJANGO_SECRET_KEY", "ATLAS_ENCRYPTION_KEYS"}
-    dropped |= {"ATLAS_ES_PASSWORD", "ATLAS_ENV_FILE", "DJANGO_SETTINGS_MODULE"}
+    dropped |= {"ATLAS_ES_PASSWORD", "ATLAS_ENV_FILE", "DJANGO_SETTINGS_MODULE", "ATLAS_BROKER_DIR"}
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     return {**env, "ATLAS_DATA_DIR": str(data_dir), **extra}
 
