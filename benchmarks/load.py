@@ -61,9 +61,9 @@ from embedded_es.engine import free_port  # noqa: E402
 FAULTS = ("none", "engine-pause", "engine-kill", "gateway-pause", "gateway-kill", "web-kill", "worker-kill")
 #: What a client retries with the same key: the write's fate is unknown, or it is known not to have run yet.
 RETRIED_STATUSES = {409, 429, 502, 503, 504}
-#: The client's own timeout: longer than the web server's ceiling for one request (the ES client's timeout,
-#: settings.ATLAS_ES_REQUEST_TIMEOUT), so an answer that is coming is not abandoned.
-CLIENT_TIMEOUT = 45.0
+#: The client's own timeout: ATLAS_WEB_REQUEST_TIMEOUT (docs/operations.md "Timeouts"), beyond the app's ceiling
+#: for one Elasticsearch call, so an answer that is coming (a 503 at worst) is not abandoned.
+CLIENT_TIMEOUT = 60.0
 BACKOFF_START, BACKOFF_MAX = 0.25, 5.0
 TURNS = (
     "I moved to Lisbon last month and I am still looking for a good bakery near Alfama",
