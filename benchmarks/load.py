@@ -389,7 +389,8 @@ def agent_run(
             try:
                 response = session.post(
                     f"{base}/api/v1/subjects/{subject}/recall",
-                    json={"query": QUERIES[i % len(QUERIES)], "k": 5},
+                    # Unique per request: a repeated query would be answered from the query-embedding cache.
+                    json={"query": f"{QUERIES[i % len(QUERIES)]} (turn {i}, agent {n})", "k": 5},
                     timeout=CLIENT_TIMEOUT,
                 )
                 status = str(response.status_code)
