@@ -37,6 +37,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.idempotency import (
+    idempotency_lease_held,
     idempotency_record_claim,
     idempotency_record_get,
     idempotency_record_release,
@@ -269,7 +270,8 @@ def idempotent(view: Callable) -> Callable:
         # same document: releasing the key below can never make a second copy.
         request.idempotency_slot = slot
         try:
-            response = view(self, request, *args, **kwargs)
+            with idempotency_lease_held(slot=slot):
+                response = view(self, request, *args, **kwargs)
         except Exception:
             idempotency_record_release(slot=slot)  # a retry may try again, onto the same document
             raise

@@ -11,13 +11,21 @@ owner's list is an index of numbered entries: an entry number comes from ``cache
 concurrent requests never overwrite each other's entry, and the index lives as long as its newest
 record. In the database the owner is a column.
 
-A running request holds its slot for as long as a request can run (RUNNING_SECONDS), not a fixed
-minute: a retry while the first is still working is a 409, never a second write.
+A running request holds its slot by a lease (LEASE_SECONDS) that its process renews for as long as the
+request runs, not for a fixed time: a retry while the first is still working is a 409, never a second
+write (issue 25 point 4), however long it works; and when the process dies mid-request (a killed web
+worker), its lease lapses within LEASE_SECONDS and the client's retry runs again — onto the same
+document, whose id derives from the key — instead of meeting 409s for as long as a request could run.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -27,10 +35,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
-#: How long a running request holds its slot: longer than any request runs (every Elasticsearch call
-#: times out within ATLAS_ES_REQUEST_TIMEOUT and a write makes a handful; model work is bounded), so the
-#: slot lapses only for a process that died mid-request — and its retry lands on the same document.
-RUNNING_SECONDS = 600
+#: A running request's lease on its slot, renewed every LEASE_RENEW_SECONDS by its own process while it
+#: runs: it lapses only for a process that died (or stopped) mid-request — and the retry then lands on
+#: the same document. Renewal is cheap (one UPDATE, or one TOUCH per held slot, per process).
+LEASE_SECONDS = 30
+LEASE_RENEW_SECONDS = 10
 _INDEX_TTL_SECONDS = IDEMPOTENCY_TTL_SECONDS + 300
 _BATCH = 500
 
@@ -70,7 +79,7 @@ def idempotency_record_get(*, slot: str) -> dict[str, Any] | None:
 def idempotency_record_claim(*, slot: str, digest: str) -> bool:
     """Mark ``slot`` as running; False when a record (running or done) is already there."""
     if _in_redis():
-        return cache.add(slot, {"state": "running", "digest": digest}, RUNNING_SECONDS)
+        return cache.add(slot, {"state": "running", "digest": digest}, LEASE_SECONDS)
     now = timezone.now()
     records = _records()
     records.filter(slot=slot, expires_at__lte=now).delete()  # a lapsed record frees its slot
@@ -81,11 +90,67 @@ def idempotency_record_claim(*, slot: str, digest: str) -> bool:
                 tenant_key="",
                 digest=digest,
                 running=True,
-                expires_at=now + timedelta(seconds=RUNNING_SECONDS),
+                expires_at=now + timedelta(seconds=LEASE_SECONDS),
             )
     except IntegrityError:  # another request holds it: the unique slot decides, whatever the timing
         return False
     return True
+
+
+logger = logging.getLogger(__name__)
+_held: Counter[str] = Counter()  # the slots this process's running requests hold, renewed together
+_held_lock = threading.Lock()
+_renewer: threading.Thread | None = None
+_held_added = threading.Event()  # wakes the renewer, so a new hold is renewed on time whatever it slept on
+
+
+@contextmanager
+def idempotency_lease_held(*, slot: str) -> Iterator[None]:
+    """Keep renewing ``slot``'s lease while the block runs (the request behind it is working)."""
+    global _renewer
+    with _held_lock:
+        _held[slot] += 1
+        _held_added.set()
+        if _renewer is None or not _renewer.is_alive():
+            _renewer = threading.Thread(target=_leases_renew, name="idempotency-leases", daemon=True)
+            _renewer.start()
+    try:
+        yield
+    finally:
+        # Under the lock: a renewal in progress finishes first, so none touches the slot once it is left
+        # (a touch after the answer is stored would cut the answer's 24 h down to a lease).
+        with _held_lock:
+            _held[slot] -= 1
+            if _held[slot] <= 0:
+                del _held[slot]
+
+
+def _leases_renew() -> None:
+    """The renewer thread of this process: every LEASE_RENEW_SECONDS, extend the lease of each held slot."""
+    from django.db import close_old_connections
+
+    renewed = time.monotonic()
+    while True:
+        _held_added.wait(max(0.0, renewed + LEASE_RENEW_SECONDS - time.monotonic()))
+        _held_added.clear()
+        if time.monotonic() < renewed + LEASE_RENEW_SECONDS:
+            continue  # woken by a new hold: wait out the (perhaps changed) interval from the last renewal
+        renewed = time.monotonic()
+        with _held_lock:
+            slots = list(_held)
+            if not slots:
+                continue
+            try:
+                if _in_redis():
+                    for slot in slots:
+                        cache.touch(slot, LEASE_SECONDS)
+                else:
+                    close_old_connections()
+                    _records().filter(slot__in=slots, running=True).update(
+                        expires_at=timezone.now() + timedelta(seconds=LEASE_SECONDS)
+                    )
+            except Exception:  # the store is down: the next round tries again; the lease may lapse meanwhile
+                logger.warning("could not renew %d idempotency leases", len(slots), exc_info=True)
 
 
 def idempotency_record_release(*, slot: str) -> None:

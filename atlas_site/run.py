@@ -218,6 +218,21 @@ def _logged(name: str) -> dict[str, object]:
 WEB_WAIT_SECONDS = 120
 
 
+def _positive_env(name: str, default: int) -> int:
+    value = os.environ.get(name, str(default))
+    if not value.isdigit() or int(value) < 1:
+        raise SystemExit(f"[atlas] {name} must be a whole number of at least 1, not {value!r}")
+    return int(value)
+
+
+def _web_workers() -> list[str]:
+    """ATLAS_WEB_WORKERS web server processes (default 1); uvicorn's own supervisor starts a dead one again.
+    More processes serve more requests at once (each loads its own models: ~0.4 GB each,
+    docs/performance.md "Load, faults and capacity")."""
+    count = _positive_env("ATLAS_WEB_WORKERS", 1)
+    return ["--workers", str(count)] if count > 1 else []
+
+
 def _web_answers(port: int, stack: Stack) -> bool:
     """Wait until the web server answers ``/healthz`` (any status: a 503 says what is missing), so the
     banner printed next never sends anyone to a port that refuses them."""
@@ -302,6 +317,7 @@ def main() -> int:
                 "--log-level",
                 "warning",
                 *WEB_SERVER_BOUNDS,
+                *_web_workers(),
             ],
         )
         LOGS.mkdir(mode=0o700, exist_ok=True)
@@ -315,7 +331,7 @@ def main() -> int:
                 "atlas_site",
                 "worker",
                 "--loglevel=warning",
-                "--concurrency=2",
+                f"--concurrency={_positive_env('ATLAS_WORKER_CONCURRENCY', 2)}",
                 "--pool=threads",
             ],
             **_logged("celery-worker"),

@@ -14,6 +14,9 @@ import environ
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from atlas_site.timeouts import timeouts_order_problem
+from embedded_es.engine import ENGINE_TIMEOUT_SECONDS
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 # A local .env (never committed) may hold developer overrides; `make run` writes generated development
@@ -242,7 +245,24 @@ ATLAS_ES_URL = env.str("ATLAS_ES_URL", default="http://127.0.0.1:9200")
 ATLAS_ES_USERNAME = env.str("ATLAS_ES_USERNAME", default="elastic")
 ATLAS_ES_PASSWORD = env.str("ATLAS_ES_PASSWORD", default="")
 ATLAS_ES_CA_CERTS = env.str("ATLAS_ES_CA_CERTS", default="") or None
+# Timeouts, innermost first; each layer gives up well before the one above it, so that a stalled layer
+# reaches the caller as a clear answer (a 503 with Retry-After) and never as an outer timeout that cuts a
+# request whose fate is then unknown (issue 25; docs/operations.md "Timeouts"). Checked at start-up:
+#   the embedded gateway's wait for its engine (a read; EMBEDDED_ES_ENGINE_TIMEOUT, read by embedded_es)
+#   < one Elasticsearch call of the app: ATLAS_ES_REQUEST_TIMEOUT × (ATLAS_ES_MAX_RETRIES + 1)
+#   < ATLAS_WEB_REQUEST_TIMEOUT, what the proxy in front of the web server and the API's clients wait.
+ATLAS_ES_ENGINE_TIMEOUT = env.float("EMBEDDED_ES_ENGINE_TIMEOUT", default=ENGINE_TIMEOUT_SECONDS)
 ATLAS_ES_REQUEST_TIMEOUT = env.float("ATLAS_ES_REQUEST_TIMEOUT", default=10.0)
+ATLAS_ES_MAX_RETRIES = env.int("ATLAS_ES_MAX_RETRIES", default=2)
+ATLAS_WEB_REQUEST_TIMEOUT = env.float("ATLAS_WEB_REQUEST_TIMEOUT", default=60.0)
+_timeouts_wrong = timeouts_order_problem(
+    engine=ATLAS_ES_ENGINE_TIMEOUT,
+    es_request=ATLAS_ES_REQUEST_TIMEOUT,
+    es_retries=ATLAS_ES_MAX_RETRIES,
+    web_request=ATLAS_WEB_REQUEST_TIMEOUT,
+)
+if _timeouts_wrong:
+    raise ImproperlyConfigured(_timeouts_wrong)
 # /healthz waits this long for Elasticsearch, once, without retrying: a stalled cluster is reported
 # unavailable (503) in seconds instead of holding the probe for ATLAS_ES_REQUEST_TIMEOUT × (retries + 1).
 ATLAS_HEALTH_TIMEOUT = env.float("ATLAS_HEALTH_TIMEOUT", default=2.0)

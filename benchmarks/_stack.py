@@ -39,6 +39,7 @@ def _configure(es: object, data_dir: str) -> None:
         ATLAS_ES_PASSWORD=es.password,
         ATLAS_USAGE_RECORDING="off",
         ATLAS_ES_REQUEST_TIMEOUT="600",
+        ATLAS_WEB_REQUEST_TIMEOUT="3600",  # no web server here: only the order of timeouts needs it
     )
     os.environ.pop("DATABASE_URL", None)
     os.environ.pop("REDIS_URL", None)

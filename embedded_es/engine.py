@@ -17,6 +17,12 @@ from pathlib import Path
 from .private_files import DIR_MODE
 
 NOIDA_VERSION = "0.2.3"
+#: How long the gateway waits for the engine's answer to a read (EMBEDDED_ES_ENGINE_TIMEOUT overrides it):
+#: below the application's Elasticsearch client timeout (ATLAS_ES_REQUEST_TIMEOUT, 10 s), so a stalled
+#: engine gets the client a clear 503 rather than a timeout of its own (docs/operations.md "Timeouts").
+#: A journaled write waits for the engine however long it takes: answering before its fate is known would
+#: let it land in the engine without being in the journal.
+ENGINE_TIMEOUT_SECONDS = 8.0
 _PR_SET_PDEATHSIG = 1
 # Loaded here, in the parent, so the forked child (die_with_parent runs between fork and exec) only
 # calls into it and never takes the dynamic loader's lock another thread of the parent may hold.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -26,8 +27,9 @@ from multidict import CIMultiDict
 from . import dls, filter_path, query_guard, routes, wire
 from . import params as P
 from . import request_parts as parts
+from .engine import ENGINE_TIMEOUT_SECONDS
 from .errors import EsError, security_forbidden, unsupported
-from .journal import Journal
+from .journal import Journal, write_action
 from .keystore import ApiKeyStore
 from .principal import Authenticator, Principal
 from .privileges import denial_reason
@@ -186,6 +188,7 @@ class Gateway:
         # Every engine request passes through engine(), and so through the journal: a write is
         # answered only once it is on disk (journal.py).
         self.journal = journal
+        self.engine_timeout = float(os.environ.get("EMBEDDED_ES_ENGINE_TIMEOUT", ENGINE_TIMEOUT_SECONDS))
         self.keys = ApiKeyStore(data_dir / "security")
         self.auth = Authenticator(keys=self.keys, password=password)
         self.security = SecurityApi(keys=self.keys, data_dir=data_dir, license_type=license_type)
@@ -272,14 +275,24 @@ class Gateway:
     ) -> EngineResponse:
         assert self._session is not None
         headers = {"content-type": content_type} if content_type and body is not None else {}
+        journaled = self.journal is not None and write_action(method, path_qs) is not None
+        timeout = aiohttp.ClientTimeout(total=None if journaled else self.engine_timeout)
         try:
-            async with self._session.request(method, self.engine_url + path_qs, data=body, headers=headers) as resp:
+            async with self._session.request(
+                method, self.engine_url + path_qs, data=body, headers=headers, timeout=timeout
+            ) as resp:
                 raw = await resp.read()
                 out_headers = CIMultiDict((k, v) for k, v in resp.headers.items() if k.lower() in _RETURN_HEADERS)
                 return EngineResponse(resp.status, out_headers, raw)
         except aiohttp.ClientError as exc:
             raise EsError(
                 503, "engine_unavailable_exception", f"[embedded_es] the engine did not answer: {exc}"
+            ) from exc
+        except TimeoutError as exc:
+            raise EsError(
+                503,
+                "engine_unavailable_exception",
+                f"[embedded_es] the engine did not answer within {self.engine_timeout:g} s",
             ) from exc
 
     async def engine_json(self, method: str, path_qs: str, body: Any = None) -> EngineResponse:

@@ -213,6 +213,10 @@ class LocalEmbeddingProvider(ABC):
         self.load()
         return _unit_rows(self._infer(self._encode_query, self._bounded(text, is_query=True)).reshape(1, -1))[0]
 
+    def tokens_in(self, text: str) -> int | None:
+        """How many tokens the model reads of ``text`` (at most its window); None when it cannot say."""
+        return None
+
     def _bounded(self, text: str, *, is_query: bool) -> str:
         """What the model reads of ``text``: all of it, unless the model bounds its input (a subclass).
 
@@ -513,6 +517,10 @@ class MPNetOnnxProvider(LocalEmbeddingProvider):
 
     def _encode_query(self, text: str) -> np.ndarray:
         return self._encoder.encode([text])[0]
+
+    def tokens_in(self, text: str) -> int | None:
+        self.load()
+        return len(self._encoder.tokenizer.encode(text).ids)  # truncated at the window, as inference reads it
 
 
 class MPNetInt8OnnxProvider(MPNetOnnxProvider):

@@ -29,7 +29,7 @@ def _client(**auth) -> Elasticsearch:
         ca_certs=settings.ATLAS_ES_CA_CERTS,
         request_timeout=settings.ATLAS_ES_REQUEST_TIMEOUT,
         retry_on_timeout=True,
-        max_retries=2,
+        max_retries=settings.ATLAS_ES_MAX_RETRIES,
         **auth,
     )
 

@@ -219,10 +219,29 @@ def episode_prepare(
         source["agent_id"] = agent_id
     if previous_turn is not None:
         source["previous_turn_id"] = previous_turn.memory_id
-        if settings.ATLAS_CONTEXTUAL_EPISODES:
+        if settings.ATLAS_CONTEXTUAL_EPISODES and not _self_contained(text):
             source["embedding_context"] = f"{when:%A %d %B %Y}. Before: {previous_turn.text[:1000]}"
     memory_id = _memory_id(tenant_id, user_id, "episodic", external_id, derived_key)
     return PreparedMemory("episodic", memory_id, source)
+
+
+#: A turn of at least this many of the main model's tokens is embedded alone, without its context. The
+#: context resolves short, elliptical turns ("yes, the second one"); a turn this long stands by itself,
+#: and embedding it twice (with its context and alone, both at the model's 384-token window) made a long
+#: turn in a session cost 1.2 s to store — above issue 25's 1 s for any allowed input. With this bound the
+#: worst case is one full window plus this many tokens. Every turn of both evaluation sets is shorter
+#: (the longest has 68 tokens), so what recall quality measures does not change.
+SELF_CONTAINED_TURN_TOKENS = 128
+
+
+def _self_contained(text: str) -> bool:
+    from memory.embeddings import embedding_provider
+
+    tokens_in = getattr(embedding_provider(), "tokens_in", None)
+    if tokens_in is None or len(text) + 2 < SELF_CONTAINED_TURN_TOKENS:  # ≤ 1 token a character, + 2 marks
+        return False
+    count = tokens_in(text)
+    return count is not None and count >= SELF_CONTAINED_TURN_TOKENS
 
 
 def fact_prepare(

@@ -76,3 +76,27 @@ def test_a_contextual_turn_stores_the_blend_of_its_two_vectors(settings, blend: 
         stored_vector(expected.tolist()),
         stored_vector(fact_vector.tolist()),
     ]
+
+
+def test_a_turn_that_fills_the_model_by_itself_is_embedded_alone(maya) -> None:
+    """Issue 25 point 5: a long turn in a session was embedded twice at the main model's full window (with
+    its context and alone: 1.2 s to store). A turn of SELF_CONTAINED_TURN_TOKENS tokens or more is embedded
+    once, alone — still linked to the turn before it; one token fewer keeps its context."""
+    from memory.services.documents import SELF_CONTAINED_TURN_TOKENS
+
+    provider = embedding_provider()
+    episode_write(subject=maya, session_id="s-long", at="2026-03-02T10:00:00Z", text="Which laptop should I buy?")
+    words = ["laptop"] * (SELF_CONTAINED_TURN_TOKENS - 2)  # one token each, plus the two marks
+    assert provider.tokens_in(" ".join(words)) == SELF_CONTAINED_TURN_TOKENS
+    long = episode_write(subject=maya, session_id="s-long", at="2026-03-02T10:01:00Z", text=" ".join(words))
+    assert "embedding_context" not in long and long["previous_turn_id"]
+    assert embedding_text_of(long) == long["text"]
+    stored = bootstrap_client().get(index=alias_name("episodic"), id=long["id"])["_source"]["embedding"]
+    signed = np.frombuffer(bytes.fromhex(stored), dtype=np.int8).astype(float)
+    [alone] = provider.embed_documents([long["text"]])
+    assert float(np.dot(signed, alone) / (np.linalg.norm(signed) * np.linalg.norm(alone))) > 0.999
+    shorter = episode_write(subject=maya, session_id="s-long", at="2026-03-02T10:02:00Z", text=" ".join(words[1:]))
+    assert shorter["embedding_context"].startswith("Monday 02 March 2026. Before: laptop laptop")
+    # Not the whole 8,000-character turn in another script either: CJK is a token a character.
+    cjk = episode_write(subject=maya, session_id="s-long", at="2026-03-02T10:03:00Z", text="漢字仮名交じり文" * 1000)
+    assert "embedding_context" not in cjk
