@@ -1,7 +1,7 @@
 """Import of memories from JSON lines (the documented format), with per-line errors that never stop the run.
 
-Each line: ``id`` (kept as an external id, unique per subject), ``user_id`` (absent for
-catalog), ``memory_type``, ``text``, ``timestamp`` (ISO 8601) or ``days_ago``, and
+Each line: ``id`` (kept as an external id, unique per subject), ``subject`` (older name ``user_id``;
+absent for catalog), ``type`` (older name ``memory_type``), ``text``, ``timestamp`` (ISO 8601) or ``days_ago``, and
 the type's optional fields. Re-importing a file overwrites the same documents
 (ids are derived from the external ids) instead of duplicating them.
 """
@@ -89,6 +89,11 @@ def _record_parse(line: str) -> dict[str, Any]:
         if "memory_type" in record:
             raise ValidationFailed("give type or its older name memory_type, not both")
         record["memory_type"] = record.pop("type")
+    # Whose memory it is: "subject", as the export and every interface name it; "user_id" is the older name.
+    if "subject" in record:
+        if "user_id" in record:
+            raise ValidationFailed("give subject or its older name user_id, not both")
+        record["user_id"] = record.pop("subject")
     return record
 
 
@@ -205,7 +210,7 @@ def _line_prepare(
     if record.get("memory_type") != "catalog":
         user = record.get("user_id")
         if not isinstance(user, str) or not user:
-            raise ValidationFailed("user_id is required (only catalog entries have none)")
+            raise ValidationFailed("subject is required (only catalog entries have none)")
         subject = subjects.get(user)
         if subject is None:
             if not create_subjects:
@@ -215,7 +220,7 @@ def _line_prepare(
             subject = subjects[user] = subject_create(tenant=tenant, external_id=user, actor=actor)
             report.subjects_created.append(user)
     elif "user_id" in record:
-        raise ValidationFailed("catalog entries are shared: they have no user_id")
+        raise ValidationFailed("catalog entries are shared: they have no subject")
     return _prepare(tenant, subject, record, previous_turns, stamp), subject
 
 
@@ -374,14 +379,14 @@ def _lines_check(
             if record.get("memory_type") != "catalog":
                 user = record.get("user_id")
                 if not isinstance(user, str) or not user:
-                    raise ValidationFailed("user_id is required (only catalog entries have none)")
+                    raise ValidationFailed("subject is required (only catalog entries have none)")
                 if user not in subjects:
                     if not create_subjects:
                         raise ValidationFailed(f"no subject '{user}' in tenant {tenant.slug} (use --create)")
                     subjects[user] = MemorySubject(tenant=tenant, external_id=user)  # unsaved: created on import
                 subject = subjects[user]
             elif "user_id" in record:
-                raise ValidationFailed("catalog entries are shared: they have no user_id")
+                raise ValidationFailed("catalog entries are shared: they have no subject")
             prepared = _prepare(tenant, subject, record, previous_turns, stamp)
         except AtlasError as err:
             errors.append((line_no, err.message))

@@ -113,10 +113,10 @@ def test_import_reports_per_line_errors_without_stopping(imported) -> None:
     for line_no, message in [
         (4, "line 4: the line is not JSON"),
         (5, "line 5: memory_type must be one of episodic, semantic, procedural, catalog"),
-        (6, "line 6: user_id is required (only catalog entries have none)"),
+        (6, "line 6: subject is required (only catalog entries have none)"),
         (7, "line 7: text must not be empty"),
         (8, "line 8: give either timestamp or days_ago, not both"),
-        (9, "line 9: catalog entries are shared: they have no user_id"),
+        (9, "line 9: catalog entries are shared: they have no subject"),
     ]:
         assert message in output, line_no
     assert sorted(MemorySubject.objects.filter(tenant__slug="cli-co").values_list("external_id", flat=True)) == [

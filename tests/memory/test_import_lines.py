@@ -238,6 +238,11 @@ PLAYBOOK = ": a playbook has a name, a trigger_text and steps"
             "give type or its older name memory_type, not both",
         ),
         ({"type": "dream", "text": "x"}, "memory_type must be one of episodic, semantic, procedural, catalog"),
+        ({"type": "semantic", "text": "x", "subject": "maya"}, "give subject or its older name user_id, not both"),
+        (
+            {"type": "catalog", "title": "t", "text": "x", "subject": "maya"},
+            "catalog entries are shared: they have no subject",
+        ),
         (
             {"memory_type": "procedural", "name": "n", "trigger_text": "t", "steps": ["a", 5]},
             "a step is a string (the instruction) or an object with an instruction",
@@ -280,6 +285,16 @@ def test_an_import_stores_the_valid_lines_and_reports_the_others_by_number(tenan
     report = memories_import(tenant=tenant, lines=texts, create_subjects=False, actor="test", partial=True)
     assert [n for n, _ in report.errors] == invalid
     assert sum(report.written.values()) == len(batch) - len(invalid)
+
+
+def test_a_line_names_its_owner_subject_as_every_interface_does(tenant, maya) -> None:
+    from memory.selectors import memory_list
+
+    lines = [json.dumps({"id": "f-subject", "subject": "maya", "type": "semantic", "text": "Maya swims"})]
+    report = memories_import(tenant=tenant, lines=lines, create_subjects=False, actor="test")
+    assert (report.errors, dict(report.written)) == ([], {"semantic": 1})
+    listed = memory_list(subject=maya, memory_types=["semantic"])["memories"]
+    assert [(m["external_id"], m["text"]) for m in listed] == [("f-subject", "Maya swims")]
 
 
 def test_an_import_with_a_bad_line_writes_nothing_and_names_unknown_replacements(tenant, maya) -> None:
