@@ -1,7 +1,8 @@
 """Recall quality ablation on our evaluation sets, every configuration measured in one run.
 
 Imports each set under eval/ into its own tenant on a fresh embedded stack, then evaluates each
-lever combination. Usage: python benchmarks/recall_quality.py [--sets atlas_v1 ...]
+lever combination. Usage: python benchmarks/recall_quality.py [--sets atlas_v1 ...] (default: every set
+under eval/, conversations_v1 included)
 """
 
 from __future__ import annotations
