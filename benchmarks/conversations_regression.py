@@ -57,6 +57,7 @@ def main() -> int:
     parser.add_argument("--set", default="conversations_v1")
     parser.add_argument("--config", action="append", default=[], help="NAME=SETTING=VALUE[,SETTING=VALUE]")
     parser.add_argument("--import-setting", action="append", default=[], help="SETTING=VALUE for the import")
+    parser.add_argument("--no-default", action="store_true", help="only the --config rows")
     parser.add_argument("--leaks", action="store_true", help="also run every query as another subject (as the gate)")
     parser.add_argument("--json", help="write every configuration's per-query rows here")
     parser.add_argument("--label", default=os.path.basename(os.getcwd()))
@@ -97,7 +98,7 @@ def main() -> int:
         lines_ = (DATA_ROOT / args.set / "queries.jsonl").read_text().splitlines()
         queries = eval_queries_parse(lines_)
         gold = {q.qid: q.gold_ids for q in queries}
-        configs = [("default", {})] + [(c.split("=", 1)[0], _settings(c.split("=", 1)[1])) for c in args.config]
+        configs = ([] if args.no_default else [("default", {})]) + [(c.split("=", 1)[0], _settings(c.split("=", 1)[1])) for c in args.config]
         defaults = {k: getattr(settings, k) for _, changes in configs for k in changes}
         dump = {}
         for label, changes in configs:
