@@ -98,7 +98,9 @@ def main() -> int:
         lines_ = (DATA_ROOT / args.set / "queries.jsonl").read_text().splitlines()
         queries = eval_queries_parse(lines_)
         gold = {q.qid: q.gold_ids for q in queries}
-        configs = ([] if args.no_default else [("default", {})]) + [(c.split("=", 1)[0], _settings(c.split("=", 1)[1])) for c in args.config]
+        configs = ([] if args.no_default else [("default", {})]) + [
+            (c.split("=", 1)[0], _settings(c.split("=", 1)[1])) for c in args.config
+        ]
         defaults = {k: getattr(settings, k) for _, changes in configs for k in changes}
         dump = {}
         for label, changes in configs:
