@@ -319,7 +319,9 @@ ATLAS_KNN_SEARCH_PER_INDEX = env.bool("ATLAS_KNN_SEARCH_PER_INDEX", default=Fals
 ATLAS_RECALL_ONE_MSEARCH = env.bool("ATLAS_RECALL_ONE_MSEARCH", default=False)
 # When recall searches its BM25 leg: for every question ("always"), or only for one that names something
 # literally ("literal": a token with a digit, an inner _ or ., or all capitals — LITERAL_QUERY_PATTERN),
-# where BM25 finds what embeddings blur; a natural-language question is then the dense legs' alone.
+# where BM25 finds what embeddings blur, or asks about time (a month or weekday, "last week", "ago", an
+# opening "When": TEMPORAL_QUERY_PATTERN, the conversations_v1 fix in docs/recall-quality.md); any other
+# natural-language question is then the dense legs' alone. The ratios below are the time trigger's predecessor's.
 # "always" by default: on real Elasticsearch BM25 costs milliseconds and wins atlas_v1 R@5 +0.028.
 # `make run` (the embedded engine, which scans every document per search) chooses "literal": recall
 # 2.06x a plain BM25 search instead of 3.09x on atlas_v1, 3.01x instead of 4.41x on hard_v1, both gates

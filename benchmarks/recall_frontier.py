@@ -43,7 +43,7 @@ CONFIGS: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
 # num_candidates changes nothing on an exact kNN): their quality is that one's, only their latency is measured.
 SAME_HITS = {1: 0, 2: 0, 3: 0}
 # The literal-only BM25 configuration searches exactly what the no-BM25 one does for a question that
-# names nothing literally: its quality is recalled for literal questions only, the rest copied.
+# BM25_LEG_QUERY_PATTERN does not match: its quality is recalled for the matched ones only, the rest copied.
 LITERAL_ELSE = {4: 5}
 # Timed only (--latency-only, the default): their quality is in docs/recall-quality.md's ablation.
 LATENCY_ONLY = (6, 7)
@@ -111,7 +111,7 @@ def main() -> int:
                 order = order[n % len(order) :] + order[: n % len(order)]
                 for i in order:
                     label, overrides, changes, constants = chosen[i]
-                    literal = re.search(rc.LITERAL_QUERY_PATTERN, q.query) is not None
+                    literal = re.search(rc.BM25_LEG_QUERY_PATTERN, q.query) is not None
                     if not timed and (i in same_hits or i in unscored or (i in literal_else and not literal)):
                         continue
                     for setting, value in {**setting_defaults, **changes}.items():

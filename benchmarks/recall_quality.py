@@ -1,8 +1,8 @@
 """Recall quality ablation on our evaluation sets, every configuration measured in one run.
 
 Imports each set under eval/ into its own tenant on a fresh embedded stack, then evaluates each
-lever combination (every set under eval/: atlas_v1, hard_v1, turns_v1, …; turns_v1's small-talk turns
-have no gold and count in no column). Usage: python benchmarks/recall_quality.py [--sets atlas_v1 ...]
+lever combination (every set under eval/: atlas_v1, hard_v1, turns_v1, conversations_v1, …; turns_v1's
+small-talk turns have no gold and count in no column). Usage: python benchmarks/recall_quality.py [--sets atlas_v1 ...]
 """
 
 from __future__ import annotations

@@ -42,6 +42,21 @@ BM25_FIELDS_BY_TYPE = {
 # (JL44, v2.3.1, RT-AX88U, ERR_TIMEOUT, VPN) — is what BM25 finds and embeddings blur.
 LITERAL_QUERY_PATTERN = r"\b(?=[\w.-]*\d)[\w.-]+\b|\b\w+[_.]\w[\w.-]*\b|\b[A-Z]{2,}\b"
 
+# A question about time — a month or weekday name, yesterday/tomorrow/tonight, "ago", "last/next/past/this
+# week…", or one that opens with "When" (dates and years have a digit: LITERAL_QUERY_PATTERN) — asks for an
+# event whose date only its own words carry: BM25 on the event's words finds the turn the dense legs rank
+# below small talk (eval/conversations_v1's temporal questions, docs/recall-quality.md "Conversations").
+# Month names only capitalised: "may" and "march" are verbs; a mid-sentence "when" is mostly a conjunction.
+TEMPORAL_QUERY_PATTERN = (
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b"
+    r"|(?i:\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b"
+    r"|\b(?:yesterday|tomorrow|tonight|ago)\b"
+    r"|\b(?:last|next|past|this|previous)\s+(?:week|weekend|month|year|summer|winter|spring|autumn|fall|night)\b"
+    r"|^\W*when\b)"
+)
+# The questions the BM25 leg runs for under ATLAS_BM25_LEG=literal (memory/recall/legs.py).
+BM25_LEG_QUERY_PATTERN = f"{LITERAL_QUERY_PATTERN}|{TEMPORAL_QUERY_PATTERN}"
+
 # Limits of the recall call.
 MAX_K = 50
 MAX_QUERY_CHARS = 2000

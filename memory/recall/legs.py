@@ -44,10 +44,10 @@ def crosslingual_judged_types(
 
 def bm25_leg_searched(query: str, *, dense_legs: bool) -> bool:
     """Whether the BM25 leg runs for ``query`` (ATLAS_BM25_LEG): always, or — with a dense leg to judge
-    the rest — only when the question names something literally (LITERAL_QUERY_PATTERN)."""
+    the rest — only when the question names something literally or asks about time (BM25_LEG_QUERY_PATTERN)."""
     if settings.ATLAS_BM25_LEG == "always" or not dense_legs:
         return True
-    return re.search(rc.LITERAL_QUERY_PATTERN, query) is not None
+    return re.search(rc.BM25_LEG_QUERY_PATTERN, query) is not None
 
 
 @dataclass
