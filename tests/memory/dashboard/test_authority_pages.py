@@ -31,7 +31,9 @@ def test_a_persons_edit_is_stamped_person_and_shown(browser_client, maya, maya_p
     listed = browser_client.get("/memories/facts/", {"authority": "person"}).content.decode()
     assert "Lives in Lisbon" in listed and "by you" in listed
     assert "Lives in Porto" not in listed
-    agents_only = browser_client.get("/memories/facts/", {"authority": "agent", "superseded": "on"}).content.decode()
+    agents_only = browser_client.get(
+        "/memories/facts/", {"authority": "agent", "include_superseded": "on"}
+    ).content.decode()
     assert "Lives in Porto" in agents_only and "Lives in Lisbon" not in agents_only
     refused = browser_client.get("/memories/facts/", {"authority": "root"})
     assert refused.status_code == 400
