@@ -148,6 +148,7 @@ def test_an_operator_with_the_memory_permissions_links_and_unlinks_through_the_a
 def _tenant_form(acme, memberships: list[dict], initial: int = 0) -> dict:
     data = {
         "name": acme.name,
+        "review_mode": acme.review_mode,
         "memberships-TOTAL_FORMS": str(len(memberships)),
         "memberships-INITIAL_FORMS": str(initial),
         "subjects-TOTAL_FORMS": "0",
