@@ -71,7 +71,7 @@ def test_an_operator_browses_searches_edits_follows_the_chain_and_forgets(page, 
     page.get_by_role("link", name="Maya lives in Lisbon").first.click()
     page.wait_for_load_state()
     # Labels and words, not the stored keys, type names or Python's list text.
-    fields = page.locator("dl.memory-fields")
+    fields = page.locator("dl.memory-fields").first  # (the second is "Where it came from")
     labels = fields.locator("dt").all_inner_texts()
     assert labels[:2] == ["Id", "Kind"] and "Fact type" in labels and "Stored" in labels
     assert fields.locator("dd").nth(1).inner_text() == "Fact"
