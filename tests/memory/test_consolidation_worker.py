@@ -285,7 +285,9 @@ def test_the_poisoning_and_mass_change_guards_hold_in_the_worker(maya, tom, llm,
         what="maya's run",
         procs=celery_procs,
     )
-    assert review.changes == {} and len(review.plan["supersessions"]) == 6
+    # Held for review: its six replacements wait as proposals for maya (memory/services/review.py).
+    assert list(review.changes) == ["pending"] and len(review.changes["pending"]) == 6
+    assert len(review.plan["supersessions"]) == 6
     current = memory_list(subject=maya, memory_types=["semantic"], page_size=50)["memories"]
     assert sorted(m["id"] for m in current) == sorted(f["id"] for f in colours)  # nothing superseded
     toms = wait_for(
