@@ -17,6 +17,7 @@ import requests
 
 from conftest import REAL_CLUSTER_URL
 from embedded_es.engine import free_port
+from tests.processes import process_state
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(bool(REAL_CLUSTER_URL), reason="make run starts the embedded Elasticsearch")
@@ -220,10 +221,9 @@ def _descendants(pid: int) -> set[int]:
 
 def _alive(pid: int) -> bool:
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return process_state(pid) != "Z"
     except OSError:
         return False
-    return state != "Z"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")

@@ -10,6 +10,8 @@ import time
 
 from elasticsearch import ApiError, Elasticsearch
 
+from tests.processes import paused
+
 from .conftest import engine_pids, needs_embedded, ready_url, serve_cli
 
 pytestmark = needs_embedded
@@ -23,8 +25,7 @@ def test_a_stalled_engine_is_a_503_for_a_read_after_the_engine_timeout(tmp_path)
         admin = Elasticsearch(url, basic_auth=("elastic", "engine-timeout-test"), request_timeout=30, max_retries=0)
         admin.index(index="stall", id="before", document={"n": 1}, refresh=True)
         [engine] = engine_pids(tmp_path / "es")
-        os.kill(engine, signal.SIGSTOP)
-        try:
+        with paused(engine):
             started = time.monotonic()
             try:
                 admin.search(index="stall", query={"match_all": {}})
@@ -35,8 +36,6 @@ def test_a_stalled_engine_is_a_503_for_a_read_after_the_engine_timeout(tmp_path)
                 assert exc.body["error"]["type"] == "engine_unavailable_exception"
                 assert exc.body["error"]["reason"] == "[embedded_es] the engine did not answer within 1.5 s"
             assert 1.4 <= waited < 5, waited
-        finally:
-            os.kill(engine, signal.SIGCONT)
         assert admin.index(index="stall", id="after", document={"n": 2}, refresh=True)["result"] == "created"
         assert admin.count(index="stall")["count"] == 2
     finally:
