@@ -128,7 +128,12 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         fold_evidence=not data["turns_apart"],
         explain=True,  # "why this result" under each hit: computed from what the recall holds, no search
     )
-    context.update(results=result.hits, legs=result.legs, took_ms=round(result.timings_ms.get("total", 0.0)))
+    context.update(
+        results=result.hits,
+        legs=result.legs,
+        took_ms=round(result.timings_ms.get("total", 0.0)),
+        turn_kind=(result.explain or {}).get("turn_kind"),
+    )
     return render(request, "dashboard/memories.html", context)
 
 

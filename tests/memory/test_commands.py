@@ -13,6 +13,7 @@ from django.core.management.base import CommandError
 from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import alias_name
 from tenants.models import MemorySubject, Tenant
+from tests.memory.agent_turns import QUESTION, REQUEST, agent_turn_memories, distilled_first, request_served
 
 DOCS = [
     {
@@ -190,6 +191,31 @@ def test_recall_cli_json_and_table(imported) -> None:
     with pytest.raises(CommandError) as info:
         run("atlas_recall", "--tenant", "cli-co", "--subject", "nobody", "x")
     assert str(info.value) == "no subject 'nobody' in tenant cli-co"
+
+
+def test_recall_cli_ranks_for_the_turn_folds_evidence_and_explains(maya) -> None:
+    """Issue 26 through the CLI: the turn's ranking, evidence under its fact, --explain and --expect."""
+    memories = agent_turn_memories(maya)
+    slug = maya.tenant.slug
+    out, _ = run("atlas_recall", "--tenant", slug, "--subject", "maya", QUESTION, "--k", "5", "--json")
+    distilled_first(json.loads(out)["hits"], memories)
+    out, _ = run("atlas_recall", "--tenant", slug, "--subject", "maya", REQUEST, "--k", "5", "--json", "--explain")
+    shown = json.loads(out)
+    request_served(shown["hits"], memories)
+    assert shown["explain"]["turn_kind"] == "request" and shown["hits"][0]["explain"]["turn_prior"] > 1
+    said, home = memories["said"], memories["home"]
+    table, _ = run(
+        "atlas_recall", "--tenant", slug, "--subject", "maya", QUESTION, "--k", "1", "--explain", "--expect", said["id"]
+    )
+    lines = table.splitlines()
+    assert lines[0].split()[:4] == ["1", lines[0].split()[1], "semantic", home["id"]]
+    assert lines[1].split()[:3] == ["evidence", said["timestamp"][:10], said["id"]]
+    assert lines[2].strip().startswith("why: ") and "1 turn(s) folded under it" in lines[2]
+    assert lines[3].startswith(
+        f"expected {said['id']}: removed by fold: folded under the fact {home['id']} as its evidence"
+    )
+    apart, _ = run("atlas_recall", "--tenant", slug, "--subject", "maya", QUESTION, "--json", "--no-fold-evidence")
+    assert said["id"] in [hit["id"] for hit in json.loads(apart)["hits"]]
 
 
 def test_recall_cli_filters_types_by_the_name_rest_and_mcp_use(imported) -> None:

@@ -11,6 +11,7 @@ import requests
 from memory.services import writes
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, ApiToken, AuditRecord
+from tests.memory.agent_turns import QUESTION, REQUEST, agent_turn_memories, distilled_first, request_served
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -215,6 +216,22 @@ def test_recall_folds_the_turns_a_fact_cites_unless_asked_not_to(world) -> None:
     assert turn.status_code == 201 and said["id"] in {h["id"] for h in turn.json()["recall"]["hits"]}
     refused = svc("POST", "subjects/bob/recall", json={**question, "fold_evidence": "sometimes"})
     assert _problem(refused, 400)["errors"][0]["field"] == "fold_evidence"
+
+
+def test_an_agents_turn_gets_the_distilled_memory_first(world) -> None:
+    """Issue 26 through REST: recall of a question and /turn of a request rank for the turn."""
+    memories = agent_turn_memories(world["bob"])
+    svc = world["svc"]
+    recall = svc("POST", "subjects/bob/recall", json={"query": QUESTION, "k": 5})
+    assert recall.status_code == 200, recall.text
+    distilled_first(recall.json()["hits"], memories)
+    turn = svc("POST", "subjects/bob/turn", json={"text": REQUEST, "recall": {"k": 5, "explain": True}})
+    assert turn.status_code == 201, turn.text
+    hits = turn.json()["recall"]["hits"]
+    request_served(hits, memories)
+    assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
+    assert turn.json()["recall"]["explain"]["turn_kind"] == "request"
+    assert hits[0]["explain"]["turn_prior"] > 1  # the prior that lifted a distilled memory over the turns
 
 
 def test_recall_explains_its_ranks_and_what_kept_an_expected_memory_out(world) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import urlencode
 
 import pytest
 from django.test import Client
@@ -18,6 +19,7 @@ from memory.elastic.client import clients_reset
 from memory.services import writes
 from tenants import tokens
 from tenants.models import ApiToken, AuditRecord
+from tests.memory.agent_turns import QUESTION, REQUEST, agent_turn_memories, distilled_first, request_served
 
 from .conftest import linked_person
 
@@ -117,6 +119,30 @@ def test_search_shows_a_facts_evidence_under_it_and_can_list_it_apart(browser_cl
     assert "Learnt from 1 thing you said" in page and f'href="/memory/{said["id"]}/"' in page
     apart = browser_client.get("/memories/?q=Lisbon+Alfama&turns_apart=on").content.decode()
     assert "Learnt from" not in apart and f'href="/memory/{said["id"]}/"' in apart
+
+
+def test_search_ranks_for_the_turn_and_says_why(browser_client, maya) -> None:
+    """Issue 26 in the dashboard: a person's question gets the fact first with its evidence, a request the
+    playbook and the preference, and "Why this result" names the weight the kind of search gave."""
+    memories = agent_turn_memories(maya)
+
+    def searched(text: str) -> tuple[list[dict], str]:
+        response = browser_client.get("/memories/?" + urlencode({"q": text}))
+        assert response.status_code == 200, response.content.decode()
+        page = response.content.decode()
+        hits = []  # each hit's block: its own link first, then its evidence's links
+        for block in page.split('aria-label="Search results"')[1].split('<p class="memory-text">')[1:]:
+            [memory_id] = re.findall(r'^<a href="/memory/([^/"]+)/">', block)
+            evidence = re.findall(r'<li><a href="/memory/([^/"]+)/">', block)
+            hits.append({"id": memory_id, "evidence": [{"id": e} for e in evidence]})
+        return hits, page
+
+    hits, page = searched(QUESTION)
+    distilled_first(hits, memories)
+    assert "Learnt from 1 thing you said" in page
+    hits, page = searched(REQUEST)
+    request_served(hits, memories)
+    assert "your search reads as a request, and this kind of memory serves one." in page
 
 
 def test_a_harsh_correction_does_not_claim_the_wrong_versions_source(browser_client, maya) -> None:

@@ -8,6 +8,7 @@ from asgiref.sync import sync_to_async
 
 from memory.elastic.client import clients_reset
 from memory.services import writes
+from tests.memory.agent_turns import QUESTION, REQUEST, agent_turn_memories, distilled_first, request_served
 
 from .conftest import mcp_session, payload, run, tenant_with_subjects, token_for, tool_error
 
@@ -243,6 +244,27 @@ def test_recall_memory_narrows_by_fact_type_and_when_a_memory_was_stored(atlas_s
                 "Never takes the night train after midnight",
             }
             assert await recalled(fact_type="preference", **march) == {"Prefers window seats on the night train"}
+
+    run(go)
+
+
+def test_an_agents_turn_gets_the_distilled_memory_first(atlas_server, acme) -> None:
+    """Issue 26 through MCP: recall_memory ranks for the turn it is given, and explains the turn's prior."""
+    tenant, people = acme
+    memories = agent_turn_memories(people["bob"])
+    token = token_for(tenant, people["bob"])
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as s:
+            question = payload(await s.call_tool("recall_memory", {"query": QUESTION, "k": 5}))
+            distilled_first(question["memories"], memories)
+            asked = {"query": REQUEST, "k": 5, "explain": True, "expect": [memories["seat"]["id"]]}
+            request = payload(await s.call_tool("recall_memory", asked))
+            request_served(request["memories"], memories)
+            assert request["explain"]["turn_kind"] == "request"
+            assert request["memories"][0]["explain"]["turn_prior"] > 1
+            [seat] = request["explain"]["expected"]
+            assert (seat["id"], seat["removed_by"]) == (memories["seat"]["id"], "fold")
 
     run(go)
 
