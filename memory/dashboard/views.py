@@ -104,6 +104,15 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
     return render(request, "dashboard/memories.html", context)
 
 
+#: What recall took the search for (memory/recall/turn_kind.py), as the person reads it.
+TURN_KIND_WORDS = {
+    "request": "a request",
+    "question": "a question",
+    "statement": "a statement",
+    "small_talk": "small talk",
+}
+
+
 def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
     form = SearchForm(request.GET)
     context["search"] = form
@@ -132,7 +141,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         results=result.hits,
         legs=result.legs,
         took_ms=round(result.timings_ms.get("total", 0.0)),
-        turn_kind=(result.explain or {}).get("turn_kind"),
+        turn_kind=TURN_KIND_WORDS.get((result.explain or {}).get("turn_kind"), "a search"),
     )
     return render(request, "dashboard/memories.html", context)
 

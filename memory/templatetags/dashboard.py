@@ -45,20 +45,6 @@ def found_by(why: Any) -> str:
     return " and ".join(dict.fromkeys(said)) or "ranked in by the other results"
 
 
-#: What recall took the search for (memory/recall/turn_kind.py), as the person reads it.
-TURN_KIND_WORDS = {
-    "request": "a request",
-    "question": "a question",
-    "statement": "a statement",
-    "small_talk": "small talk",
-}
-
-
-@register.filter
-def turn_kind_words(value: Any) -> str:
-    return TURN_KIND_WORDS.get(value, "")
-
-
 #: Who a fact or playbook speaks for, as the person reads it (memory/authority.py).
 AUTHORITY_WORDS = {
     "person": "you",
