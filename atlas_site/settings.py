@@ -341,15 +341,20 @@ if not 0 <= ATLAS_REPLY_INHERITANCE <= 1:
 # a question and a statement current facts; a past turn that asked something is weaker evidence than one
 # that stated it; a past turn repeating this one (word-set Jaccard at least ATLAS_TURN_REPEAT_JACCARD;
 # 0 = off) never ranks first.
-# The question lever is off: ×2 lifts turns_v1's questions (MRR@10 0.709 → 0.947) but costs hard_v1, whose
-# search-style questions mostly need episodes, its gate (R@10 0.782 → 0.768, MRR@10 0.514 → 0.454).
+# The lever for every question is off: ×2 lifts turns_v1's questions (MRR@10 0.709 → 0.947) but costs
+# hard_v1, whose search-style questions about someone by name mostly need episodes, its gate (R@10 0.782 →
+# 0.768, MRR@10 0.514 → 0.454). A question in the first person ("where do I live?":
+# memory.recall.turn_kind.turn_in_first_person) asks about the user, as an agent's turn does: current facts
+# get the second prior (on top of the first); ×2 measured best (turns_v1 MRR@10 0.694 → 0.777, facts-first
+# 0.777 → 0.923; atlas_v1 MRR@10 0.722 → 0.737; hard_v1, 3 such questions of 252, 0.514 → 0.516).
 ATLAS_TURN_QUESTION_FACT_PRIOR = env.float("ATLAS_TURN_QUESTION_FACT_PRIOR", default=1.0)
+ATLAS_TURN_OWN_QUESTION_FACT_PRIOR = env.float("ATLAS_TURN_OWN_QUESTION_FACT_PRIOR", default=2.0)
 ATLAS_TURN_STATEMENT_FACT_PRIOR = env.float("ATLAS_TURN_STATEMENT_FACT_PRIOR", default=2.0)
 ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR = env.float("ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR", default=1.75)
 ATLAS_TURN_REQUEST_FACT_PRIOR = env.float("ATLAS_TURN_REQUEST_FACT_PRIOR", default=2.0)
 ATLAS_TURN_ASKED_PRIOR = env.float("ATLAS_TURN_ASKED_PRIOR", default=0.5)
 ATLAS_TURN_REPEAT_JACCARD = env.float("ATLAS_TURN_REPEAT_JACCARD", default=0.5)
-for _name in ("QUESTION_FACT", "STATEMENT_FACT", "REQUEST_PLAYBOOK", "REQUEST_FACT", "ASKED"):
+for _name in ("QUESTION_FACT", "OWN_QUESTION_FACT", "STATEMENT_FACT", "REQUEST_PLAYBOOK", "REQUEST_FACT", "ASKED"):
     if not 0 < globals()[f"ATLAS_TURN_{_name}_PRIOR"] <= 10:
         raise ImproperlyConfigured(f"ATLAS_TURN_{_name}_PRIOR must be above 0 and at most 10")
 if not 0 <= ATLAS_TURN_REPEAT_JACCARD <= 1:

@@ -90,3 +90,14 @@ def turn_asks(*, text: str) -> bool:
         return True
     start = " ".join(text.lower().replace("’", "'").split()).lstrip("\"'([ ")
     return bool(_REQUEST_START.match(start) or _HOW_TO.match(start))
+
+
+# The user speaking of themselves: "where do I live?", "what's my dog called?", "when did we move?".
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
+
+
+def turn_in_first_person(*, text: str) -> bool:
+    """Whether ``text`` speaks of its writer ("where do I live?"), as an agent's user does, rather than of
+    someone by name ("where does Kofi live?"), as a search does. A question in the first person asks about
+    the user, which a current fact answers; a search-style question often needs the conversation itself."""
+    return bool(_FIRST_PERSON.search(" ".join(text.lower().replace("’", "'").split())))

@@ -20,7 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
-from .turn_kind import QUESTION, REQUEST, STATEMENT, turn_asks
+from .turn_kind import QUESTION, REQUEST, STATEMENT, turn_asks, turn_in_first_person
 
 Ranked = list[tuple[str, float, dict[str, Any]]]
 
@@ -32,8 +32,9 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
-def turn_prior(source: dict[str, Any], *, kind: str, asked: bool) -> float:
-    """The prior one candidate gets for a turn of ``kind``: the product of the levers that apply to it."""
+def turn_prior(source: dict[str, Any], *, kind: str, asked: bool, first_person: bool = False) -> float:
+    """The prior one candidate gets for a turn of ``kind`` (``first_person``: the turn speaks of its writer):
+    the product of the levers that apply to it."""
     memory_type = source.get("memory_type")
     prior = 1.0
     if memory_type == "episodic":
@@ -42,6 +43,8 @@ def turn_prior(source: dict[str, Any], *, kind: str, asked: bool) -> float:
     elif memory_type == "semantic" and not (source.get("superseded_by") or source.get("retracted")):
         if kind == QUESTION:
             prior *= settings.ATLAS_TURN_QUESTION_FACT_PRIOR
+            if first_person:
+                prior *= settings.ATLAS_TURN_OWN_QUESTION_FACT_PRIOR
         elif kind == STATEMENT:
             prior *= settings.ATLAS_TURN_STATEMENT_FACT_PRIOR
         elif kind == REQUEST and source.get("fact_type") in SHAPING_FACT_TYPES:
@@ -64,6 +67,7 @@ def turn_priors_apply(
     floor = min(score for _, score, _ in fused)
     threshold = settings.ATLAS_TURN_REPEAT_JACCARD
     turn_words = _words(text) if threshold else frozenset()
+    first_person = kind == QUESTION and turn_in_first_person(text=text)
     rescored: Ranked = []
     repeats: set[str] = set()
     for memory_id, score, hit in head:
@@ -75,7 +79,7 @@ def turn_priors_apply(
             if threshold and turn_words:
                 words = _words(episode)
                 repeat = bool(words) and len(words & turn_words) / len(words | turn_words) >= threshold
-        prior = turn_prior(source, kind=kind, asked=asked)
+        prior = turn_prior(source, kind=kind, asked=asked, first_person=first_person)
         if repeat:
             repeats.add(memory_id)
         if priors is not None and prior != 1.0:

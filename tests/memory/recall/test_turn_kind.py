@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from memory.recall.turn_kind import QUESTION, REQUEST, SMALL_TALK, STATEMENT, turn_asks, turn_classify
+from memory.recall.turn_kind import (
+    QUESTION,
+    REQUEST,
+    SMALL_TALK,
+    STATEMENT,
+    turn_asks,
+    turn_classify,
+    turn_in_first_person,
+)
 
 
 @pytest.mark.parametrize(
@@ -77,3 +85,22 @@ def test_turn_asks_tells_asked_turns_from_stated_ones() -> None:
     assert turn_asks(text="Remind me to redirect post from the old flat")
     assert not turn_asks(text="When we go away, our neighbour Priti usually has Biscuit")
     assert not turn_asks(text="I live in Didsbury, just off Burton Road")
+
+
+@pytest.mark.parametrize(
+    ("text", "first_person"),
+    [
+        ("Where do I live again?", True),
+        ("what's my day rate", True),
+        ("When did we move to Lisbon?", True),
+        ("Is the flat ours or rented?", True),
+        ("I’m not sure, what did the vet say about me?", True),  # a typographic apostrophe
+        ("Where does Kofi live?", False),
+        ("Is there any ingredient that could put Kofi in hospital?", False),
+        ("Which hospital unit did Amara transfer to?", False),
+        ("Is Iris on the mailing list?", False),  # "is" is not "I"
+        ("What does MYOB stand for?", False),  # nor a word that starts like one
+    ],
+)
+def test_a_turn_in_the_first_person_speaks_of_its_writer(text: str, first_person: bool) -> None:
+    assert turn_in_first_person(text=text) is first_person

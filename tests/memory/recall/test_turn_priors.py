@@ -17,6 +17,7 @@ def _hit(memory_id: str, score: float, memory_type: str, **source) -> tuple[str,
 @pytest.fixture
 def levers(settings):
     settings.ATLAS_TURN_QUESTION_FACT_PRIOR = 2.0
+    settings.ATLAS_TURN_OWN_QUESTION_FACT_PRIOR = 1.0  # its own test below
     settings.ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR = 3.0
     settings.ATLAS_TURN_REQUEST_FACT_PRIOR = 1.5
     settings.ATLAS_TURN_ASKED_PRIOR = 0.5
@@ -103,8 +104,25 @@ def test_only_the_window_is_rescored_and_the_rest_keeps_its_order(levers) -> Non
     assert ranked[3] == fused[3]
 
 
+def test_a_question_in_the_first_person_gives_current_facts_its_own_prior(levers) -> None:
+    levers.ATLAS_TURN_QUESTION_FACT_PRIOR = 1.0
+    levers.ATLAS_TURN_OWN_QUESTION_FACT_PRIOR = 3.0
+    fused = [
+        _hit("e1", 2.0, "episodic", text="We moved to Salford last spring"),
+        _hit("f1", 1.0, "semantic", fact_type="identity"),
+        _hit("e2", 0.0, "episodic", text="The weather was awful"),
+    ]
+    priors: dict[str, float] = {}
+    own = turn_priors_apply(fused, text="Where do I live?", kind=QUESTION, window=80, priors=priors)
+    # floor 0: f1 1 → 3 passes e1 (2) for the user's question about themselves ...
+    assert _ids(own) == ["f1", "e1", "e2"] and priors == {"f1": 3.0}
+    # ... and not for a question about someone by name, nor for a request in the first person.
+    assert turn_priors_apply(fused, text="Where does Kofi live?", kind=QUESTION, window=80) == fused
+    assert _ids(turn_priors_apply(fused, text="Book my usual table", kind=REQUEST, window=80)) == ["e1", "f1", "e2"]
+
+
 def test_levers_at_one_change_nothing(settings) -> None:
-    for name in ("QUESTION_FACT", "STATEMENT_FACT", "REQUEST_PLAYBOOK", "REQUEST_FACT", "ASKED"):
+    for name in ("QUESTION_FACT", "OWN_QUESTION_FACT", "STATEMENT_FACT", "REQUEST_PLAYBOOK", "REQUEST_FACT", "ASKED"):
         setattr(settings, f"ATLAS_TURN_{name}_PRIOR", 1.0)
     settings.ATLAS_TURN_REPEAT_JACCARD = 0.0
     fused = [_hit("e1", 3.0, "episodic", text="Where do I live?"), _hit("f1", 1.0, "semantic", fact_type="identity")]
