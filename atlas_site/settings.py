@@ -327,6 +327,10 @@ ATLAS_RECALL_ONE_MSEARCH = env.bool("ATLAS_RECALL_ONE_MSEARCH", default=False)
 # 2.06x a plain BM25 search instead of 3.09x on atlas_v1, 3.01x instead of 4.41x on hard_v1, both gates
 # held (docs/recall-latency.md).
 ATLAS_BM25_LEG = env.str("ATLAS_BM25_LEG", default="always")
+# Under `literal`, a question the engine's BM25 search is skipped for still gets the BM25 leg's judgement of
+# the memories the dense legs found, scored in the app (memory.recall.lexical; docs/recall-quality.md
+# "Conversations").
+ATLAS_BM25_POOL = env.bool("ATLAS_BM25_POOL", default=True)
 if ATLAS_BM25_LEG not in ("always", "literal"):
     raise ImproperlyConfigured(f"ATLAS_BM25_LEG must be 'always' or 'literal', not {ATLAS_BM25_LEG!r}")
 # A reply shares its question's relevance: an episode gains this share of its session's previous

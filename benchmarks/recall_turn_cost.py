@@ -4,7 +4,8 @@ the default today, both plans of the BM25 leg, every row from one run under the 
 "before" is today's code with the three changes switched off: evidence folding (``fold_evidence``),
 ranking for turns (the ATLAS_TURN_* priors at 1, the repeat rule off) and, under ``make run``'s
 ``literal`` plan, the BM25 leg's trigger narrowed back to literal questions (LITERAL_QUERY_PATTERN, what
-bm25_leg_searched read before questions about time were added). "after" is the default. Each question
+bm25_leg_searched read before questions about time were added) and no BM25 over the candidates for the
+other questions (ATLAS_BM25_POOL off). "after" is the default. Each question
 is asked in rotation by all four ways (its text made fresh per way, so no query-embedding cache hit
 favours a later one); the table gives p50/p95 and each after's p50 as a ratio to its before.
 Target (issue 26): the default plan ≤ 10 % slower than before.
@@ -25,6 +26,7 @@ from _stack import ROOT, atlas_stack, eval_set_tenant, progress
 
 TURN_PRIORS_OFF = {
     "ATLAS_TURN_QUESTION_FACT_PRIOR": 1.0,
+    "ATLAS_TURN_OWN_QUESTION_FACT_PRIOR": 1.0,
     "ATLAS_TURN_STATEMENT_FACT_PRIOR": 1.0,
     "ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR": 1.0,
     "ATLAS_TURN_REQUEST_FACT_PRIOR": 1.0,
@@ -47,7 +49,7 @@ def way(*, plan: str, before: bool):
     if before:
         rc.BM25_LEG_QUERY_PATTERN = rc.LITERAL_QUERY_PATTERN
     try:
-        with override_settings(ATLAS_BM25_LEG=plan, **(TURN_PRIORS_OFF if before else {})):
+        with override_settings(ATLAS_BM25_LEG=plan, **(TURN_PRIORS_OFF | {"ATLAS_BM25_POOL": False} if before else {})):
             yield
     finally:
         rc.BM25_LEG_QUERY_PATTERN = trigger

@@ -325,12 +325,16 @@ class HitOut(MemoryOut):
 
 class RecallOut(serializers.Serializer):
     hits = HitOut(many=True)
-    legs = serializers.ListField(child=serializers.CharField(), help_text="The legs this recall searched.")
+    legs = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The legs that judged this recall's memories (bm25, dense, multilingual, crosslingual).",
+    )
     took_ms = serializers.FloatField()
     explain = serializers.DictField(
         required=False,
-        help_text="With explain or expect: the filters every leg applied, the fusion's weights, and with expect "
-        "one entry per expected memory.",
+        help_text="With explain or expect: the filters every leg applied, the fusion's weights, the kind of turn "
+        "(turn_kind), bm25_leg when the BM25 leg scored the other legs' candidates instead of searching, and "
+        "with expect one entry per expected memory.",
     )
 
 

@@ -3,10 +3,12 @@ query embeddings overlapping the first) and each leg's ranked hits."""
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -16,7 +18,9 @@ from memory.elastic import queries, store
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 
+from .explain import multipliers
 from .fusion import LEG_ORDER, Leg, leg_weight, merge_indices
+from .lexical import pool_bm25
 from .options import RecallOptions
 
 Search = tuple[tuple[str, ...], dict[str, Any]]  # (memory types, search body)
@@ -60,6 +64,7 @@ class LegSearches:
     functions: list[dict[str, Any]]
     window: int
     crosslingual_types: tuple[str, ...]
+    origin: datetime = field(default_factory=lambda: datetime.now(UTC))  # of the ranking functions
     method: str = field(default_factory=lambda: settings.ATLAS_FUSION)
     # (name, number of searches making the leg, the Leg's fields), in the order the searches were made.
     legs: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
@@ -73,6 +78,22 @@ class LegSearches:
         )
         self.legs.append(("bm25", 1, {"weight": self.weight("bm25")}))
         return (self.indices, body)
+
+    def bm25_over(self, ranked: list[tuple[str, Leg]], options: RecallOptions) -> Leg:
+        """The BM25 leg scored in the app over the memories the other legs found (memory.recall.lexical):
+        for a question the engine's BM25 search is skipped for (ATLAS_BM25_LEG=literal), with the leg's
+        ranking functions applied as the engine applies them (decay, use, catalog prior, outcome)."""
+        pool: dict[str, dict[str, Any]] = {}
+        for _name, leg in ranked:
+            for hit in leg.hits:
+                pool.setdefault(hit["_id"], hit)
+        origin = self.origin
+        scored = []
+        for memory_id, score in pool_bm25(self.text, list(pool.values())).items():
+            factors = multipliers(pool[memory_id]["_source"], origin=origin, options=options)
+            scored.append({**pool[memory_id], "_score": score * math.prod(factors.values())})
+        scored.sort(key=lambda hit: (-hit["_score"], hit["_id"]))
+        return Leg(scored[: self.window], weight=self.weight("bm25"))
 
     def knn(
         self, vector_field: str, query_vector: list[float], functions: list[dict[str, Any]], over=None
@@ -124,7 +145,8 @@ def legs_search(
     first msearch while the other models embed the question (``pending``), then the kNN legs in a second.
     With ATLAS_RECALL_ONE_MSEARCH everything waits for the vectors and goes in one msearch."""
     searches: list[Search] = []
-    if options.bm25 and bm25_leg_searched(plan.text, dense_legs=bool(pending)):
+    bm25_searched = options.bm25 and bm25_leg_searched(plan.text, dense_legs=bool(pending))
+    if bm25_searched:
         searches.append(plan.bm25())
     responses: list[dict[str, Any]] = []
     knn: list[Search] = []
@@ -157,4 +179,9 @@ def legs_search(
         t0 = time.perf_counter()
         responses += store.memories_msearch(reader, searches=knn)
         timings["search"] += (time.perf_counter() - t0) * 1000
-    return plan.ranked(responses)
+    ranked = plan.ranked(responses)
+    if options.bm25 and not bm25_searched and settings.ATLAS_BM25_POOL and ranked:
+        t0 = time.perf_counter()
+        ranked.insert(0, ("bm25", plan.bm25_over(ranked, options)))  # first in LEG_ORDER
+        timings["bm25_pool"] = (time.perf_counter() - t0) * 1000
+    return ranked

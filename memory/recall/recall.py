@@ -158,6 +158,8 @@ def _explained(result, trace, top, fused, folded, k, scope, options, at, expecte
         "fusion": {name: leg.weight for name, leg in trace.legs} | {"method": settings.ATLAS_FUSION},
         "turn_kind": trace.turn_kind,
     }
+    if "bm25_pool" in result.timings_ms:  # memory.recall.lexical: no BM25 search, the leg judged the candidates
+        out["bm25_leg"] = "scored in the app over the other legs' candidates (ATLAS_BM25_POOL)"
     if expected:
         out["expected"] = expected_explain(
             expected,
@@ -258,5 +260,6 @@ def _plan(scope, text, k, types, at, include_superseded, narrowing, options, que
         functions=functions,
         window=rc.window_size(k),
         crosslingual_types=crosslingual_types,
+        origin=at or datetime.now(UTC),
     )
     return plan, pending

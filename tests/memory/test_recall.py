@@ -641,7 +641,11 @@ def test_the_bm25_leg_can_be_kept_for_literal_questions(maya, settings) -> None:
     episode_write(subject=maya, text="My flight TP1947 to Madrid leaves at 07:40")
     settings.ATLAS_BM25_LEG = "literal"
     assert memory_recall(subject=maya, query="TP1947", k=3).legs == WITHOUT_CROSSLINGUAL
+    settings.ATLAS_BM25_POOL = False
     assert memory_recall(subject=maya, query="what time does my flight leave", k=3).legs == WITHOUT_CROSSLINGUAL[1:]
+    settings.ATLAS_BM25_POOL = True  # no BM25 search, but the leg judges the dense legs' candidates
+    pooled = memory_recall(subject=maya, query="what time does my flight leave", k=3)
+    assert pooled.legs == WITHOUT_CROSSLINGUAL and "bm25_pool" in pooled.timings_ms
     assert memory_recall(subject=maya, query="When does my flight leave", k=3).legs == WITHOUT_CROSSLINGUAL
     only_bm25 = RecallOptions(dense=False, multilingual=False, crosslingual=False)
     assert memory_recall(subject=maya, query="what time does my flight leave", k=3, options=only_bm25).legs == ["bm25"]
