@@ -161,6 +161,9 @@ class Rotator(threading.Thread):
             while not self.stop.is_set():
                 services.credential_rotate(actor="test", subject=self.subject)
                 self.rotations += 1
+                # Rotations back to back with no gap at all starve any SQLite locker (no queue): a CI run's
+                # backup waited 30 s for the lock. Operators rotate far less often than every 20 ms.
+                time.sleep(0.02)
         except BaseException as exc:  # noqa: BLE001 — reported by the test
             self.errors.append(exc)
         finally:
@@ -517,3 +520,47 @@ def test_lift_write_block_after_an_interrupted_backup(cluster, maya, tmp_path) -
     finally:
         indices_write_block_set(names=[name], blocked=False)
     assert episode_write(subject=maya, text="writable again")["id"]
+
+
+def test_back_to_back_writers_do_not_starve_the_backups_write_lock(tmp_path) -> None:
+    """A stream of write transactions with a millisecond between them leaves the lock free only for
+    moments: SQLite's own busy timeout (100 ms between tries once it has waited a third of a second)
+    mostly misses them; the backup's tries every 2 ms take the lock within a few. (Transactions with no
+    gap at all can starve any SQLite locker — there is no queue — and the backup then fails cleanly.)"""
+    import sqlite3
+
+    from memory.services.backup import _write_lock_take
+
+    database = tmp_path / "busy.sqlite3"
+    setup = sqlite3.connect(database, isolation_level=None)
+    setup.execute("CREATE TABLE t (n INTEGER)")
+    setup.close()
+    stop = threading.Event()
+    commits = []
+
+    def write_back_to_back() -> None:
+        writer = sqlite3.connect(database, timeout=20, isolation_level=None)
+        while not stop.is_set():
+            writer.execute("BEGIN IMMEDIATE")
+            writer.execute("INSERT INTO t VALUES (1)")
+            time.sleep(0.02)  # the transaction's own work (a key minted in Elasticsearch, say)
+            writer.execute("COMMIT")
+            commits.append(time.monotonic())
+            time.sleep(0.001)  # the next request's own work before its transaction
+        writer.close()
+
+    thread = threading.Thread(target=write_back_to_back, daemon=True)
+    thread.start()
+    while len(commits) < 3:
+        time.sleep(0.01)
+    lock = sqlite3.connect(database, timeout=0, isolation_level=None)
+    started = time.monotonic()
+    try:
+        _write_lock_take(lock, within=10)
+        waited = time.monotonic() - started
+        lock.execute("ROLLBACK")
+    finally:
+        lock.close()
+        stop.set()
+        thread.join(timeout=30)
+    assert waited < 1, waited
