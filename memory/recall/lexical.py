@@ -65,6 +65,10 @@ def _field_spec(spec: str) -> tuple[str, str, float]:
     return base, sub, float(boost or 1)
 
 
+#: Each memory type's BM25 fields as (field, sub-field, boost), parsed once.
+_FIELD_SPECS = {t: [_field_spec(f) for f in fields] for t, fields in rc.BM25_FIELDS_BY_TYPE.items()}
+
+
 @lru_cache(maxsize=16384)
 def _counted(value: str, sub: str) -> tuple[Counter, int]:
     """A field value's term counts (shared between calls: never changed) and length under the field's
@@ -77,7 +81,7 @@ def _counted(value: str, sub: str) -> tuple[Counter, int]:
 def pool_bm25(query: str, hits: list[dict[str, Any]]) -> dict[str, float]:
     """Each hit's BM25 score for ``query`` (``hits``: documents with ``_id`` and ``_source``), over the
     fields the BM25 leg reads for its type, the best field counting; hits matching no term are left out."""
-    specs = {t: [_field_spec(f) for f in fields] for t, fields in rc.BM25_FIELDS_BY_TYPE.items()}
+    specs = _FIELD_SPECS
     query_terms = {"": set(english_terms(query)), "exact": set(standard_terms(query))}
     # One document's terms per (field, sub-field), and the pool's statistics per (field, sub-field).
     analysed: dict[str, list[tuple[Counter, int, tuple[str, str], float]]] = {}
