@@ -116,7 +116,9 @@ class MemoryAdminViews:
         try:
             subject = self._subject(request, subject_pk, CHANGE if request.method == "POST" else VIEW)
             if request.method == "POST":
-                edited = pages.edit(subject=subject, memory_id=memory_id, form=request.POST, actor=_actor(request))
+                edited = pages.edit(
+                    subject=subject, memory_id=memory_id, form=request.POST, actor=_actor(request), editor=request.user
+                )
                 marked = ", marked as wrong" if edited.get("contradiction") == "harsh" else ""
                 messages.success(request, f"Saved as a new version; the old one stays in the chain{marked}.")
                 return redirect(_link(subject)("memory", memory_id=edited["id"]))

@@ -17,7 +17,7 @@ from django.http import QueryDict
 
 from atlas_site.errors import ValidationFailed
 from memory import selectors
-from memory.authority import OPERATOR
+from memory.authority import by_operator
 from memory.provenance import memory_provenance
 from memory.recall import memory_recall
 from memory.services import forget, writes
@@ -232,7 +232,7 @@ def chain(*, subject: MemorySubject, memory_id: str, actor: str, link: Link) -> 
     return {"chain": steps, "current": steps[current]}
 
 
-def edit(*, subject: MemorySubject, memory_id: str, form: Mapping[str, str], actor: str) -> dict[str, Any]:
+def edit(*, subject: MemorySubject, memory_id: str, form: Mapping[str, str], actor: str, editor: Any) -> dict[str, Any]:
     """Correct a fact over the version the editor read (``etag``): a supersession, natural (it changed)
     unless the form says harsh (it was wrong; the old version is retracted). An operator's correction
     (authority ``operator``) replaces any fact, a person's too."""
@@ -248,8 +248,7 @@ def edit(*, subject: MemorySubject, memory_id: str, form: Mapping[str, str], act
         text=text,
         if_match=etag,
         contradiction=contradiction,
-        authority=OPERATOR,
-        written_by=f"operator:{actor.removeprefix('admin:')}",
+        **by_operator(editor),
     )
     audit_record(
         tenant=subject.tenant,

@@ -11,7 +11,7 @@ from typing import Any
 from atlas_site.cursors import MEMORY_SORT, cursor_decode, cursor_encode
 from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
-from memory.authority import AUTHORED_TYPES, authority_parse, is_pending, memory_authority
+from memory.authority import AUTHORED_TYPES, authority_parse, is_pending, memory_authority, memory_etag
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
 from memory.scope import SubjectScope, tenant_read_filters
@@ -74,6 +74,8 @@ def memory_shape(hit: dict[str, Any]) -> dict[str, Any]:
         for name in ("written_by", "review_state", "proposal_for"):
             if name in source:
                 out[name] = source[name]
+        if is_pending(source):
+            out["version"] = memory_etag(source)
     return out
 
 

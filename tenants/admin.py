@@ -29,7 +29,12 @@ from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemoryS
 
 # A link to a subject opens its memories in the dashboard (read, edit, forget, export): all three.
 MEMORY_PERMISSIONS = (VIEW, CHANGE, FORGET)
-SCOPE_PERMISSIONS = {ApiToken.Scope.READ: VIEW, ApiToken.Scope.WRITE: CHANGE, ApiToken.Scope.FORGET: FORGET}
+SCOPE_PERMISSIONS = {
+    ApiToken.Scope.READ: VIEW,
+    ApiToken.Scope.WRITE: CHANGE,
+    ApiToken.Scope.FORGET: FORGET,
+    ApiToken.Scope.REVIEW: CHANGE,
+}
 # What makes a login or grants permissions: only a superuser changes these (for anyone else, own or not).
 ACCOUNT_FIELDS = ("is_staff", "is_superuser", "groups", "user_permissions")
 

@@ -230,6 +230,8 @@ class ApiToken(models.Model):
         READ = "read"
         WRITE = "write"
         FORGET = "forget"
+        # Decide proposals (accept/reject): a person's act, granted knowingly — never implied by write.
+        REVIEW = "review"
 
     kind = models.CharField(max_length=10, choices=Kind.choices)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_tokens")

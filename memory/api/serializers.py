@@ -252,7 +252,7 @@ class MemoryOut(serializers.Serializer):
     )
     written_by = serializers.CharField(
         required=False,
-        help_text="Facts and playbooks: token:<name>, person:<name>, run:<id>, operator:<name>, import:<actor>.",
+        help_text="Facts and playbooks: token:<name>, person:<id>, run:<id>, operator:<id>, import:<actor>.",
     )
     status = serializers.ChoiceField(
         choices=MEMORY_STATUS_CHOICES,
@@ -263,7 +263,11 @@ class MemoryOut(serializers.Serializer):
     proposal_for = serializers.ListField(
         child=serializers.CharField(),
         required=False,
-        help_text="A pending replacement: the facts it replaces once accepted.",
+        help_text="A pending replacement: the facts (or the playbook) it replaces once accepted.",
+    )
+    version = serializers.CharField(
+        required=False,
+        help_text="Pending proposals: the version to name when you accept or reject it (a change since is a 409).",
     )
 
 
@@ -413,7 +417,15 @@ class ProposalPageOut(serializers.Serializer):
     next_cursor = serializers.CharField(allow_null=True)
 
 
-class ProposalAcceptIn(Strict):
+class ProposalDecideIn(Strict):
+    version = serializers.CharField(
+        required=False,
+        help_text="The proposal's version you reviewed (its 'version' in the list; or send it as If-Match): "
+        "one of the two is required, and a proposal changed since is a 409 showing what it says now.",
+    )
+
+
+class ProposalAcceptIn(ProposalDecideIn):
     text = serializers.CharField(
         required=False, help_text="A proposed fact's text as you corrected it (accepted as yours); default unchanged."
     )

@@ -29,7 +29,7 @@ from atlas_site.api import (
 from atlas_site.errors import ValidationFailed
 from atlas_site.streaming import primed, streamed
 from memory import selectors
-from memory.authority import AUTHORITIES, by_reviewer_token, by_token
+from memory.authority import AUTHORITIES, by_token, token_principal
 from memory.portable.export import export_line, memories_export
 from memory.provenance import memory_provenance
 from memory.recall import RecallOptions, memory_recall
@@ -44,6 +44,12 @@ IF_MATCH = OpenApiParameter(
     OpenApiTypes.STR,
     OpenApiParameter.HEADER,
     description="The ETag you read: refuse the edit (412) if it changed.",
+)
+PROPOSAL_VERSION = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="The proposal's version you reviewed (or 'version' in the body).",
 )
 IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",
@@ -293,9 +299,14 @@ class OutcomeView(SubjectView):
         who = self.subject(request, subject, "write")
         fields = _valid(s.OutcomeIn, request.data)
         recorded = writes.playbook_outcome_record(
-            subject=who, playbook_id=memory_id, success=fields["success"], refined_steps=fields.get("refined_steps")
+            subject=who,
+            playbook_id=memory_id,
+            success=fields["success"],
+            refined_steps=fields.get("refined_steps"),
+            **by_token(principal_of(request)),
         )
-        return Response(_shaped(recorded))
+        shaped = _shaped(recorded)
+        return Response(shaped, status=202 if shaped.get("status") == "pending" else 200)
 
 
 class RecallView(SubjectView):
@@ -481,9 +492,12 @@ class ProposalAcceptView(SubjectView):
     @extend_schema(
         operation_id="proposal_accept",
         summary="Accept a proposal (optionally with its text corrected): it becomes current",
-        description="A proposal that replaces a fact the person wrote can only be accepted with the person's own "
-        "(personal) token: 403 otherwise. 409 when it was decided already, or its fact was replaced meanwhile.",
-        parameters=[SUBJECT, PROPOSAL_ID, IDEMPOTENCY_KEY],
+        description="Deciding is the person's act: it needs a token with the 'review' scope (never implied by "
+        "'write'), and a token never decides its own proposal (403). Name the version you reviewed ('version' or "
+        "If-Match): a proposal changed since is a 409 showing what it says now. A proposal that replaces a fact the "
+        "person wrote can only be accepted by the person (the dashboard, or their personal token holding 'review'). "
+        "409 when it was decided already, or its fact was replaced meanwhile.",
+        parameters=[SUBJECT, PROPOSAL_ID, IDEMPOTENCY_KEY, PROPOSAL_VERSION],
         request=s.ProposalAcceptIn,
         responses={200: s.MemoryOut, **WRITE_PROBLEMS},
         examples=[
@@ -493,15 +507,15 @@ class ProposalAcceptView(SubjectView):
     )
     @idempotent
     def post(self, request: Request, subject: str, proposal_id: str) -> Response:
-        who = self.subject(request, subject, "write")
+        who = self.subject(request, subject, "review")
         fields = _valid(s.ProposalAcceptIn, request.data)
-        principal = principal_of(request)
         accepted = review.proposal_accept(
             subject=who,
             proposal_id=proposal_id,
             text=fields.get("text"),
             actor=actor_of(request),
-            reviewer=by_reviewer_token(principal),
+            reviewer=token_principal(principal_of(request)),
+            version=_version_shown(request, fields),
         )
         return Response(_shaped(accepted))
 
@@ -510,15 +524,33 @@ class ProposalRejectView(SubjectView):
     @extend_schema(
         operation_id="proposal_reject",
         summary="Reject a proposal: it is deleted, and consolidation does not propose it again",
-        parameters=[SUBJECT, PROPOSAL_ID, IDEMPOTENCY_KEY],
-        request=None,
-        responses={200: s.ProposalRejectedOut, **problems(409)},
+        parameters=[SUBJECT, PROPOSAL_ID, IDEMPOTENCY_KEY, PROPOSAL_VERSION],
+        request=s.ProposalDecideIn,
+        responses={200: s.ProposalRejectedOut, **problems(403, 409)},
+        examples=[OpenApiExample("the version you reviewed", value={"version": '"5f1c0e9a7b2d4c3e8a6b1d0f9e8c7b6a"'})],
     )
     @idempotent
     def post(self, request: Request, subject: str, proposal_id: str) -> Response:
-        who = self.subject(request, subject, "write")
-        _valid(s.Strict, request.data)
-        return Response(review.proposal_reject(subject=who, proposal_id=proposal_id, actor=actor_of(request)))
+        who = self.subject(request, subject, "review")
+        fields = _valid(s.ProposalDecideIn, request.data)
+        return Response(
+            review.proposal_reject(
+                subject=who,
+                proposal_id=proposal_id,
+                actor=actor_of(request),
+                reviewer=token_principal(principal_of(request)),
+                version=_version_shown(request, fields),
+            )
+        )
+
+
+def _version_shown(request: Request, fields: dict[str, Any]) -> str | None:
+    """The proposal version the caller reviewed: the body's ``version`` or the If-Match header (not both,
+    unless they agree)."""
+    header, body = request.headers.get("If-Match"), fields.get("version")
+    if header is not None and body is not None and header.strip() != body.strip():
+        raise ValidationFailed("the If-Match header and the body's version differ: send one", field="version")
+    return body if body is not None else header
 
 
 class ExportView(SubjectView):

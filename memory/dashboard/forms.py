@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
+from typing import Any
 
 from django import forms
 
@@ -15,6 +16,7 @@ from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
 TYPE_LABELS = {"semantic": "Facts", "procedural": "Playbooks", "episodic": "Conversations", "catalog": "Catalog"}
 TYPE_NAMES = KIND_NAMES  # one memory's kind, in words
+BULK_SHOWN_LIMIT = 500  # the review page shows at most 200 proposals
 
 
 class NarrowingForm(forms.Form):
@@ -119,6 +121,7 @@ class TokenCreateForm(forms.Form):
             ("read", "read — recall and list my memories"),
             ("write", "write — store new memories"),
             ("forget", "forget — delete my memories"),
+            ("review", "review — accept or reject proposals in my name, as if I clicked (only for an agent I trust)"),
         ],
         widget=forms.CheckboxSelectMultiple,
         initial=["read", "write"],
@@ -129,7 +132,13 @@ class TokenCreateForm(forms.Form):
         return [s for s in SCOPES if s in self.cleaned_data["scopes"]]
 
 
-class ProposalAcceptForm(forms.Form):
+class ProposalRejectForm(forms.Form):
+    """Reject a proposal: ``version`` is the version the page showed (a change since is refused)."""
+
+    version = forms.CharField(max_length=100)
+
+
+class ProposalAcceptForm(ProposalRejectForm):
     """Accept a proposal as it is, or with the text corrected (``original`` tells an edit from none)."""
 
     text = forms.CharField(required=False, max_length=MAX_TEXT_CHARS, strip=True, widget=forms.Textarea)
@@ -141,3 +150,8 @@ class ProposalsDecideForm(forms.Form):
 
     decision = forms.ChoiceField(choices=[("accept", "accept"), ("reject", "reject")])
     written_by = forms.CharField(max_length=300)
+
+    def shown(self, data: Any) -> dict[str, str]:
+        """The proposals the page showed for this writer, by id, with the version shown of each."""
+        pairs = (value.partition(":") for value in data.getlist("shown")[:BULK_SHOWN_LIMIT])
+        return {memory_id: version for memory_id, _, version in pairs if memory_id and version}

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from atlas_site.errors import AtlasError, Conflict, NotFound, PermissionDenied, PreconditionFailed
 from atlas_site.streaming import primed, streamed
 from memory import pages, selectors
-from memory.authority import by_person
+from memory.authority import by_person, person_principal
 from memory.pages import provenance_linked
 from memory.portable.export import export_line, memories_export
 from memory.provenance import episode_orphans, memory_provenance
@@ -39,6 +39,7 @@ from .forms import (
     ForgetAllForm,
     ListFilterForm,
     ProposalAcceptForm,
+    ProposalRejectForm,
     ProposalsDecideForm,
     SearchForm,
     TokenCreateForm,
@@ -439,7 +440,7 @@ def _writer_label(written_by: str) -> str:
         "token": f"Agent “{name}”",
         "import": f"An import by {name}",
         "operator": f"Operator {name}",
-        "person": f"You ({name})",
+        "person": "You",
     }
     return labels.get(kind, written_by or "unknown")
 
@@ -478,7 +479,10 @@ def _decided(request: HttpRequest, decide: Any, done: str) -> HttpResponse:
 def review_accept(request: HttpRequest, proposal_id: str) -> HttpResponse:
     form = ProposalAcceptForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "The corrected text cannot be empty or longer than 8000 characters.")
+        if "version" in form.errors:
+            messages.error(request, "Reload the page: it did not say which version of the proposal you saw.")
+        else:
+            messages.error(request, "The corrected text cannot be empty or longer than 8000 characters.")
         return redirect("dashboard:review")
     text = form.cleaned_data["text"] or None
     edited = text is not None and text != form.cleaned_data["original"]
@@ -489,7 +493,8 @@ def review_accept(request: HttpRequest, proposal_id: str) -> HttpResponse:
             proposal_id=proposal_id,
             text=text if edited else None,
             actor=actor_of(request),
-            reviewer=by_person(request.user),
+            reviewer=person_principal(request.user),
+            version=form.cleaned_data["version"],
         ),
         "Accepted, with your correction: agents now use it." if edited else "Accepted: agents now use it.",
     )
@@ -498,10 +503,18 @@ def review_accept(request: HttpRequest, proposal_id: str) -> HttpResponse:
 @require_POST
 @dashboard_view
 def review_reject(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    form = ProposalRejectForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Reload the page: it did not say which version of the proposal you saw.")
+        return redirect("dashboard:review")
     return _decided(
         request,
         lambda: review_service.proposal_reject(
-            subject=request.subject, proposal_id=proposal_id, actor=actor_of(request)
+            subject=request.subject,
+            proposal_id=proposal_id,
+            actor=actor_of(request),
+            reviewer=person_principal(request.user),
+            version=form.cleaned_data["version"],
         ),
         "Rejected: it is deleted, and the nightly job will not propose it again.",
     )
@@ -520,7 +533,8 @@ def review_all(request: HttpRequest) -> HttpResponse:
         decision=decision,
         written_by=writer,
         actor=actor_of(request),
-        reviewer=by_person(request.user),
+        reviewer=person_principal(request.user),
+        shown=form.shown(request.POST),
     )
     decided = result["accepted" if decision == "accept" else "rejected"]
     verb = "Accepted" if decision == "accept" else "Rejected"

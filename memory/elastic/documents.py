@@ -97,8 +97,10 @@ class AuthoredMemory(MemoryDocument):
 
     # person | agent | consolidation | import | operator, stamped by the service from the write's path.
     authority = Keyword()
-    # token:<name> | person:<username> | run:<consolidation run id> | operator:<username> | import:<actor>
+    # token:<name> | person:<id> | run:<consolidation run id> | operator:<id> | import:<actor>
     written_by = Keyword()
+    # The writer's stable identity (token:<pk>, person:<pk>, run:<id> …): whoever proposed never decides.
+    writer_id = Keyword()
     # "pending" while the person has not accepted it (never recalled); absent once accepted.
     review_state = Keyword()
     # The facts a pending proposal would replace when accepted (its ``supersedes`` stays empty till then,

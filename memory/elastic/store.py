@@ -110,6 +110,11 @@ ctx._source.outcome_score = (s + params.prior_s) / (s + f + params.prior_n);
 if (params.steps != null) {
   ctx._source.steps = params.steps;
   ctx._source.version = (ctx._source.version == null ? 1 : ctx._source.version) + 1;
+  if (params.author != null) {
+    ctx._source.authority = params.author.authority;
+    ctx._source.written_by = params.author.written_by;
+    ctx._source.writer_id = params.author.writer_id;
+  }
 }
 """
 )
@@ -156,10 +161,14 @@ def memory_index(
     return True
 
 
-def memories_bulk_index(writer: Elasticsearch, items: list[tuple[str, str, dict[str, Any]]]) -> list[tuple[str, str]]:
+def memories_bulk_index(
+    writer: Elasticsearch, items: list[tuple[str, str, dict[str, Any]]], *, create_only: bool = False
+) -> list[tuple[str, str]]:
     """Index (memory_type, memory_id, source) triples, visible to search when this returns;
-    returns (memory_id, error) for the failures."""
-    actions = ({"_index": alias_name(t), "_id": i, "_source": s} for t, i, s in items)
+    returns (memory_id, error) for the failures. ``create_only``: never over a stored document (a
+    stored id is that item's failure, Elasticsearch's version conflict)."""
+    op = {"_op_type": "create"} if create_only else {}
+    actions = ({"_index": alias_name(t), "_id": i, "_source": s, **op} for t, i, s in items)
     failures = []
     with es_errors("store memories"):
         for ok, result in helpers.streaming_bulk(
@@ -336,8 +345,10 @@ def playbook_outcome_update(
     prior_s: int,
     prior_n: int,
     event: str | None = None,
+    author: dict[str, str] | None = None,
 ) -> bool:
-    """Count a run (``success`` None: none, only refined ``steps``); False when ``event`` was applied before."""
+    """Count a run (``success`` None: none, only refined ``steps``); False when ``event`` was applied before.
+    ``author`` (with ``steps``): who wrote the new steps — ``authority``, ``written_by``, ``writer_id``."""
     with es_errors("record a playbook outcome"):
         response = writer.update(
             index=index,
@@ -348,6 +359,7 @@ def playbook_outcome_update(
                     "success": success,
                     "at": at,
                     "steps": steps,
+                    "author": author,
                     "prior_s": float(prior_s),
                     "prior_n": float(prior_n),
                     "event": event,

@@ -22,7 +22,7 @@ from jsonschema.exceptions import best_match
 
 from atlas_site.errors import AtlasError, NotFound, ValidationFailed
 from memory import recall_constants as rc
-from memory.authority import AUTHORITIES, by_reviewer_token, by_token
+from memory.authority import AUTHORITIES, by_token, token_principal
 from memory.elastic.client import es_errors
 from memory.provenance import memory_provenance
 from memory.recall import memory_recall
@@ -262,7 +262,7 @@ def record_outcome(
     refined_steps: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     updated = playbook_outcome_record(
-        subject=subject, playbook_id=playbook_id, success=success, refined_steps=refined_steps
+        subject=subject, playbook_id=playbook_id, success=success, refined_steps=refined_steps, **by_token(principal)
     )
     return _stored_shaped(updated)
 
@@ -281,15 +281,24 @@ def list_proposals(
 
 
 def review_proposal(
-    *, subject: MemorySubject, principal: TokenPrincipal, proposal_id: str, decision: str, text: str | None = None
+    *,
+    subject: MemorySubject,
+    principal: TokenPrincipal,
+    proposal_id: str,
+    decision: str,
+    version: str,
+    text: str | None = None,
 ) -> dict[str, Any]:
     actor = f"mcp:{principal.token.prefix}"
+    reviewer = token_principal(principal)
     if decision == "reject":
         if text is not None:
             raise ValidationFailed("text applies to accept only (a corrected text to accept)", field="text")
-        return proposal_reject(subject=subject, proposal_id=proposal_id, actor=actor)
+        return proposal_reject(
+            subject=subject, proposal_id=proposal_id, actor=actor, reviewer=reviewer, version=version
+        )
     accepted = proposal_accept(
-        subject=subject, proposal_id=proposal_id, text=text, actor=actor, reviewer=by_reviewer_token(principal)
+        subject=subject, proposal_id=proposal_id, text=text, actor=actor, reviewer=reviewer, version=version
     )
     return _stored_shaped(accepted)
 
@@ -588,12 +597,14 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="review_proposal",
         title="Accept or reject a proposal",
-        scope="write",
+        scope="review",
         description=(
             "Only when the user decided: accept (optionally with the text they corrected) or reject one "
-            "proposal from list_proposals. Accepting makes it current (a replacement replaces its fact); "
-            "rejecting deletes it and the nightly job will not propose it again. A proposal replacing a "
-            "fact the user wrote themselves needs their personal token. Deciding twice is an error."
+            "proposal from list_proposals, naming the version that was shown to them (a proposal changed "
+            "since is an error showing what it says now). Accepting makes it current (a replacement "
+            "replaces its fact); rejecting deletes it and the nightly job will not propose it again. Listed "
+            "only to tokens with the 'review' scope; a token never decides its own proposals, and a "
+            "proposal replacing a fact the user wrote needs their personal token. Deciding twice is an error."
         ),
         input_schema=_schema(
             {
@@ -605,8 +616,14 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "maxLength": MAX_TEXT_CHARS,
                     "description": "Accept only: the fact's text as the user corrected it.",
                 },
+                "version": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "description": "The proposal's version as list_proposals showed it to the user.",
+                },
             },
-            ["proposal_id", "decision"],
+            ["proposal_id", "decision", "version"],
         ),
         handler=review_proposal,
         annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from memory import recall_constants as rc
+from memory.authority import is_pending
 
 from .fusion import Leg
 from .options import RecallOptions
@@ -161,6 +162,10 @@ def expected_explain(
             if hit is None:
                 entry["removed_by"] = "not found"
                 entry["detail"] = "no memory with this id that this subject may read"
+            elif is_pending(hit["_source"]):
+                entry["memory_id"] = hit["_id"]
+                entry["removed_by"] = "pending review"
+                entry["detail"] = "a proposal waiting for the person's review: never recalled until it is accepted"
             else:
                 entry["memory_id"] = hit["_id"]
                 reason = why_filtered(hit["_source"])

@@ -21,6 +21,7 @@ from tenants.models import Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
+from . import gate
 from .documents import PreparedMemory, catalog_prepare, embed_into
 from .forget import forget_receipt
 from .languages import non_english_marked
@@ -46,24 +47,33 @@ def catalog_entry_fetch(*, tenant: Tenant, entry_id: Any) -> dict[str, Any]:
     return hit
 
 
-def _store(tenant: Tenant, prepared, *, if_version: tuple[int, int] | None = None) -> None:
+def _store(tenant: Tenant, prepared, *, if_version: tuple[int, int] | None = None, create_only: bool = False) -> bool:
     embed_into([prepared])
     with non_english_marked([prepared]):
-        store.memory_index(
+        return store.memory_index(
             writer_es_client(),
             memory_type="catalog",
             memory_id=prepared.memory_id,
             source=prepared.source,
             refresh=True,
             if_version=if_version,
+            create_only=create_only,
         )
 
 
 def catalog_entry_write(*, tenant: Tenant, actor: str, **fields: Any) -> dict[str, Any]:
+    """Add an entry. An external id naming a stored entry is the same write again (answered as stored)
+    or a 409 pointing at the edit: a write never replaces an entry in place (memory/services/gate.py)."""
     if not tenant.is_active:
         raise NotFound(f"tenant {tenant.slug} is deactivated")
     prepared = catalog_prepare(tenant_id=str(tenant.es_id), **fields)
-    _store(tenant, prepared)
+    if not _store(tenant, prepared, create_only=True):
+        hit = catalog_entry_fetch(tenant=tenant, entry_id=prepared.memory_id)
+        if not gate.same_content("catalog", hit["_source"], prepared.source):
+            raise gate.existing_refused(
+                memory_type="catalog", external_id=prepared.source.get("external_id") or "", memory_id=hit["_id"]
+            )
+        return {"id": hit["_id"], "type": "catalog", **hit["_source"]}
     audit_record(tenant=tenant, actor=actor, action="catalog.write", target=prepared.memory_id)
     return stored_view(prepared)
 

@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from atlas_site.errors import AtlasError, Conflict, NotFound, ValidationFailed
 from memory import recall_constants as rc
-from memory.authority import CONSOLIDATION, OPERATOR, is_pending
+from memory.authority import CONSOLIDATION, OPERATOR, Principal, is_pending
 from memory.elastic import queries, store
 from memory.llm import LlmError, chat_client, llm_configured, llm_model_name
 from memory.models import ConsolidationRun, ConsolidationState
@@ -731,11 +731,12 @@ def plan_apply(
     the person wrote is always one (writes.fact_store). ``hold``: every one of them is a proposal.
     An item the person rejected before is left out (``refused``)."""
     events = _events(plan["window_key"])
-    by_run = {
+    writer = {
         "authority": CONSOLIDATION,
         "written_by": f"run:{run_id}" if run_id is not None else "run",
-        "review": hold,
+        "writer_id": f"run:{run_id}" if run_id is not None else "run",
     }
+    by_run = {**writer, "review": hold}
     at = plan["planned_at"]
     changes: dict[str, list[str]] = {
         k: []
@@ -866,6 +867,7 @@ def plan_apply(
                 success=None,
                 refined_steps=item["steps"],
                 event_id=events["refine"],
+                **writer,
             ),
         )
         if done:
@@ -1140,7 +1142,9 @@ def consolidation_run_approve(*, run: ConsolidationRun, actor: str) -> Outcome:
             decision="accept",
             written_by=f"run:{run.pk}",
             actor=actor,
-            reviewer={"authority": OPERATOR, "written_by": f"operator:{actor}"},
+            reviewer=Principal(
+                authority=OPERATOR, written_by=f"operator:{actor}", identity=f"operator:{actor}", may_review=True
+            ),
             settle=False,
         )
         run.status = Status.RUNNING

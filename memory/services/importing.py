@@ -2,8 +2,9 @@
 
 Each line: ``id`` (kept as an external id, unique per subject), ``subject`` (older name ``user_id``;
 absent for catalog), ``type`` (older name ``memory_type``), ``text``, ``timestamp`` (ISO 8601) or ``days_ago``, and
-the type's optional fields. Re-importing a file overwrites the same documents
-(ids are derived from the external ids) instead of duplicating them.
+the type's optional fields. Ids are derived from the external ids: re-importing a file leaves what it
+stored as it is (``unchanged``), and a line naming a stored memory with other content is an error — an
+import never replaces a memory (memory/services/gate.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record, subject_create
 
+from . import gate
 from .documents import (
     MEMORY_TYPES,
     PreparedMemory,
@@ -37,7 +39,6 @@ from .documents import (
     playbook_prepare,
 )
 from .languages import non_english_marked
-from .supersession import replaced_state_keep
 from .writes import fact_store
 
 BATCH = 200
@@ -54,6 +55,8 @@ TYPE_FIELDS = {
 class ImportReport:
     lines: int = 0
     written: Counter = field(default_factory=Counter)
+    # Lines whose memory was stored already with the same content (a file imported again).
+    unchanged: Counter = field(default_factory=Counter)
     errors: list[tuple[int, str]] = field(default_factory=list)
     subjects_created: list[str] = field(default_factory=list)
     supersessions: int = 0
@@ -329,21 +332,51 @@ def prepared_store(
     *, writer: Any, reader: Any, pending: list[tuple[int, PreparedMemory]], report: ImportReport
 ) -> list[PreparedMemory]:
     """Store a batch of prepared memories (numbered by line or item) in one bulk request, counting each
-    in ``report`` as written or as that number's error; returns those stored. A fact already replaced
-    here stays replaced when a file stores it again."""
-    items = [p for _, p in pending]
-    replaced_state_keep(reader=reader, filters=[], prepared=items)
+    in ``report`` as written, unchanged or as that number's error; returns those stored.
+
+    A write never replaces a memory (memory/services/gate.py): a memory already stored under a line's id
+    is left as it is — counted ``unchanged`` when the line says the same (a re-imported file), an error
+    when it says something else (to change it, supersede it)."""
+    fresh: list[tuple[int, PreparedMemory]] = []
+    stored_already = _stored_already(reader, [p for _, p in pending])
+    for number, item in pending:
+        hit = stored_already.get(item.memory_id)
+        if hit is None:
+            fresh.append((number, item))
+        elif gate.same_content(item.memory_type, hit["_source"], item.source):
+            report.unchanged[item.memory_type] += 1
+        else:
+            refusal = gate.existing_refused(
+                memory_type=item.memory_type, external_id=item.source.get("external_id") or "", memory_id=hit["_id"]
+            )
+            report.errors.append((number, refusal.message))
+    items = [p for _, p in fresh]
     embed_into(items)
     with non_english_marked(items):
-        failures = dict(store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items]))
+        failures = dict(
+            store.memories_bulk_index(writer, [(p.memory_type, p.memory_id, p.source) for p in items], create_only=True)
+        )
     stored = []
-    for number, item in pending:
+    for number, item in fresh:
         if item.memory_id in failures:
             report.errors.append((number, f"not stored: {failures[item.memory_id]}"))
         else:
             report.written[item.memory_type] += 1
             stored.append(item)
     return stored
+
+
+def _stored_already(reader: Any, items: list[PreparedMemory]) -> dict[str, dict[str, Any]]:
+    """The stored memories under the ids of ``items`` (a replaced fact may be in the archive)."""
+    if not items:
+        return {}
+    types = {p.memory_type for p in items}
+    if "semantic" in types:
+        types.add("archive")
+    found = store.memories_fetch(
+        reader, ids=[p.memory_id for p in items], memory_types=tuple(sorted(types)), filters=[]
+    )
+    return {i: hit for i, hit in found.items() if hit["_id"] == i}
 
 
 def _first_line_is_header(lines: list[str]) -> bool:

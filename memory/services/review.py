@@ -20,13 +20,15 @@ from django.db import IntegrityError, transaction
 from elasticsearch import ConflictError
 
 from atlas_site.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
-from memory.authority import BELOW_PERSON, PERSON, authority_stamp, is_pending, memory_authority, proposal_targets
+from memory import recall_constants as rc
+from memory.authority import OPERATOR, Principal, authority_stamp, is_pending, memory_etag, proposal_targets
 from memory.elastic import store
 from memory.models import RejectedProposal
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 from tenants.services import audit_record
 
+from . import gate
 from .documents import PreparedMemory, embed_into, now, require_text
 from .supersession import supersession_claim, supersession_release
 
@@ -86,7 +88,8 @@ def proposal_accept(
     subject: MemorySubject,
     proposal_id: Any,
     actor: str,
-    reviewer: dict[str, str],
+    reviewer: Principal,
+    version: Any,
     text: Any = None,
     settle: bool = True,
 ) -> dict[str, Any]:
@@ -94,25 +97,26 @@ def proposal_accept(
     the newest version when one was replaced meanwhile — the proposal stays pending). ``text`` (facts
     only): the reviewer's edit, accepted as theirs (``reviewer``'s authority and writer, re-embedded).
 
-    A proposal to replace a fact the person wrote is theirs to accept: a ``reviewer`` below person
-    authority (an agent's token) is refused — else an agent could accept its own proposal."""
+    The write gate decides who may (gate.write_decide DECIDE: the person, an operator, a token with the
+    ``review`` scope — never the proposal's own writer; a replacement of the person's own fact only the
+    person), and ``version`` must be the version that was shown (gate.version_check; None only for an
+    operator approving a whole run)."""
     scope = SubjectScope.of(subject)
     hit = _proposal_read(scope, proposal_id)
     memory_type, memory_id = _type_of(hit), hit["_id"]
+    _decision_check(subject, reviewer, hit, version)
     source = {k: v for k, v in hit["_source"].items() if k not in ("review_state", "proposal_for")}
     edited = text is not None
     if edited:
         if memory_type != "semantic":
             raise ValidationFailed("only a proposed fact's text can be edited", field="text")
         source["text"] = require_text(text, field_name="text")
-        authority_stamp(source, authority=reviewer["authority"], written_by=reviewer["written_by"])
+        authority_stamp(source, **reviewer.stamp())
         embed_into([PreparedMemory(memory_type, memory_id, source)])
+    if memory_type == "procedural" and proposal_targets(hit["_source"]):
+        return _steps_accept(subject, scope, hit, actor=actor, reviewer=reviewer, settle=settle)
     targets = _targets(scope, hit) if memory_type == "semantic" else []
-    if reviewer["authority"] in BELOW_PERSON and any(memory_authority(t["_source"]) == PERSON for t in targets):
-        raise PermissionDenied(
-            f"proposal {memory_id} would replace a fact the person wrote: only they can accept it "
-            "(in the dashboard, or with a personal token)"
-        )
+    gate.replacement_decide_check(principal=reviewer, targets=targets, memory_id=memory_id)
     claimed = supersession_claim(
         scope=scope,
         targets=targets,
@@ -158,6 +162,85 @@ def proposal_accept(
     return _view(memory_id, memory_type, source)
 
 
+def _decision_check(subject: MemorySubject, reviewer: Principal, hit: dict[str, Any], version: Any) -> None:
+    """The write gate on a decision: who may decide, and that the version shown is the version stored."""
+    gate.write_decide(
+        principal=reviewer,
+        action=gate.DECIDE,
+        memory=hit["_source"],
+        review_mode=subject.tenant.review_mode,
+        memory_id=hit["_id"],
+    )
+    if version is None and reviewer.authority == OPERATOR:
+        return  # an operator approving a held run accepts what the run proposed, as the run recorded it
+    gate.version_check(
+        shown=version,
+        stored_version=memory_etag(hit["_source"]),
+        memory_id=hit["_id"],
+        text=_proposal_text(hit["_source"]),
+    )
+
+
+def _proposal_text(source: dict[str, Any]) -> str:
+    if source.get("memory_type") == "procedural":
+        steps = "; ".join(s.get("instruction") or "" for s in source.get("steps") or [])
+        return f"{source.get('name')}: {steps}"
+    return source.get("text") or ""
+
+
+def _steps_accept(
+    subject: MemorySubject,
+    scope: SubjectScope,
+    hit: dict[str, Any],
+    *,
+    actor: str,
+    reviewer: Principal,
+    settle: bool,
+) -> dict[str, Any]:
+    """Accept refined steps proposed for a playbook: the playbook takes them as its next version,
+    credited to whoever proposed them (the proposal's authority and writer), and the proposal, now
+    merged, is removed — over the exact version that was read, so one decision wins."""
+    proposal = hit["_source"]
+    target_id = proposal_targets(proposal)[0]
+    target = store.memories_fetch(
+        scope.reader(), ids=[target_id], memory_types=("procedural",), filters=scope.read_filters()
+    ).get(target_id)
+    if target is None or target["_source"].get("user_id") != scope.user_id:
+        raise Conflict(f"the playbook {target_id} these steps were proposed for is gone", field="proposal_id")
+    gate.replacement_decide_check(principal=reviewer, targets=[target], memory_id=hit["_id"])
+    if not store.memory_delete_versioned(
+        scope.writer(), index=hit["_index"], memory_id=hit["_id"], if_version=(hit["_seq_no"], hit["_primary_term"])
+    ):
+        raise Conflict(f"proposal {hit['_id']} was decided by someone else meanwhile", field="proposal_id")
+    author = {k: proposal.get(k) or "" for k in ("authority", "written_by", "writer_id")}
+    store.playbook_outcome_update(
+        scope.writer(),
+        index=target["_index"],
+        memory_id=target["_id"],
+        success=None,
+        at=now().isoformat(),
+        steps=proposal.get("steps"),
+        author=author,
+        prior_s=rc.OUTCOME_PRIOR_SUCCESSES,
+        prior_n=rc.OUTCOME_PRIOR_RUNS,
+    )
+    _audit(
+        subject,
+        actor,
+        "proposal.accept",
+        hit["_id"],
+        type="procedural",
+        edited=False,
+        authority=proposal.get("authority"),
+        written_by=proposal.get("written_by"),
+        replaces=[target["_id"]],
+    )
+    if settle:
+        _run_settle(subject, proposal.get("written_by"), actor)
+    updated = store.memory_get_current(scope.reader(), index=target["_index"], memory_id=target["_id"])
+    return _view(target["_id"], "procedural", updated["_source"] if updated else target["_source"])
+
+
 def _targets(scope: SubjectScope, hit: dict[str, Any]) -> list[dict[str, Any]]:
     """The facts an accepted proposal replaces: those of ``proposal_for`` still stored (one the person
     forgot meanwhile is simply no longer replaced)."""
@@ -170,11 +253,21 @@ def _targets(scope: SubjectScope, hit: dict[str, Any]) -> list[dict[str, Any]]:
     return [h for h in found.values() if h["_source"].get("user_id") == scope.user_id]
 
 
-def proposal_reject(*, subject: MemorySubject, proposal_id: Any, actor: str, settle: bool = True) -> dict[str, Any]:
-    """Delete a pending proposal and remember that the person rejected it (a hash of its text)."""
+def proposal_reject(
+    *,
+    subject: MemorySubject,
+    proposal_id: Any,
+    actor: str,
+    reviewer: Principal,
+    version: Any,
+    settle: bool = True,
+) -> dict[str, Any]:
+    """Delete a pending proposal and remember that the person rejected it (a hash of its text). The gate
+    decides who may, and ``version`` must be the version shown, as for proposal_accept."""
     scope = SubjectScope.of(subject)
     hit = _proposal_read(scope, proposal_id)
     memory_type, memory_id = _type_of(hit), hit["_id"]
+    _decision_check(subject, reviewer, hit, version)
     if not store.memory_delete_versioned(
         scope.writer(), index=hit["_index"], memory_id=memory_id, if_version=(hit["_seq_no"], hit["_primary_term"])
     ):
@@ -214,11 +307,14 @@ def proposals_decide(
     decision: str,
     written_by: Any,
     actor: str,
-    reviewer: dict[str, str],
+    reviewer: Principal,
+    shown: dict[str, str] | None = None,
     settle: bool = True,
 ) -> dict[str, Any]:
     """Accept or reject every pending proposal of one writer (``run:<id>`` for a consolidation run,
-    ``token:<name>`` for an agent): what was decided, and what could not be (with why)."""
+    ``token:<name>`` for an agent) that was shown: ``shown`` maps each shown proposal's id to the version
+    shown — one that arrived since is left waiting, one that changed is refused (None: every proposal
+    of the writer, for an operator approving a run). What was decided, and what could not be (with why)."""
     from memory.selectors import proposal_hits
 
     if decision not in ("accept", "reject"):
@@ -228,12 +324,15 @@ def proposals_decide(
     decided: list[str] = []
     refused: list[dict[str, str]] = []
     for hit in proposal_hits(subject=subject, written_by=written_by, limit=BULK_LIMIT):
+        if shown is not None and hit["_id"] not in shown:
+            continue  # arrived after the page was shown: it waits for its own decision
+        version = shown.get(hit["_id"]) if shown is not None else None
+        decide = proposal_accept if decision == "accept" else proposal_reject
         try:
-            if decision == "accept":
-                proposal_accept(subject=subject, proposal_id=hit["_id"], actor=actor, reviewer=reviewer, settle=settle)
-            else:
-                proposal_reject(subject=subject, proposal_id=hit["_id"], actor=actor, settle=settle)
-        except (Conflict, NotFound, PermissionDenied) as err:
+            decide(
+                subject=subject, proposal_id=hit["_id"], actor=actor, reviewer=reviewer, version=version, settle=settle
+            )
+        except (Conflict, NotFound, PermissionDenied, ValidationFailed) as err:
             refused.append({"id": hit["_id"], "detail": err.message})
             continue
         decided.append(hit["_id"])

@@ -142,26 +142,6 @@ def supersession_release(*, scope: SubjectScope, claimed: list[dict[str, Any]], 
 # The fields that say a fact was replaced: a document stored again under its own id (a re-sent external
 # id, a re-imported line) keeps them, or re-storing a replaced fact would make it current again — a second
 # head beside its successor.
-REPLACED_FIELDS = ("superseded_by", "superseded_at", "supersession_claimed_at", "retracted")
-
-
-def replaced_state_keep(*, reader: Elasticsearch, filters: list[dict[str, Any]], prepared: list[Any]) -> None:
-    """Copy each stored fact's replaced state onto the prepared fact about to be stored over it (same id)."""
-    facts = [p for p in prepared if p.memory_type == "semantic"]
-    if not facts:
-        return
-    stored = store.memories_fetch(
-        reader, ids=[p.memory_id for p in facts], memory_types=store.FACT_TYPES_INDICES, filters=filters
-    )
-    for fact in facts:
-        hit = stored.get(fact.memory_id)
-        if hit is None or hit["_id"] != fact.memory_id or not successors_of(hit["_source"]):
-            continue
-        for name in REPLACED_FIELDS:
-            if name in hit["_source"]:
-                fact.source[name] = hit["_source"][name]
-
-
 # ---------------------------------------------------------------------------------------------- repair
 def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
     """Repair every supersession chain of ``tenant`` that breaks the one-successor rule.

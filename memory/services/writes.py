@@ -12,19 +12,11 @@ from typing import Any
 
 from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
 from memory import recall_constants as rc
-from memory.authority import (
-    AGENT,
-    CONSOLIDATION,
-    PENDING,
-    REVIEW_AGENTS,
-    REVIEW_OFF,
-    authority_stamp,
-    is_pending,
-    outranked,
-)
+from memory.authority import AGENT, PENDING, Principal, authority_stamp, memory_etag
 from memory.elastic import queries, store
 from memory.elastic.documents import VECTOR_FIELDS
 from memory.scope import SubjectScope
+from memory.services import gate
 from tenants.models import MemorySubject
 
 from .documents import (
@@ -44,10 +36,12 @@ from .languages import non_english_marked
 from .supersession import (
     already_replaced,
     fact_claim_versioned,
-    replaced_state_keep,
+    successors_of,
     supersession_claim,
     supersession_release,
 )
+
+__all__ = ["memory_etag"]  # the version an editor read: kept here for the interfaces that import it
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +52,17 @@ def stored_view(prepared: PreparedMemory) -> dict[str, Any]:
 
 
 def review_required(*, subject: MemorySubject, authority: str) -> bool:
-    """Whether the tenant's review mode holds what a writer of ``authority`` writes as pending:
-    ``consolidation`` holds the nightly job's facts and playbooks, ``agents`` those of agents too."""
-    mode = subject.tenant.review_mode or REVIEW_OFF
-    if authority == CONSOLIDATION:
-        return mode != REVIEW_OFF
-    return authority == AGENT and mode == REVIEW_AGENTS
+    """Whether the tenant's review mode holds what a writer of ``authority`` writes (gate.review_holds)."""
+    return gate.review_holds(review_mode=subject.tenant.review_mode, authority=authority)
+
+
+def _writer(authority: str, written_by: str, writer_id: str) -> Principal:
+    """The write gate's principal for a service's ``authority``/``written_by``/``writer_id`` arguments."""
+    return Principal(authority=authority, written_by=written_by, identity=writer_id or written_by)
+
+
+def _stamped_writer(source: dict[str, Any]) -> Principal:
+    return _writer(source.get("authority", AGENT), source.get("written_by", ""), source.get("writer_id", ""))
 
 
 def proposal_make(prepared: PreparedMemory) -> None:
@@ -78,18 +77,9 @@ def proposal_make(prepared: PreparedMemory) -> None:
         prepared.supersedes = []
 
 
-def _not_pending(targets: dict[str, dict[str, Any]]) -> None:
-    """A pending proposal is not a fact yet: nothing can replace it before it is accepted."""
-    waiting = [i for i, hit in targets.items() if is_pending(hit["_source"])]
-    if waiting:
-        raise Conflict(
-            f"fact {', '.join(waiting)} is a proposal waiting for review: accept or reject it first",
-            field="supersedes",
-        )
-
-
-def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool, create_only: bool = False) -> bool:
-    """Embed and store ``prepared``; with ``create_only`` never over a stored one (False then)."""
+def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> bool:
+    """Embed and store ``prepared``, never over a stored memory: False when one has its id already (a
+    write never replaces — gate.py)."""
     memory_owner_check(tenant_id=scope.tenant_id, user_id=scope.user_id, prepared=prepared)
     embed_into([prepared])
     with non_english_marked([prepared]):
@@ -99,8 +89,41 @@ def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool, crea
             memory_id=prepared.memory_id,
             source=prepared.source,
             refresh=refresh,
-            create_only=create_only,
+            create_only=True,
         )
+
+
+def _named_existing(scope: SubjectScope, prepared: PreparedMemory) -> dict[str, Any] | None:
+    """The memory stored under the id a write's external id derives (a replaced fact may be archived)."""
+    if not prepared.source.get("external_id"):
+        return None
+    types = store.FACT_TYPES_INDICES if prepared.memory_type == "semantic" else (prepared.memory_type,)
+    hit = store.memories_fetch(
+        scope.reader(), ids=[prepared.memory_id], memory_types=types, filters=scope.read_filters()
+    ).get(prepared.memory_id)
+    return hit if hit is not None and hit["_id"] == prepared.memory_id else None
+
+
+def _existing_answer(prepared: PreparedMemory, hit: dict[str, Any]) -> dict[str, Any]:
+    """A write naming a memory already stored: the same write again is answered as stored; anything else
+    is a 409 — a write never replaces a memory in place (a change is an edit or a supersession)."""
+    if not gate.same_content(prepared.memory_type, hit["_source"], prepared.source):
+        raise gate.existing_refused(
+            memory_type=prepared.memory_type, external_id=prepared.source["external_id"], memory_id=hit["_id"]
+        )
+    return {"id": hit["_id"], "type": prepared.memory_type, **hit["_source"]}
+
+
+def _stored_new(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> dict[str, Any]:
+    """Store ``prepared`` unless its external id names a stored memory (then _existing_answer): its view."""
+    existing = _named_existing(scope, prepared)
+    if existing is not None:
+        return _existing_answer(prepared, existing)
+    if not _index(scope, prepared, refresh=refresh) and prepared.source.get("external_id"):
+        raced = _named_existing(scope, prepared)  # a concurrent write of the same external id won
+        if raced is not None:
+            return _existing_answer(prepared, raced)
+    return stored_view(prepared)
 
 
 def _previous_turn(scope: SubjectScope, *, session_id: Any, at: Any) -> PreviousTurn | None:
@@ -136,8 +159,7 @@ def episode_write(
         derived_key=derived_key,
         **fields,
     )
-    _index(scope, prepared, refresh=refresh, create_only=derived_key is not None)
-    return stored_view(prepared)
+    return _stored_new(scope, prepared, refresh=refresh)
 
 
 def _stored_under(scope: SubjectScope, memory_type: str, derived_key: str) -> dict[str, Any] | None:
@@ -171,39 +193,77 @@ def fact_store(
     prepared: PreparedMemory,
     targets: list[dict[str, Any]],
     refresh: bool,
-    create_only: bool = False,
     pending: bool = False,
-) -> bool:
+) -> dict[str, Any] | None:
     """Store a prepared fact that replaces ``targets`` (fetched hits; may be none): every path that
-    supersedes comes through here, so a fact has at most one successor wherever the write starts.
+    writes a fact comes through here, so the write gate decides for each, and a fact has at most one
+    successor wherever the write starts.
 
-    With ``pending``, or when the fact's authority is below a target's ``person`` authority, it is
-    stored as a pending proposal instead (proposal_make) and replaces nothing yet.
+    A fact whose external id names a stored one is that write again (its view is returned, nothing
+    stored) or a 409 — never an overwrite. The gate makes it a pending proposal (proposal_make: it
+    replaces nothing yet) with ``pending``, when the tenant's review mode holds its writer, or when a
+    lower authority would replace a fact the person wrote.
 
     The old facts are claimed first (supersession_claim: one atomic update each, refused when another
     fact already replaced one — a Conflict naming the newest version), then the new fact is stored; if
     storing fails the claims are released, so a refused or failed writer leaves nothing behind. A crash
-    between the two steps leaves a claim the reconciler releases. Returns memory_index's answer."""
-    authority = prepared.source.get("authority", AGENT)
-    if pending or any(outranked(writer=authority, source=hit["_source"]) for hit in targets):
-        # A lower authority's replacement of a person's fact (or any write the review mode holds)
-        # waits for the person: it claims nothing, so the fact it would replace stays current.
+    between the two steps leaves a claim the reconciler releases. A fact of a derived id stored before
+    (a redelivered job) keeps its claims: storing it again only finishes its links. Returns None when
+    ``prepared`` was stored."""
+    existing = _named_existing(scope, prepared)
+    if existing is not None:
+        return _existing_answer(prepared, existing)
+    if pending or _fact_verdict(scope, prepared, targets) == gate.PROPOSE:
         proposal_make(prepared)
-        return _index(scope, prepared, refresh=refresh, create_only=create_only)
-    claimed = supersession_claim(
-        scope=scope,
-        targets=targets,
-        new_id=prepared.memory_id,
-        harsh=prepared.contradiction == "harsh",
-        at=prepared.source["created_at"],
+        targets = []
+    claimed = (
+        supersession_claim(
+            scope=scope,
+            targets=targets,
+            new_id=prepared.memory_id,
+            harsh=prepared.contradiction == "harsh",
+            at=prepared.source["created_at"],
+        )
+        if targets
+        else []
     )
     try:
-        if not create_only and prepared.source.get("external_id"):  # it may be stored over a replaced version
-            replaced_state_keep(reader=scope.reader(), filters=scope.read_filters(), prepared=[prepared])
-        return _index(scope, prepared, refresh=refresh, create_only=create_only)
+        created = _index(scope, prepared, refresh=refresh)
     except BaseException:
         supersession_release(scope=scope, claimed=claimed, new_id=prepared.memory_id)
         raise
+    if created or not prepared.source.get("external_id"):
+        return None
+    raced = _named_existing(scope, prepared)  # a concurrent write of the same external id won
+    holds = set(raced["_source"].get("supersedes") or []) if raced is not None else set()
+    supersession_release(scope=scope, claimed=[c for c in claimed if c["_id"] not in holds], new_id=prepared.memory_id)
+    if raced is None:
+        raise Conflict(f"fact {prepared.memory_id} was stored and removed meanwhile; try again", field="external_id")
+    return _existing_answer(prepared, raced)
+
+
+def _fact_verdict(scope: SubjectScope, prepared: PreparedMemory, targets: list[dict[str, Any]]) -> str:
+    """The gate's answer for storing ``prepared`` over ``targets``: PROPOSE if any part must wait."""
+    writer = _stamped_writer(prepared.source)
+    mode = scope.subject.tenant.review_mode
+    verdicts = {gate.write_decide(principal=writer, action=gate.CREATE, memory=None, review_mode=mode)}
+    for hit in targets:
+        successors = successors_of(hit["_source"])
+        if successors == [prepared.memory_id]:
+            continue  # this fact's own claim, left by an attempt that died: the retry finishes it
+        if successors:
+            raise already_replaced(scope=scope, hit=hit, field="supersedes")
+        verdicts.add(
+            gate.write_decide(
+                principal=writer,
+                action=gate.CHANGE,
+                memory=hit["_source"],
+                review_mode=mode,
+                memory_id=hit["_id"],
+                field="supersedes",
+            )
+        )
+    return gate.PROPOSE if gate.PROPOSE in verdicts else gate.APPLY
 
 
 def fact_write(
@@ -215,6 +275,7 @@ def fact_write(
     applied_event: str | None = None,
     authority: str = AGENT,
     written_by: str = "",
+    writer_id: str = "",
     review: bool = False,
     **fields: Any,
 ) -> dict[str, Any]:
@@ -232,11 +293,11 @@ def fact_write(
     prepared = fact_prepare(
         tenant_id=scope.tenant_id, user_id=scope.user_id, text=text, derived_key=derived_key, **fields
     )
-    authority_stamp(prepared.source, authority=authority, written_by=written_by)
+    authority_stamp(prepared.source, authority=authority, written_by=written_by, writer_id=writer_id)
+    gate.content_guard(principal=_writer(authority, written_by, writer_id), prepared=prepared)
     if applied_event is not None:
         prepared.source["applied_events"] = [applied_event]
     targets = _superseded_targets(scope, prepared.supersedes) if prepared.supersedes else {}
-    _not_pending(targets)
     if prepared.memory_id in {hit["_id"] for hit in targets.values()}:
         raise ValidationFailed("a fact cannot supersede itself", field="supersedes")
     # Links are stored as the memories' own ids, whichever id (own or external) the caller named.
@@ -251,26 +312,10 @@ def fact_write(
         if missing:
             raise NotFound(f"no episode {', '.join(missing)} for this user", field="source_episodes")
         prepared.source["source_episodes"] = list(dict.fromkeys(seen[e]["_id"] for e in episodes))
-    fact_store(
-        scope=scope,
-        prepared=prepared,
-        targets=list(targets.values()),
-        refresh=refresh or bool(targets),
-        create_only=derived_key is not None,
-        pending=review or review_required(subject=subject, authority=authority),
+    existing = fact_store(
+        scope=scope, prepared=prepared, targets=list(targets.values()), refresh=refresh or bool(targets), pending=review
     )
-    return stored_view(prepared)
-
-
-def memory_etag(source: dict[str, Any]) -> str:
-    """A stored memory's version as an editor sees it: its content, not its use counts (a recall that
-    bumps ``use_count`` must not make an editor's ``If-Match`` fail)."""
-    import hashlib
-    import json
-
-    ignored = (*VECTOR_FIELDS, "use_count", "last_used_at", "id", "type")  # id/type: the API's names, not stored
-    content = {k: v for k, v in source.items() if k not in ignored}
-    return '"' + hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:32] + '"'
+    return existing if existing is not None else stored_view(prepared)
 
 
 EDIT_ATTEMPTS = 20
@@ -295,6 +340,7 @@ def fact_edit(
     if_match: str | None = None,
     authority: str = AGENT,
     written_by: str = "",
+    writer_id: str = "",
 ) -> dict[str, Any]:
     """Correct a fact: a supersession (natural unless the old version was wrong: harsh), so the old
     version stays in the chain. The fact type, confidence and provenance carry over unless given.
@@ -317,6 +363,7 @@ def fact_edit(
     except NotFound:
         raise NotFound(f"no fact {memory_id} for this user", field="memory_id") from None
     memory_id = found["_id"]
+    writer = _writer(authority, written_by, writer_id)
     expected = if_match.strip() if if_match is not None else None
     for attempt in range(EDIT_ATTEMPTS):
         hit = store.memory_get_current(scope.reader(), index=found["_index"], memory_id=memory_id)
@@ -329,7 +376,14 @@ def fact_edit(
             raise PreconditionFailed(f"fact {memory_id} changed since it was read (If-Match does not match)")
         if old.get("superseded_by"):
             raise already_replaced(scope=scope, hit=hit, field="memory_id")
-        _not_pending({memory_id: hit})
+        verdict = gate.write_decide(
+            principal=writer,
+            action=gate.CHANGE,
+            memory=old,
+            review_mode=subject.tenant.review_mode,
+            memory_id=memory_id,
+            field="memory_id",
+        )
         prepared = fact_prepare(
             tenant_id=scope.tenant_id,
             user_id=scope.user_id,
@@ -344,8 +398,9 @@ def fact_edit(
             supersedes=[memory_id],
             contradiction=contradiction,
         )
-        authority_stamp(prepared.source, authority=authority, written_by=written_by)
-        if outranked(writer=authority, source=old) or review_required(subject=subject, authority=authority):
+        authority_stamp(prepared.source, authority=authority, written_by=written_by, writer_id=writer_id)
+        gate.content_guard(principal=writer, prepared=prepared)
+        if verdict == gate.PROPOSE:
             proposal_make(prepared)
             _index(scope, prepared, refresh=True)
             return stored_view(prepared)
@@ -356,7 +411,7 @@ def fact_edit(
             edit_backoff(attempt)
             continue  # changed since it was read (a rival edit, a use count): read and check again
         try:
-            _index(scope, prepared, refresh=True)
+            _index(scope, prepared, refresh=True)  # a new random id: never an existing memory
         except BaseException:
             supersession_release(scope=scope, claimed=[hit], new_id=prepared.memory_id)
             raise
@@ -371,18 +426,24 @@ def playbook_write(
     derived_key: str | None = None,
     authority: str = AGENT,
     written_by: str = "",
+    writer_id: str = "",
     review: bool = False,
     **fields: Any,
 ) -> dict[str, Any]:
     """Store a playbook (``derived_key``: as fact_write's — a derived id, never over a stored one); it is
-    a pending proposal when the tenant's review mode holds this writer's playbooks."""
+    a pending proposal when the tenant's review mode holds this writer's playbooks. Its external id
+    naming a stored playbook is the same write again or a 409, as for facts."""
     scope = SubjectScope.of(subject)
     prepared = playbook_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, derived_key=derived_key, **fields)
-    authority_stamp(prepared.source, authority=authority, written_by=written_by)
-    if review or review_required(subject=subject, authority=authority):
+    authority_stamp(prepared.source, authority=authority, written_by=written_by, writer_id=writer_id)
+    writer = _writer(authority, written_by, writer_id)
+    gate.content_guard(principal=writer, prepared=prepared)
+    verdict = gate.write_decide(
+        principal=writer, action=gate.CREATE, memory=None, review_mode=subject.tenant.review_mode
+    )
+    if review or verdict == gate.PROPOSE:
         proposal_make(prepared)
-    _index(scope, prepared, refresh=refresh, create_only=derived_key is not None)
-    return stored_view(prepared)
+    return _stored_new(scope, prepared, refresh=refresh)
 
 
 def playbook_outcome_record(
@@ -392,8 +453,15 @@ def playbook_outcome_record(
     success: Any,
     refined_steps: Any = None,
     event_id: str | None = None,
+    authority: str = AGENT,
+    written_by: str = "",
+    writer_id: str = "",
 ) -> dict[str, Any]:
-    """Count a run of a playbook; refined steps replace the old ones and bump its version.
+    """Count a run of a playbook (statistics: any writer); refined steps are a change of the playbook,
+    decided by the write gate like any other: applied as its next version, stamped with who wrote them
+    (provenance never credits the person with an agent's steps), or — for a playbook the person wrote,
+    or one the review mode holds — stored as a pending proposal of that version (``proposal_for`` the
+    playbook; the answer is the proposal). Refined steps pass the content guards (gate.content_guard).
 
     ``success`` None (services only) records no run, only the refined steps. ``event_id`` (services
     only): the change is applied once per id — a redelivered job counts nothing twice."""
@@ -402,29 +470,73 @@ def playbook_outcome_record(
         raise ValidationFailed("playbook_id is required", field="playbook_id")
     if not isinstance(success, bool) and not (success is None and event_id is not None and refined_steps is not None):
         raise ValidationFailed("success must be true or false", field="success")
-    steps = steps_validate(refined_steps) if refined_steps is not None else None
-    found = store.memories_fetch(
+    steps = steps_validate(refined_steps, field_name="refined_steps") if refined_steps is not None else None
+    hit = _playbook_read(scope, playbook_id)
+    playbook_id = hit["_id"]
+    writer = _writer(authority, written_by, writer_id)
+    verdict = gate.APPLY
+    if steps is not None:
+        gate.steps_guard(principal=writer, name=hit["_source"].get("name") or "", steps=steps)
+        verdict = gate.write_decide(
+            principal=writer,
+            action=gate.CHANGE,
+            memory=hit["_source"],
+            review_mode=subject.tenant.review_mode,
+            memory_id=playbook_id,
+            field="playbook_id",
+        )
+    proposal = None
+    if verdict == gate.PROPOSE:
+        proposal = _steps_proposal(scope, hit, steps, writer, event_id)
+        steps = None  # the run still counts; the steps wait for review
+    if success is not None or steps is not None:
+        store.playbook_outcome_update(
+            scope.writer(),
+            index=hit["_index"],
+            memory_id=playbook_id,
+            success=success,
+            at=now().isoformat(),
+            steps=steps,
+            author=writer.stamp() if steps is not None else None,
+            prior_s=rc.OUTCOME_PRIOR_SUCCESSES,
+            prior_n=rc.OUTCOME_PRIOR_RUNS,
+            event=event_id,
+        )
+    if proposal is not None:
+        return proposal
+    return {"id": playbook_id, "type": "procedural", **_playbook_read(scope, playbook_id)["_source"]}
+
+
+def _playbook_read(scope: SubjectScope, playbook_id: str) -> dict[str, Any]:
+    hit = store.memories_fetch(
         scope.reader(), ids=[playbook_id], memory_types=("procedural",), filters=scope.read_filters()
-    )
-    hit = found.get(playbook_id)
+    ).get(playbook_id)
     if hit is None or hit["_source"].get("user_id") != scope.user_id:
         raise NotFound(f"no playbook {playbook_id} for this user", field="playbook_id")
-    playbook_id = hit["_id"]
-    store.playbook_outcome_update(
-        scope.writer(),
-        index=hit["_index"],
-        memory_id=playbook_id,
-        success=success,
-        at=now().isoformat(),
+    return hit
+
+
+def _steps_proposal(
+    scope: SubjectScope, hit: dict[str, Any], steps: list[dict[str, Any]], writer: Principal, event_id: str | None
+) -> dict[str, Any]:
+    """Refined steps for a playbook the writer may not change directly: a pending playbook of the next
+    version, ``proposal_for`` the playbook (accepting it gives the playbook these steps)."""
+    old = hit["_source"]
+    prepared = playbook_prepare(
+        tenant_id=scope.tenant_id,
+        user_id=scope.user_id,
+        name=old.get("name"),
+        trigger_text=old.get("trigger_text"),
         steps=steps,
-        prior_s=rc.OUTCOME_PRIOR_SUCCESSES,
-        prior_n=rc.OUTCOME_PRIOR_RUNS,
-        event=event_id,
+        description=old.get("description"),
+        text=old.get("text"),
+        derived_key=f"steps:{hit['_id']}:{event_id}" if event_id else None,
     )
-    updated = store.memories_fetch(
-        scope.reader(), ids=[playbook_id], memory_types=("procedural",), filters=scope.read_filters()
-    )
-    return {"id": playbook_id, "type": "procedural", **updated[playbook_id]["_source"]}
+    prepared.source["version"] = int(old.get("version") or 1) + 1
+    authority_stamp(prepared.source, **writer.stamp())
+    proposal_make(prepared)
+    prepared.source["proposal_for"] = [hit["_id"]]
+    return _stored_new(scope, prepared, refresh=True)
 
 
 def fact_confirm(

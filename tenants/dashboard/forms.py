@@ -51,6 +51,7 @@ class TenantTokenForm(forms.Form):
             ("read", "read — recall and list any subject's memories"),
             ("write", "write — store memories and catalog entries"),
             ("forget", "forget — delete memories"),
+            ("review", "review — accept or reject what agents and the nightly job propose, for the people"),
         ],
         widget=forms.CheckboxSelectMultiple,
         initial=["read", "write"],

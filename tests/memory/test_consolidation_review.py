@@ -10,9 +10,9 @@ from memory.models import ConsolidationRun
 from memory.recall import memory_recall
 from memory.selectors import memory_get, proposals_list
 from memory.services.consolidation import consolidation_run
-from memory.services.review import proposal_accept, proposal_reject, proposals_decide
 from tenants.models import Tenant
 from tests.fake_llm import empty_plan, fact
+from tests.memory.reviewing import accept, decide_all, reject
 from tests.memory.test_consolidation import llm, mass_change_scripted, say, watermark  # noqa: F401 — the fake LLM fixture
 
 PERSON = {"authority": "person", "written_by": "person:maya@example.org"}
@@ -46,7 +46,7 @@ def test_a_run_under_review_writes_proposals_recall_never_sees_until_accepted(re
     }
     assert _recalled(maya, "window seat on flights, cat Miso") == []
     seat_id = next(p["id"] for p in proposals if "window" in p["text"])
-    proposal_accept(subject=maya, proposal_id=seat_id, actor="person:maya", reviewer=PERSON)
+    accept(maya, seat_id, actor="person:maya")
     assert _recalled(maya, "window seat on flights") == ["Maya prefers window seats on flights"]
 
 
@@ -56,7 +56,7 @@ def test_a_rejected_proposal_is_not_proposed_again(reviewed, llm) -> None:  # no
     llm.script(empty_plan(facts=[fact("Maya is a coffee addict", [first])]))
     run1 = consolidation_run(subject=maya)
     (proposal,) = run1.changes["pending"]
-    proposal_reject(subject=maya, proposal_id=proposal, actor="person:maya")
+    reject(maya, proposal, actor="person:maya")
     second = say(maya, "Had a coffee with Ana", 5)
     llm.script(empty_plan(facts=[fact("Maya is a Coffee addict!", [second]), fact("Maya has a friend Ana", [second])]))
     run2 = consolidation_run(subject=maya)
@@ -81,12 +81,10 @@ def test_a_held_mass_change_is_finished_by_the_persons_last_decision(maya, llm, 
         ("Maya dislikes colour 1", "Maya's fact number 1: likes colour 1"),
     ]
     keep, drop = sorted(listed, key=lambda p: p["text"])
-    proposal_reject(subject=maya, proposal_id=drop["id"], actor="person:maya")
+    reject(maya, drop["id"], actor="person:maya")
     run.refresh_from_db()
     assert run.status == "needs_review"  # one still waits
-    decided = proposals_decide(
-        subject=maya, decision="accept", written_by=f"run:{run.pk}", actor="person:maya", reviewer=PERSON
-    )
+    decided = decide_all(maya, "accept", f"run:{run.pk}", actor="person:maya")
     assert decided == {"accepted": [keep["id"]], "refused": []}
     run.refresh_from_db()
     assert run.status == "done" and watermark(maya) is not None

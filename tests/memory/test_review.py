@@ -11,9 +11,9 @@ from atlas_site.errors import Conflict, NotFound, PermissionDenied
 from memory.models import RejectedProposal
 from memory.recall import memory_recall
 from memory.selectors import memory_chain_get, memory_counts, memory_get, memory_list, proposals_list
-from memory.services.review import proposal_accept, proposal_reject, proposals_decide
 from memory.services.writes import fact_write, playbook_write
 from tenants.models import AuditRecord, Tenant
+from tests.memory.reviewing import AGENT_WRITER, accept, decide_all, reject
 
 PERSON = {"authority": "person", "written_by": "person:maya@example.org"}
 AGENT = {"authority": "agent", "written_by": "token:svc"}
@@ -58,20 +58,20 @@ def test_accept_makes_a_replacement_current_and_reject_is_remembered(maya) -> No
     assert listed[0]["replaces"][0]["text"] == "Maya lives in Lisbon"
     # An agent cannot accept its own proposal to replace the person's fact.
     with pytest.raises(PermissionDenied):
-        proposal_accept(subject=maya, proposal_id=proposal["id"], actor="token:x", reviewer=AGENT)
-    accepted = proposal_accept(subject=maya, proposal_id=proposal["id"], actor="person:maya", reviewer=PERSON)
+        accept(maya, proposal["id"], actor="token:x", reviewer=AGENT_WRITER)
+    accepted = accept(maya, proposal["id"], actor="person:maya")
     assert accepted["supersedes"] == [mine["id"]] and "review_state" not in accepted
     assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=mine["id"])] == [mine["id"], proposal["id"]]
     assert memory_get(subject=maya, memory_id=proposal["id"])["status"] == "current"
     assert memory_get(subject=maya, memory_id=mine["id"])["status"] == "superseded"
     assert _recalled(maya, "where does Maya live? Porto") == [proposal["id"]]
     with pytest.raises(Conflict) as twice:
-        proposal_accept(subject=maya, proposal_id=proposal["id"], actor="person:maya", reviewer=PERSON)
+        accept(maya, proposal["id"], actor="person:maya")
     assert twice.value.message == f"proposal {proposal['id']} was already accepted"
     # Reject: deleted, remembered by a hash (no text), audited without text.
     _mode(maya, "agents")
     other = fact_write(subject=maya, text="Maya  hates   coffee!", **AGENT)
-    assert proposal_reject(subject=maya, proposal_id=other["id"], actor="person:maya")["status"] == "rejected"
+    assert reject(maya, other["id"], actor="person:maya")["status"] == "rejected"
     with pytest.raises(NotFound):
         memory_get(subject=maya, memory_id=other["id"])
     rejected = RejectedProposal.objects.get(subject=maya)
@@ -89,13 +89,12 @@ def test_accept_makes_a_replacement_current_and_reject_is_remembered(maya) -> No
 def test_edit_then_accept_is_the_persons_and_is_re_embedded(maya) -> None:
     _mode(maya, "agents")
     proposal = fact_write(subject=maya, text="Maya owns a bicycle", **AGENT)
-    accepted = proposal_accept(
-        subject=maya, proposal_id=proposal["id"], text="Maya owns a red cargo bike", actor="p", reviewer=PERSON
-    )
+    accepted = accept(maya, proposal["id"], text="Maya owns a red cargo bike", actor="p")
     shaped = memory_get(subject=maya, memory_id=accepted["id"])
     assert (shaped["text"], shaped["authority"], shaped["written_by"]) == (
         "Maya owns a red cargo bike",
-        *PERSON.values(),
+        "person",
+        "person:1",
     )
     assert _recalled(maya, "red cargo bike")[0] == proposal["id"]
 
@@ -110,9 +109,9 @@ def test_accept_twice_at_once_never_forks_and_accept_against_reject_has_one_winn
         def decide(kind: str, proposal_id: str = a["id"], outcomes: list[str] = outcomes) -> None:
             try:
                 if kind == "accept":
-                    proposal_accept(subject=maya, proposal_id=proposal_id, actor="p", reviewer=PERSON)
+                    accept(maya, proposal_id, actor="p")
                 else:
-                    proposal_reject(subject=maya, proposal_id=proposal_id, actor="p")
+                    reject(maya, proposal_id, actor="p")
                 outcomes.append(kind)
             except Conflict:
                 outcomes.append("409")
@@ -140,10 +139,10 @@ def test_bulk_decisions_per_writer(maya) -> None:
         for n in range(3)
     ]
     run2 = fact_write(subject=maya, text="Maya visited Rome", authority="consolidation", written_by="run:2")
-    done = proposals_decide(subject=maya, decision="reject", written_by="run:1", actor="p", reviewer=PERSON)
+    done = decide_all(maya, "reject", "run:1", actor="p")
     assert sorted(done["rejected"]) == sorted(m["id"] for m in run1) and done["refused"] == []
     assert [p["id"] for p in proposals_list(subject=maya)["proposals"]] == [run2["id"]]
-    done = proposals_decide(subject=maya, decision="accept", written_by="run:2", actor="p", reviewer=PERSON)
+    done = decide_all(maya, "accept", "run:2", actor="p")
     assert done == {"accepted": [run2["id"]], "refused": []}
     assert [m["id"] for m in memory_list(subject=maya, memory_types=["semantic"])["memories"]] == [run2["id"]]
 
@@ -156,8 +155,8 @@ def test_forgetting_everything_takes_the_proposals_and_the_remembered_rejections
     waiting = fact_write(subject=maya, text="Maya likes opera", **AGENT)
     rejected = fact_write(subject=maya, text="Maya likes jazz", **AGENT)
     theirs = fact_write(subject=tom, text="Tom likes jazz", **AGENT)
-    proposal_reject(subject=maya, proposal_id=rejected["id"], actor="p")
-    proposal_reject(subject=tom, proposal_id=theirs["id"], actor="p")
+    reject(maya, rejected["id"], actor="p")
+    reject(tom, theirs["id"], actor="p")
     assert memory_counts(subject=maya)["pending"] == 1
     result = subject_memories_forget(subject=maya, actor="person:maya")
     assert result["counts"] == {"semantic": 1}
@@ -175,7 +174,7 @@ def test_accepting_after_the_fact_was_replaced_meanwhile_is_a_conflict_and_keeps
     proposal = fact_write(subject=maya, text="Maya works in Porto", supersedes=[mine["id"]], **AGENT)
     newer = fact_edit(subject=maya, memory_id=mine["id"], text="Maya works from home", **PERSON)
     with pytest.raises(Conflict) as refused:
-        proposal_accept(subject=maya, proposal_id=proposal["id"], actor="p", reviewer=PERSON)
+        accept(maya, proposal["id"], actor="p")
     assert f"its newest version is {newer['id']}" in refused.value.message
     assert memory_get(subject=maya, memory_id=proposal["id"])["status"] == "pending"
     assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=mine["id"])] == [mine["id"], newer["id"]]

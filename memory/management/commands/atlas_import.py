@@ -97,6 +97,8 @@ class Command(AtlasCommand):
         for line_no, message in report.errors:
             self.stderr.write(f"{report.unit} {line_no}: {message}")
         written = ", ".join(f"{n} {t}" for t, n in sorted(report.written.items())) or "nothing"
+        if report.unchanged:
+            written += f" ({sum(report.unchanged.values())} already stored as they are, left unchanged)"
         self.stdout.write(
             f"imported {sum(report.written.values())} of {report.lines} {report.unit}(s) into {owner.slug}: {written}; "
             f"{report.supersessions} supersession link(s); {len(report.errors)} error(s)"
@@ -105,5 +107,5 @@ class Command(AtlasCommand):
         if report.errors and not allow_partial:
             raise CommandError(
                 f"nothing was imported: fix the {report.unit}s above and import the file again, or pass --allow-partial "
-                f"to import the other {report.unit}s (re-importing overwrites, it does not duplicate)"
+                f"to import the other {report.unit}s (re-importing leaves what is stored as it is)"
             )

@@ -33,27 +33,38 @@ def test_agents_mode_answers_202_and_the_queue_decides(world) -> None:  # noqa: 
     listed = ro("GET", "subjects/alice/proposals")
     assert listed.status_code == 200
     assert [p["id"] for p in listed.json()["proposals"]] == [playbook.json()["id"], written.json()["id"]]
-    # Scopes: listing needs read, deciding needs write.
+    # Scopes: listing needs read, deciding needs review (never implied by write).
     fact_id = written.json()["id"]
-    refused = ro("POST", f"subjects/alice/proposals/{fact_id}/accept", json={})
-    assert _problem(refused, 403)["detail"] == "this token lacks the 'write' scope"
-    accepted = svc("POST", f"subjects/alice/proposals/{fact_id}/accept", json={}, headers={"Idempotency-Key": "k1"})
+    versions = {p["id"]: p["version"] for p in listed.json()["proposals"]}
+    for token in (ro, svc):
+        refused = token("POST", f"subjects/alice/proposals/{fact_id}/accept", json={"version": versions[fact_id]})
+        assert _problem(refused, 403)["detail"] == "this token lacks the 'review' scope"
+    svc = Api(
+        svc.base.removesuffix("/api/v1/"),
+        tokens.token_create(tenant=world["tenant"], name="reviewer", scopes="read,review", actor="t").secret,
+    )
+    decide = {"version": versions[fact_id]}
+    accepted = svc("POST", f"subjects/alice/proposals/{fact_id}/accept", json=decide, headers={"Idempotency-Key": "k1"})
     assert accepted.status_code == 200, accepted.text
     assert (accepted.json()["status"], accepted.json()["authority"]) == ("current", "agent")
-    replay = svc("POST", f"subjects/alice/proposals/{fact_id}/accept", json={}, headers={"Idempotency-Key": "k1"})
+    replay = svc("POST", f"subjects/alice/proposals/{fact_id}/accept", json=decide, headers={"Idempotency-Key": "k1"})
     assert replay.status_code == 200 and replay.headers["Idempotent-Replayed"] == "true"
-    again = svc("POST", f"subjects/alice/proposals/{fact_id}/accept", json={})
+    again = svc("POST", f"subjects/alice/proposals/{fact_id}/accept", json=decide)
     assert _problem(again, 409)["detail"] == f"proposal {fact_id} was already accepted"
-    rejected = svc("POST", f"subjects/alice/proposals/{playbook.json()['id']}/reject")
+    rejected = svc(
+        "POST",
+        f"subjects/alice/proposals/{playbook.json()['id']}/reject",
+        json={"version": versions[playbook.json()["id"]]},
+    )
     assert rejected.status_code == 200 and rejected.json() == {
         "id": playbook.json()["id"],
         "type": "procedural",
         "status": "rejected",
     }
     # Deciding a rejected proposal again (a retry without a key, a racing accept) is a 409, not a 404.
-    gone = svc("POST", f"subjects/alice/proposals/{playbook.json()['id']}/accept", json={})
+    gone = svc("POST", f"subjects/alice/proposals/{playbook.json()['id']}/accept", json=decide)
     assert _problem(gone, 409)["detail"] == f"proposal {playbook.json()['id']} was rejected"
-    never = svc("POST", "subjects/alice/proposals/no-such-proposal/reject")
+    never = svc("POST", "subjects/alice/proposals/no-such-proposal/reject", json=decide)
     assert _problem(never, 404)["errors"][0]["field"] == "proposal_id"
     hits = svc("POST", "subjects/alice/recall", json={"query": "stamps collection", "k": 10}).json()["hits"]
     assert [h["id"] for h in hits] == [fact_id]
@@ -70,24 +81,30 @@ def test_a_replacement_of_the_persons_fact_is_theirs_to_accept(world, atlas_serv
     pid = proposal.json()["id"]
     listed = svc("GET", "subjects/alice/proposals").json()["proposals"]
     assert [(p["id"], [r["text"] for r in p["replaces"]]) for p in listed] == [(pid, ["Alice lives in Lisbon"])]
+    version = listed[0]["version"]
     # The agent's service token cannot accept its own override of the person's fact.
-    refused = svc("POST", f"subjects/alice/proposals/{pid}/accept", json={})
-    assert _problem(refused, 403)["detail"].startswith(f"proposal {pid} would replace a fact the person wrote")
+    refused = svc("POST", f"subjects/alice/proposals/{pid}/accept", json={"version": version})
+    assert _problem(refused, 403)["detail"] == "this token lacks the 'review' scope"
     assert selectors.memory_get(subject=alice, memory_id=mine["id"])["status"] == "current"
-    # The person's own (personal) token may — here with the text corrected.
+    # The person's own (personal) token may, once they granted it review — here with the text corrected,
+    # which is then the agent's word, not the person's (only the dashboard stamps person).
     person = person_create("alice@example.org", "a long enough password 1")
     alice.person = person
     alice.save(update_fields=["person"])
     personal = tokens.token_create(
-        tenant=alice.tenant, subject=alice, person=person, name="mine", scopes="read,write", actor="t"
+        tenant=alice.tenant, subject=alice, person=person, name="mine", scopes="read,review", actor="t"
     ).secret
     own = Api(atlas_server.url, personal)
-    accepted = own("POST", f"subjects/alice/proposals/{pid}/accept", json={"text": "Alice lives in Porto, Ribeira"})
+    accepted = own(
+        "POST",
+        f"subjects/alice/proposals/{pid}/accept",
+        json={"text": "Alice lives in Porto, Ribeira", "version": version},
+    )
     assert accepted.status_code == 200, accepted.text
     body = accepted.json()
     assert (body["text"], body["authority"], body["supersedes"]) == (
         "Alice lives in Porto, Ribeira",
-        "person",
+        "agent",
         [mine["id"]],
     )
     chain = svc("GET", f"subjects/alice/memories/{mine['id']}/chain").json()["chain"]

@@ -24,7 +24,8 @@ def test_a_persons_edit_is_stamped_person_and_shown(browser_client, maya, maya_p
     assert response.status_code == 302
     new_id = response["Location"].strip("/").split("/")[-1]
     new = selectors.memory_get(subject=maya, memory_id=new_id)
-    assert (new["authority"], new["written_by"], new["status"]) == ("person", "person:maya@example.org", "current")
+    # The person is named by an opaque id, never their login e-mail (issue 32, finding 10).
+    assert (new["authority"], new["written_by"], new["status"]) == ("person", f"person:{maya_person.pk}", "current")
     assert selectors.memory_get(subject=maya, memory_id=agents["id"])["status"] == "superseded"
     page = browser_client.get(f"/memory/{new_id}/").content.decode()
     assert '<dd class="authority">You — agents and the nightly job cannot replace it without your review</dd>' in page

@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, MemorySubject, Tenant
 
-ALL_SCOPES = ["read", "write", "forget"]
+ALL_SCOPES = ["read", "write", "forget", "review"]
 
 
 @pytest.fixture(autouse=True)

@@ -37,7 +37,7 @@ ID_TOOLS = {
     "update_fact": lambda memory_id: {"memory_id": memory_id, "text": "probe: overwritten"},
     "forget_memory": lambda memory_id: {"memory_id": memory_id},
     "record_outcome": lambda memory_id: {"playbook_id": memory_id, "success": True},
-    "review_proposal": lambda memory_id: {"proposal_id": memory_id, "decision": "accept"},
+    "review_proposal": lambda memory_id: {"proposal_id": memory_id, "decision": "accept", "version": '"v"'},
     "remember": lambda memory_id: {"kind": "fact", "text": "probe: stolen", "source_episodes": [memory_id]},
 }
 

@@ -17,34 +17,54 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_list_and_review_proposals(atlas_server) -> None:
     tenant, (alice,) = tenant_with_subjects("prop", "alice")
     Tenant.objects.filter(pk=tenant.pk).update(review_mode="agents")
-    token = token_for(tenant, alice)
+    token = token_for(tenant, alice, scopes=["read", "write"])
+    reviewer = token_for(tenant, alice, scopes=["read", "review"])  # whoever proposed never decides
     first = payload(call(atlas_server.url, token, "remember", {"kind": "fact", "text": "Alice rows on Sundays"}))
     second = payload(call(atlas_server.url, token, "remember", {"kind": "fact", "text": "Alice hates rain"}))
     assert (first["status"], second["status"]) == ("pending", "pending")
     listed = payload(call(atlas_server.url, token, "list_proposals", {}))
     assert [p["id"] for p in listed["proposals"]] == [second["id"], first["id"]]
     assert all("user_id" not in p for p in listed["proposals"])
+    version = {p["id"]: p["version"] for p in listed["proposals"]}
     edited = payload(
         call(
             atlas_server.url,
-            token,
+            reviewer,
             "review_proposal",
-            {"proposal_id": first["id"], "decision": "accept", "text": "Alice rows on Sunday mornings"},
+            {
+                "proposal_id": first["id"],
+                "decision": "accept",
+                "text": "Alice rows on Sunday mornings",
+                "version": version[first["id"]],
+            },
         )
     )
     assert (edited["status"], edited["text"]) == ("current", "Alice rows on Sunday mornings")
     twice = tool_error(
-        call(atlas_server.url, token, "review_proposal", {"proposal_id": first["id"], "decision": "reject"})
+        call(
+            atlas_server.url,
+            reviewer,
+            "review_proposal",
+            {"proposal_id": first["id"], "decision": "reject", "version": version[first["id"]]},
+        )
     )
     assert (twice["code"], twice["message"]) == ("conflict", f"proposal {first['id']} was already accepted")
     bad = tool_error(
         call(
-            atlas_server.url, token, "review_proposal", {"proposal_id": second["id"], "decision": "reject", "text": "x"}
+            atlas_server.url,
+            reviewer,
+            "review_proposal",
+            {"proposal_id": second["id"], "decision": "reject", "text": "x", "version": version[second["id"]]},
         )
     )
     assert bad["field"] == "text"
     rejected = payload(
-        call(atlas_server.url, token, "review_proposal", {"proposal_id": second["id"], "decision": "reject"})
+        call(
+            atlas_server.url,
+            reviewer,
+            "review_proposal",
+            {"proposal_id": second["id"], "decision": "reject", "version": version[second["id"]]},
+        )
     )
     assert rejected == {"id": second["id"], "type": "semantic", "status": "rejected"}
     assert memory_get(subject=alice, memory_id=first["id"])["status"] == "current"
@@ -67,7 +87,15 @@ def test_review_tools_follow_the_tokens_scopes(atlas_server) -> None:
         call(atlas_server.url, agent, "update_fact", {"memory_id": mine["id"], "text": "Alice is a doctor"})
     )
     refused = tool_error(
-        call(atlas_server.url, agent, "review_proposal", {"proposal_id": proposal["id"], "decision": "accept"})
+        call(
+            atlas_server.url,
+            agent,
+            "review_proposal",
+            {"proposal_id": proposal["id"], "decision": "accept", "version": proposal["version"]},
+        )
     )
-    assert refused["code"] == "forbidden"
+    assert (refused["code"], refused["message"]) == (
+        "forbidden",
+        f"proposal {proposal['id']} is this writer's own: whoever proposed never decides",
+    )
     assert memory_get(subject=alice, memory_id=mine["id"])["status"] == "current"

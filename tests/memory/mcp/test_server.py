@@ -116,7 +116,8 @@ def test_a_token_is_offered_only_the_tools_its_scopes_allow(atlas_server, alice)
         return run(go)
 
     assert listed("read") == ["recall_memory", "list_memories", "memory_chain", "memory_provenance", "list_proposals"]
-    assert listed("read,write") == [name for name in TOOL_NAMES if name != "forget_memory"]
+    assert listed("read,write") == [name for name in TOOL_NAMES if name not in ("forget_memory", "review_proposal")]
+    assert listed("read,review") == [*listed("read"), "review_proposal"]
     assert listed("forget") == ["forget_memory"]
 
 
