@@ -1,0 +1,580 @@
+"""The product's promises as invariants, checked after every step of random operation sequences
+(Hypothesis ``RuleBasedStateMachine``) by several principals through the real interfaces: REST (live
+server) with tokens of every scope, MCP (the official client), the dashboard as the person, the admin as
+operators with and without the memory permissions, import, forgetting, and the tenant's review modes.
+
+After every step: a person's memory changes only by the person, an operator with the memory
+permissions, or the person's acceptance; no write deletes (every acknowledged memory not forgotten is
+readable, and a fact's or turn's text never changes in place); a pending memory is never recalled nor
+listed as current; every chain has one current version; provenance names the true author; no answer
+is a 5xx. After every forget: the forgotten text is in no index, no database row, not in the SQLite
+file read raw, and — within the engine's stated bound — in none of the engine's files.
+
+``ATLAS_INVARIANT_STEPS`` sets the number of steps (CI: the default below; benchmarks/invariants.py
+runs ≥ 5,000 and prints the table it writes to ``ATLAS_INVARIANT_REPORT``). A shrunk failure becomes an
+ordinary regression test beside the others (tests/memory/api/test_write_gate_rest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import string
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from django.conf import settings as django_settings
+from django.contrib.auth.models import Permission
+from django.db import connection, connections
+from django.test import Client
+from django.urls import reverse
+from elasticsearch import helpers
+from hypothesis import HealthCheck, seed, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from memory.services import importing, writes
+from tenants import services, tokens
+from tenants.models import ApiKeyCredential, Person, Tenant
+from tests.memory.dashboard.conftest import linked_person
+from tests.memory.mcp.conftest import call
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+STEPS = int(os.environ.get("ATLAS_INVARIANT_STEPS", "120"))
+STEPS_PER_RUN = 30
+#: The embedded engine's bound for forgotten text to leave its files (docs/embedded-elasticsearch.md).
+ENGINE_FORGET_BOUND_S = 6.0
+EXTERNAL_IDS = ("ext-a", "ext-b", "ext-c")
+WORDS = ("tea", "jazz", "Lisbon", "cats", "chess", "rowing", "opera", "sushi")
+
+
+def _canary() -> str:
+    """A word no text shares: letters only, so no secret guard or tokenizer splits it."""
+    return "zq" + "".join(string.ascii_lowercase[int(c, 16)] for c in uuid.uuid4().hex[:10])
+
+
+@dataclass
+class Known:
+    """A memory an interface acknowledged, as the model expects it to stay."""
+
+    id: str
+    type: str
+    text: str
+    canary: str
+    authority: str = "agent"
+    author: str = ""  # the expected written_by (facts and playbooks)
+    steps: list[str] = field(default_factory=list)
+    pending: bool = False
+    replaced: bool = False
+
+
+class Stats:
+    """What the machine did and checked, for the benchmark's table."""
+
+    def __init__(self) -> None:
+        self.operations: Counter = Counter()
+        self.answers: Counter = Counter()
+        self.checks: Counter = Counter()
+        self.steps = 0
+
+
+STATS = Stats()
+
+
+class Api:
+    def __init__(self, base: str, secret: str | None, name: str) -> None:
+        self.base, self.name, self.secret = base, name, secret
+        self.session = requests.Session()
+        if secret:
+            self.session.headers["Authorization"] = f"Bearer {secret}"
+
+    def __call__(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        response = self.session.request(method, f"{self.base}/api/v1/{path}", timeout=120, **kwargs)
+        STATS.answers[response.status_code // 100 * 100] += 1
+        assert response.status_code < 500, (method, path, response.status_code, response.text[:500])
+        return response
+
+
+def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
+    class Promises(RuleBasedStateMachine):
+        @initialize()
+        def start(self) -> None:
+            slug = f"inv-{uuid.uuid4().hex[:8]}"
+            self.tenant = services.tenant_create(slug=slug, name="Invariants", actor="test")
+            self.subject = services.subject_create(tenant=self.tenant, external_id="alice", actor="test")
+            self.person = linked_person(f"{slug}@example.org", self.subject)
+            base = world["server"].url
+
+            def token(name: str, scopes: str, **kw: Any) -> Api:
+                secret = tokens.token_create(tenant=self.tenant, name=name, scopes=scopes, actor="t", **kw).secret
+                return Api(base, secret, name)
+
+            self.tokens = {
+                "writer": token("writer", "read,write"),
+                "both": token("both", "read,write,review"),
+                "reviewer": token("reviewer", "read,review"),
+                "forgetter": token("forgetter", "read,write,forget"),
+                "personal": token("personal", "read,write", subject=self.subject, person=self.person),
+            }
+            self.dashboard = Client()
+            self.dashboard.force_login(self.person)
+            self.operators = {True: Client(), False: Client()}
+            self.operators[True].force_login(world["operator"])
+            self.operators[False].force_login(world["staff"])
+            self.known: dict[str, Known] = {}
+            self.forgotten: list[str] = []
+            # The person's own facts, as an import of our export format carries them.
+            for word in WORDS[:2]:
+                self._person_fact(f"Alice's favourite is {word}")
+
+        # ---------------------------------------------------------------------------------- helpers
+        def _person_fact(self, text: str) -> None:
+            canary = _canary()
+            stored = writes.fact_write(
+                subject=self.subject, text=f"{text} {canary}", authority="person", written_by=f"person:{self.person.pk}"
+            )
+            self.known[stored["id"]] = Known(
+                stored["id"], "semantic", stored["text"], canary, "person", f"person:{self.person.pk}"
+            )
+
+        def _learn(self, body: dict[str, Any], canary: str, author: str) -> Known:
+            known = Known(
+                body["id"],
+                body["type"],
+                body.get("text") or "",
+                canary,
+                body.get("authority", "agent"),
+                author,
+                [s["instruction"] for s in body.get("steps") or []],
+                body.get("status") == "pending",
+            )
+            self.known[body["id"]] = known
+            return known
+
+        def _pick(self, data: Any, *, kind: str | None = None, pending: bool | None = None) -> Known | None:
+            pool = [
+                k
+                for k in self.known.values()
+                if (kind is None or k.type == kind) and (pending is None or k.pending == pending) and not k.replaced
+            ]
+            # In the order they were learnt (ids are random): a replayed sequence draws the same memories.
+            return data.draw(st.sampled_from(pool)) if pool else None
+
+        def _stored(self, memory_id: str) -> requests.Response:
+            return self.tokens["reviewer"]("GET", f"subjects/alice/memories/{memory_id}")
+
+        # -------------------------------------------------------------------------------- the rules
+        @rule(
+            who=st.sampled_from(["writer", "both", "personal"]),
+            word=st.sampled_from(WORDS),
+            external_id=st.sampled_from([None, *EXTERNAL_IDS]),
+            keyed=st.booleans(),
+        )
+        def agent_writes_a_fact(self, who: str, word: str, external_id: str | None, keyed: bool) -> None:
+            STATS.operations["REST fact write"] += 1
+            canary = _canary()
+            body = {"text": f"Alice likes {word} {canary}"}
+            if external_id:
+                body["external_id"] = external_id
+            headers = {"Idempotency-Key": canary} if keyed else {}  # its stored answer holds the text too
+            answer = self.tokens[who]("POST", "subjects/alice/facts", json=body, headers=headers)
+            if answer.status_code == 409:
+                assert external_id and answer.json()["errors"][0]["field"] == "external_id"
+                return
+            assert answer.status_code in (201, 202), answer.text
+            self._learn(answer.json(), canary, f"token:{who}")
+
+        @rule(data=st.data(), word=st.sampled_from(WORDS))
+        def agent_remembers_over_mcp(self, data: Any, word: str) -> None:
+            STATS.operations["MCP remember"] += 1
+            canary = _canary()
+            result = call(
+                world["server"].url,
+                self.tokens["writer"].secret,
+                "remember",
+                {"kind": "fact", "text": f"Alice plays {word} {canary}", "subject": "alice"},
+            )
+            assert not result.is_error, result.content[0].text
+            self._learn(json.loads(result.content[0].text), canary, "token:writer")
+
+        @rule(data=st.data(), who=st.sampled_from(["writer", "both", "personal"]))
+        def agent_supersedes(self, data: Any, who: str) -> None:
+            target = self._pick(data, kind="semantic")
+            if target is None:
+                return
+            STATS.operations["REST supersede"] += 1
+            canary = _canary()
+            body = {"text": f"Alice now prefers {canary}", "supersedes": [target.id]}
+            answer = self.tokens[who]("POST", "subjects/alice/facts", json=body)
+            if target.pending:
+                assert answer.status_code == 409, answer.text
+                return
+            assert answer.status_code in (201, 202), answer.text
+            if target.authority == "person":  # an agent never replaces the person's fact
+                assert answer.status_code == 202, answer.text
+            new = self._learn(answer.json(), canary, f"token:{who}")
+            if not new.pending:
+                target.replaced = True
+
+        @rule(data=st.data(), who=st.sampled_from(["writer", "both", "personal"]))
+        def agent_edits(self, data: Any, who: str) -> None:
+            target = self._pick(data, kind="semantic", pending=False)
+            if target is None:
+                return
+            STATS.operations["REST edit"] += 1
+            etag = self._stored(target.id).headers["ETag"]
+            canary = _canary()
+            answer = self.tokens[who](
+                "PATCH",
+                f"subjects/alice/facts/{target.id}",
+                json={"text": f"Edited {canary}"},
+                headers={"If-Match": etag},
+            )
+            assert answer.status_code in (200, 202), answer.text
+            if target.authority == "person":
+                assert answer.status_code == 202, answer.text
+            new = self._learn(answer.json(), canary, f"token:{who}")
+            if not new.pending:
+                target.replaced = True
+
+        @rule(data=st.data())
+        def person_corrects_in_the_dashboard(self, data: Any) -> None:
+            target = self._pick(data, kind="semantic", pending=False)
+            if target is None:
+                return
+            STATS.operations["dashboard correction"] += 1
+            etag = self._stored(target.id).headers["ETag"]
+            canary = _canary()
+            answer = self.dashboard.post(f"/memory/{target.id}/", {"text": f"Really {canary}", "etag": etag})
+            assert answer.status_code == 302, answer.content[:300]
+            new_id = answer["Location"].strip("/").split("/")[-1]
+            self.known[new_id] = Known(
+                new_id, "semantic", f"Really {canary}", canary, "person", f"person:{self.person.pk}"
+            )
+            target.replaced = True
+
+        @rule(data=st.data(), with_permission=st.booleans())
+        def operator_corrects_in_the_admin(self, data: Any, with_permission: bool) -> None:
+            target = self._pick(data, kind="semantic", pending=False)
+            if target is None:
+                return
+            STATS.operations["admin correction"] += 1
+            etag = self._stored(target.id).headers["ETag"]
+            url = reverse("admin:tenants_memorysubject_memory", args=[self.subject.pk, target.id])
+            canary = _canary()
+            answer = self.operators[with_permission].post(url, {"text": f"Operator {canary}", "etag": etag})
+            if not with_permission:
+                assert answer.status_code == 403
+                return
+            assert answer.status_code == 302, answer.content[:300]
+            new_id = answer["Location"].rstrip("/").split("/")[-1]
+            operator = world["operator"]
+            self.known[new_id] = Known(
+                new_id, "semantic", f"Operator {canary}", canary, "operator", f"operator:{operator.pk}"
+            )
+            target.replaced = True
+
+        @rule(
+            data=st.data(),
+            who=st.sampled_from(["reviewer", "both", "personal", "writer", "person"]),
+            decision=st.sampled_from(["accept", "reject"]),
+            stale=st.booleans(),
+        )
+        def someone_decides_a_proposal(self, data: Any, who: str, decision: str, stale: bool) -> None:
+            proposal = self._pick(data, pending=True)
+            if proposal is None:
+                return
+            STATS.operations[f"decide ({who})"] += 1
+            listed = self.tokens["reviewer"]("GET", "subjects/alice/proposals").json()["proposals"]
+            shown = next(p for p in listed if p["id"] == proposal.id)
+            version = '"stale"' if stale else shown["version"]
+            replaces_person = any(r.get("authority") == "person" for r in shown.get("replaces") or [])
+            if who == "person":
+                answer = self.dashboard.post(f"/review/{proposal.id}/{decision}/", {"version": version})
+                assert answer.status_code == 302
+            else:
+                answer = self.tokens[who](
+                    "POST", f"subjects/alice/proposals/{proposal.id}/{decision}", json={"version": version}
+                )
+                own = proposal.author == f"token:{who}"
+                allowed = who in ("reviewer", "both") and not own and not (decision == "accept" and replaces_person)
+                if not allowed:  # no review scope, its own proposal, or the person's fact: refused
+                    assert answer.status_code == 403, (who, own, answer.text)
+                elif stale:
+                    assert answer.status_code == 409, answer.text
+                else:
+                    assert answer.status_code in (200, 409), answer.text
+            self._follow_decision(proposal, shown, decision, expect_pending=stale or answer.status_code >= 400)
+
+        def _follow_decision(self, proposal: Known, shown: dict[str, Any], decision: str, expect_pending: bool) -> None:
+            """The model follows what the store says the decision did — and checks it was allowed to."""
+            after = self._stored(proposal.id)
+            if after.status_code == 404:  # rejected, or refined steps merged into their playbook
+                assert not expect_pending
+                del self.known[proposal.id]
+                merged = [t for t in shown.get("proposal_for") or [] if t in self.known]
+                if decision == "accept" and proposal.type == "procedural" and merged:
+                    target = self.known[merged[0]]
+                    target.steps, target.author, target.authority = proposal.steps, proposal.author, proposal.authority
+                return
+            if after.json()["status"] == "pending":
+                return  # refused or stale: nothing changed
+            assert decision == "accept" and not expect_pending, (decision, after.json())
+            proposal.pending = False
+            for target in shown.get("proposal_for") or []:
+                if target in self.known and proposal.type == "semantic":
+                    self.known[target].replaced = True
+
+        @rule(who=st.sampled_from(["writer", "both"]), external_id=st.sampled_from([None, *EXTERNAL_IDS]))
+        def agent_writes_a_playbook(self, who: str, external_id: str | None) -> None:
+            STATS.operations["REST playbook write"] += 1
+            canary = _canary()
+            body = {"name": f"routine {canary}", "trigger_text": "when it rains", "steps": ["take an umbrella"]}
+            if external_id:
+                body["external_id"] = f"pb-{external_id}"
+            answer = self.tokens[who]("POST", "subjects/alice/playbooks", json=body)
+            if answer.status_code == 409:
+                assert external_id is not None
+                return
+            assert answer.status_code in (201, 202), answer.text
+            self._learn(answer.json(), canary, f"token:{who}")
+
+        @rule(data=st.data(), who=st.sampled_from(["writer", "both"]), success=st.booleans())
+        def agent_refines_a_playbook(self, data: Any, who: str, success: bool) -> None:
+            target = self._pick(data, kind="procedural", pending=False)
+            if target is None:
+                return
+            STATS.operations["REST outcome with refined steps"] += 1
+            steps = [f"check the forecast {_canary()}"]
+            answer = self.tokens[who](
+                "POST",
+                f"subjects/alice/playbooks/{target.id}/outcome",
+                json={"success": success, "refined_steps": steps},
+            )
+            assert answer.status_code in (200, 202), answer.text
+            body = answer.json()
+            if answer.status_code == 202:
+                assert body["proposal_for"] == [target.id]
+                self._learn(body, target.canary, f"token:{who}").steps = steps
+                return
+            assert target.authority != "person"
+            target.steps, target.author = steps, f"token:{who}"
+
+        @rule(word=st.sampled_from(WORDS), external_id=st.sampled_from([None, *EXTERNAL_IDS]), person=st.booleans())
+        def operator_imports_a_line(self, word: str, external_id: str | None, person: bool) -> None:
+            STATS.operations["import"] += 1
+            canary = _canary()
+            line = {"subject": "alice", "type": "semantic", "text": f"Imported {word} {canary}"}
+            if external_id:
+                line["id"] = f"imp-{external_id}"
+            report = importing.memories_import(
+                tenant=self.tenant,
+                lines=[json.dumps(line)],
+                create_subjects=False,
+                actor="ops",
+                authority="person" if person else "import",
+            )
+            if report.errors:
+                assert external_id and "already stored" in report.errors[0][1]
+                return
+            if not external_id:  # a line without an id: find it by its canary
+                listed = self.tokens["reviewer"](
+                    "GET", "subjects/alice/memories", params={"types": "semantic", "page_size": 200}
+                )
+                body = next(m for m in listed.json()["memories"] if canary in m["text"])
+            else:
+                body = self._stored(line["id"]).json()
+            self._learn(body, canary, "import:ops")
+
+        @rule(mode=st.sampled_from(["off", "consolidation", "agents"]))
+        def admin_sets_the_review_mode(self, mode: str) -> None:
+            STATS.operations["review mode"] += 1
+            Tenant.objects.filter(pk=self.tenant.pk).update(review_mode=mode)
+
+        @precondition(lambda self: len(self.known) > 3)
+        @rule(data=st.data())
+        def forget_one(self, data: Any) -> None:
+            target = self._pick(data)
+            if target is None:
+                return
+            STATS.operations["forget"] += 1
+            answer = self.tokens["forgetter"]("DELETE", f"subjects/alice/memories/{target.id}")
+            assert answer.status_code == 200, answer.text
+            del self.known[target.id]
+            if not any(k.canary == target.canary for k in self.known.values()):
+                self.forgotten.append(target.canary)
+                self._forgotten_nowhere(target.canary)
+
+        # --------------------------------------------------------------------------- the invariants
+        def _all_stored(self) -> dict[str, dict[str, Any]]:
+            """Every memory of the subject as the API shows it: the lists (with replaced versions) and the
+            review queue (pending ones are never listed among the memories)."""
+            reader = self.tokens["reviewer"]
+            params = [("types", t) for t in ("episodic", "semantic", "procedural")]
+            listed = reader(
+                "GET", "subjects/alice/memories", params=[*params, ("include_superseded", "true"), ("page_size", 200)]
+            )
+            proposals = reader("GET", "subjects/alice/proposals", params={"page_size": 200})
+            stored = {m["id"]: m for m in listed.json()["memories"]}
+            return stored | {p["id"]: p for p in proposals.json()["proposals"]}
+
+        @invariant()
+        def acknowledged_memories_stay_as_written(self) -> None:
+            if not hasattr(self, "known"):
+                return
+            STATS.steps += 1
+            stored_all = self._all_stored()
+            for known in list(self.known.values()):
+                stored = stored_all.get(known.id)
+                assert stored is not None, known  # no write deletes
+                if known.type in ("semantic", "episodic"):
+                    assert stored["text"] == known.text, (known, stored)  # never replaced in place
+                if known.type == "procedural":
+                    assert [s["instruction"] for s in stored["steps"]] == known.steps or not known.steps, (
+                        known,
+                        stored,
+                    )
+                if known.type in ("semantic", "procedural"):
+                    assert stored["authority"] == known.authority, (known, stored)  # person stays person
+                    assert stored.get("written_by") == known.author, (known, stored)  # the true author
+                    assert (stored["status"] == "pending") == known.pending, (known, stored)
+            STATS.checks["acknowledged memories readable, unchanged, true author"] += 1
+
+        @invariant()
+        def pending_is_never_recalled_nor_listed(self) -> None:
+            if not hasattr(self, "known"):
+                return
+            pending = {k.id for k in self.known.values() if k.pending}
+            hits = self.tokens["reviewer"](
+                "POST", "subjects/alice/recall", json={"query": "Alice likes " + " ".join(WORDS), "k": 50}
+            )
+            assert not pending & {h["id"] for h in hits.json()["hits"]}
+            listed = self.tokens["reviewer"](
+                "GET",
+                "subjects/alice/memories",
+                params=[("types", "semantic"), ("types", "procedural"), ("page_size", 200)],
+            )
+            assert not pending & {m["id"] for m in listed.json()["memories"]}
+            STATS.checks["pending never recalled or listed"] += 1
+
+        @invariant()
+        def every_chain_has_one_current_version(self) -> None:
+            if not hasattr(self, "known"):
+                return
+            listed = self.tokens["reviewer"](
+                "GET",
+                "subjects/alice/memories",
+                params={"types": "semantic", "include_superseded": "true", "page_size": 200},
+            ).json()["memories"]
+            parent = {m["id"]: m["id"] for m in listed}
+
+            def root(memory_id: str) -> str:
+                while parent[memory_id] != memory_id:
+                    memory_id = parent[memory_id]
+                return memory_id
+
+            for memory in listed:
+                for older in memory.get("supersedes") or []:
+                    if older in parent:
+                        parent[root(older)] = root(memory["id"])
+            # At most one: forgetting a chain's current version leaves its history with none.
+            current = Counter(root(m["id"]) for m in listed if m["status"] == "current")
+            assert all(n == 1 for n in current.values()), current
+            STATS.checks["one current version per chain"] += 1
+
+        def _forgotten_nowhere(self, canary: str) -> None:
+            es = world["es"]
+            tenant_docs = {"query": {"term": {"tenant_id": str(self.tenant.es_id)}}}
+            for index in es.indices.get(index=f"{django_settings.ATLAS_ES_INDEX_PREFIX}-*"):
+                for hit in helpers.scan(es, index=index, query=tenant_docs):
+                    assert canary not in json.dumps(hit["_source"]), f"{canary} still in index {index} doc {hit['_id']}"
+            from tests.memory.test_forget_canary import _rows_holding
+
+            assert _rows_holding(canary) == []
+            for alias in connections:
+                connections[alias].close()
+            if connection.vendor == "sqlite":
+                database = Path(connection.settings_dict["NAME"])
+                if database.exists():
+                    assert canary.encode() not in database.read_bytes(), "in the SQLite file"
+            data_dir = world["data_dir"]
+            deadline = time.monotonic() + ENGINE_FORGET_BOUND_S
+            while data_dir is not None:
+                holding = [p for p in data_dir.rglob("*") if p.is_file() and canary.encode() in p.read_bytes()]
+                if not holding:
+                    break
+                assert time.monotonic() < deadline, f"{canary} still in engine files {holding}"
+                time.sleep(0.25)
+            STATS.checks["forgotten text in no store"] += 1
+
+    return Promises
+
+
+@pytest.fixture
+def world(atlas_server, atlas_es, settings, db):
+    settings.ATLAS_USAGE_RECORDING = "off"  # no worker here: a queued use-count task would wait forever
+    settings.ATLAS_API_RATE = "100000/min"  # the machine's pace is not what is under test
+    services.shared_credential_ensure(kind=ApiKeyCredential.Kind.WRITER, actor="test")
+    operator = Person.objects.create_user(email=f"ops-{uuid.uuid4().hex[:6]}@example.com", password="x")
+    operator.is_staff = True
+    operator.save()
+    codenames = ("view_memory", "change_memory", "forget_memory")
+    operator.user_permissions.set(Permission.objects.filter(content_type__app_label="tenants", codename__in=codenames))
+    staff = Person.objects.create_user(email=f"staff-{uuid.uuid4().hex[:6]}@example.com", password="x")
+    staff.is_staff = True
+    staff.save()
+    staff.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="tenants").exclude(codename__in=codenames)
+    )
+    return {
+        "server": atlas_server,
+        "es": atlas_es.admin(),
+        "data_dir": atlas_es.server.data_dir if atlas_es.server else None,
+        "operator": operator,
+        "staff": staff,
+    }
+
+
+def test_the_promises_hold_under_random_sequences(world) -> None:
+    runs = max(1, STEPS // STEPS_PER_RUN)
+    machine = _machine(world)
+    if os.environ.get("ATLAS_INVARIANT_SEED"):  # replay a run Hypothesis reported
+        machine.TestCase = seed(int(os.environ["ATLAS_INVARIANT_SEED"]))(machine.TestCase)
+    run_state_machine_as_test(
+        machine,
+        settings=settings(
+            max_examples=runs,
+            stateful_step_count=STEPS_PER_RUN,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            database=None,
+            print_blob=True,
+        ),
+    )
+    report = os.environ.get("ATLAS_INVARIANT_REPORT")
+    if report:
+        Path(report).write_text(
+            json.dumps(
+                {
+                    "steps": STATS.steps,
+                    "operations": dict(STATS.operations),
+                    "answers": {str(k): v for k, v in STATS.answers.items()},
+                    "checks": dict(STATS.checks),
+                }
+            )
+        )
+    assert STATS.steps >= runs  # the machine ran and checked
