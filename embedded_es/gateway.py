@@ -211,7 +211,8 @@ class Gateway:
         self._names_complete = False
         self._names_generation = 0
         self._names_changing = 0
-        self._searches_in_flight: dict[str, int] = {}  # API key id → its searches being served (search_limits)
+        self.search_slots = search_limits.SearchSlots()
+        search_limits.text_clause_limit()  # a bad EMBEDDED_ES_MAX_TEXT_CLAUSES stops the start, not a search
 
     # ---------------------------------------------------------------- plumbing
     def app(self) -> web.Application:
@@ -345,7 +346,7 @@ class Gateway:
             incoming = Incoming(request, route, params, raw)
             handler = getattr(self, f"_h_{route.handler}")
             if route.action in search_limits.SEARCH_ACTIONS:
-                with search_limits.search_slot(self._searches_in_flight, principal, route.action):
+                async with self.search_slots.slot(principal, route.action):
                     response = await handler(incoming, principal)
             else:
                 response = await handler(incoming, principal)

@@ -26,19 +26,21 @@ search at a time and re-analyses every document's text for every full-text claus
   clauses per request (one per field of a multi-field query, an ``_msearch`` counted whole) — each
   costs the engine a pass over every document's text, ≈ 45 µs a document (so 32 over 2,000
   documents ≈ 3 s); Atlas's recall sends one ``multi_match`` of at most nine fields.
-- **At most ``EMBEDDED_ES_SEARCHES_PER_KEY`` (4) searches in flight per API key**: beyond that the
-  answer is at once 429 ``es_rejected_execution_exception``, what Elasticsearch answers when its
-  search pool is full (``ExceptionsHelper.status``: ``EsRejectedExecutionException`` is 429) — 4 is
-  that pool's size on a 2-core node (``ThreadPool``: processors × 3 / 2 + 1).
+- **At most ``EMBEDDED_ES_SEARCHES_PER_KEY`` (4) searches served at once per API key**, four times as
+  many waiting for a slot in the gateway (not in the engine's line), and beyond that at once 429
+  ``es_rejected_execution_exception`` — Elasticsearch's search pool (its size on a 2-core node:
+  ``ThreadPool``, processors × 3 / 2 + 1) and queue, per key; a full queue is 429 there too
+  (``ExceptionsHelper.status``: ``EsRejectedExecutionException`` is TOO_MANY_REQUESTS).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from . import routes
@@ -50,6 +52,7 @@ MAX_CLAUSE_COUNT = 1024  # SearchUtils.DEFAULT_MAX_CLAUSE_COUNT, the floor of ES
 MAX_REGEX_LENGTH = 1000  # IndexSettings.MAX_REGEX_LENGTH_SETTING's default
 TEXT_CLAUSES = 32
 SEARCHES_PER_KEY = 4
+QUEUE_PER_SLOT = 4  # searches of a key that may wait for each of its slots before the next is refused
 _SETTING = "search.allow_expensive_queries"
 
 _COMPOUND: dict[str, tuple[str, ...]] = {
@@ -145,6 +148,10 @@ def _env_int(name: str, default: int) -> int:
     return value
 
 
+def text_clause_limit() -> int:
+    return _env_int("EMBEDDED_ES_MAX_TEXT_CLAUSES", TEXT_CLAUSES)
+
+
 def expensive_allowed(principal: Principal) -> bool:
     """The superuser, and a key the superuser minted with the exemption in its metadata."""
     record = principal.api_key
@@ -165,7 +172,7 @@ class Budget:
         """``principal`` None: the superuser, held to Elasticsearch's own limits only."""
         self.restricted = principal is not None and principal.api_key is not None
         self.expensive = principal is None or expensive_allowed(principal)
-        self.text_limit = _env_int("EMBEDDED_ES_MAX_TEXT_CLAUSES", TEXT_CLAUSES)
+        self.text_limit = text_clause_limit()
         self.text_clauses = 0
 
     def check(self, body: dict[str, Any], index: str) -> None:
@@ -318,28 +325,52 @@ def _text_expense(kind: str, spec: dict[str, Any]) -> str | None:
     return "fuzzy" if fuzzy else None
 
 
-@contextlib.contextmanager
-def search_slot(in_flight: dict[str, int], principal: Principal, action: str) -> Iterator[None]:
-    """Hold one of the key's EMBEDDED_ES_SEARCHES_PER_KEY slots for the request, or refuse it with 429."""
-    record = principal.api_key
-    if record is None:
-        yield
-        return
-    limit = _env_int("EMBEDDED_ES_SEARCHES_PER_KEY", SEARCHES_PER_KEY)
-    if in_flight.get(record.id, 0) >= limit:
-        raise EsError(
-            429,
-            "es_rejected_execution_exception",
-            f"rejected execution of [{action}] for API key [{record.id}]: [embedded_es] {limit} searches of this "
-            "key are already running (EMBEDDED_ES_SEARCHES_PER_KEY)",
-        )
-    in_flight[record.id] = in_flight.get(record.id, 0) + 1
-    try:
-        yield
-    finally:
-        in_flight[record.id] -= 1
-        if not in_flight[record.id]:
-            del in_flight[record.id]
+class _KeySlots:
+    def __init__(self, slots: int) -> None:
+        self.free = asyncio.Semaphore(slots)
+        self.waiting = 0
+        self.users = 0
+
+
+class SearchSlots:
+    """Per API key, EMBEDDED_ES_SEARCHES_PER_KEY searches served at once and QUEUE_PER_SLOT times as many
+    waiting for a slot — Elasticsearch's search pool and its queue, per key — and 429 beyond: one key's
+    searches never stand in the engine's line (it runs one search at a time) more than the slots allow."""
+
+    def __init__(self) -> None:
+        self.per_key = _env_int("EMBEDDED_ES_SEARCHES_PER_KEY", SEARCHES_PER_KEY)
+        self.queue = QUEUE_PER_SLOT * self.per_key
+        self._keys: dict[str, _KeySlots] = {}
+
+    @contextlib.asynccontextmanager
+    async def slot(self, principal: Principal, action: str) -> AsyncIterator[None]:
+        record = principal.api_key
+        if record is None:
+            yield
+            return
+        state = self._keys.setdefault(record.id, _KeySlots(self.per_key))
+        if state.free.locked() and state.waiting >= self.queue:
+            raise EsError(
+                429,
+                "es_rejected_execution_exception",
+                f"rejected execution of [{action}] for API key [{record.id}]: [embedded_es] {self.per_key} "
+                f"searches of this key are running and {state.waiting} waiting (EMBEDDED_ES_SEARCHES_PER_KEY)",
+            )
+        state.users += 1
+        try:
+            state.waiting += 1
+            try:
+                await state.free.acquire()
+            finally:
+                state.waiting -= 1
+            try:
+                yield
+            finally:
+                state.free.release()
+        finally:
+            state.users -= 1
+            if not state.users:
+                del self._keys[record.id]
 
 
 #: The requests that hold one of a key's search slots: those that run queries over documents.

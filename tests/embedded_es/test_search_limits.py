@@ -15,9 +15,10 @@ refuses such searches before running them, and so does the gateway now, with Ela
   the messages of ``StringFieldType``, ``ScriptQueryBuilder``, ``ScriptScoreQueryBuilder``), applied to
   API keys: Atlas's keys never send those queries (memory/elastic/queries.py), and the superuser
   stays held to Elasticsearch's own limits only;
-- a full search pool answers 429 ``es_rejected_execution_exception`` (``ExceptionsHelper.status``:
-  ``EsRejectedExecutionException`` is TOO_MANY_REQUESTS): here, a key's searches beyond
-  ``EMBEDDED_ES_SEARCHES_PER_KEY`` in flight.
+- a full search pool and queue answer 429 ``es_rejected_execution_exception`` (``ExceptionsHelper.status``:
+  ``EsRejectedExecutionException`` is TOO_MANY_REQUESTS; reference "Thread pools": ``search``, size
+  processors × 3 / 2 + 1, queue 1,000): here per key, ``EMBEDDED_ES_SEARCHES_PER_KEY`` searches
+  served and four times as many waiting.
 
 "Before any work" is shown without timing: the refusals below come back while the engine process is
 stopped (SIGSTOP), so the engine cannot have seen them.
@@ -252,15 +253,17 @@ def test_a_recall_shaped_search_still_works(world: dict[str, Elasticsearch]) -> 
 def test_searches_beyond_a_keys_cap_get_429_while_another_keys_search_is_served(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With EMBEDDED_ES_SEARCHES_PER_KEY=2 and the engine stopped (so searches stay in flight), a key's third
-    search is answered 429 at once in Elasticsearch's rejection shape; another key's search waits its
-    turn and is served once the engine runs again, and so are the first key's two."""
+    """With EMBEDDED_ES_SEARCHES_PER_KEY=2 and the engine stopped (so searches stay in flight), a key has two
+    searches at the engine and eight waiting in the gateway; its eleventh is answered 429 at once in
+    Elasticsearch's rejection shape. Another key's search is not held behind them: it is served once the
+    engine runs again, and so are the first key's ten."""
     monkeypatch.setenv("EMBEDDED_ES_SEARCHES_PER_KEY", "2")
     server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
     try:
         admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
         _plant(admin)
-        busy = Elasticsearch(server.url, api_key=mint_key(admin, "busy", _subject_role("u1")), max_retries=0)
+        busy_key = mint_key(admin, "busy", _subject_role("u1"))
+        busy = Elasticsearch(server.url, api_key=busy_key, max_retries=0)
         other = Elasticsearch(server.url, api_key=mint_key(admin, "other", _subject_role("u2")), max_retries=0)
         query = {"match": {"text": "apple"}}
         for client in (busy, other):
@@ -277,19 +280,22 @@ def test_searches_beyond_a_keys_cap_get_429_while_another_keys_search_is_served(
 
         [engine] = engine_pids(server.data_dir)
         with paused(engine):
-            threads = [threading.Thread(target=search, args=(f"busy-{i}", busy)) for i in range(2)]
+            threads = [threading.Thread(target=search, args=(f"busy-{i}", busy)) for i in range(10)]
             threads.append(threading.Thread(target=search, args=("other", other)))
             for thread in threads:
                 thread.start()
-            threading.Event().wait(1.0)  # let the three reach the stopped engine
-            with pytest.raises(ApiError) as info:
-                busy.options(request_timeout=5).search(index=INDEX, query=query)
+            threading.Event().wait(1.5)  # let the eleven reach the gateway
+            with pytest.raises(ApiError) as info:  # on a connection of its own (the client keeps ten per node)
+                Elasticsearch(server.url, api_key=busy_key, max_retries=0, request_timeout=5).search(
+                    index=INDEX, query=query
+                )
         for thread in threads:
             thread.join(timeout=30)
         assert info.value.meta.status == 429
         assert info.value.body["error"]["type"] == "es_rejected_execution_exception"
         assert info.value.body["error"]["root_cause"][0]["type"] == "es_rejected_execution_exception"
-        assert answers == {"busy-0": 2, "busy-1": 2, "other": 2}  # each sees its own memory and the catalog
+        # Each sees its own memory and the catalog.
+        assert answers == {**{f"busy-{i}": 2 for i in range(10)}, "other": 2}
         assert busy.search(index=INDEX, query=query)["hits"]["total"]["value"] == 2  # its slots are free again
     finally:
         server.cleanup()
