@@ -93,7 +93,9 @@ def test_forgotten_text_leaves_every_engine_file_while_another_tenant_keeps_writ
             time.sleep(0.1)
             left = _files_holding(server.data_dir, needle)
         gone_at = time.monotonic()
-        time.sleep(0.5)  # the busy tenant goes on after the fold
+        deadline = gone_at + 30
+        while not any(at > gone_at for _id, at in acknowledged) and not errors and time.monotonic() < deadline:
+            time.sleep(0.05)  # the busy tenant goes on after the fold
         stop.set()
         thread.join(timeout=30)
 
