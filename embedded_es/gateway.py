@@ -24,7 +24,7 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from . import dls, filter_path, query_guard, routes, wire
+from . import dls, filter_path, query_guard, routes, search_limits, wire
 from . import params as P
 from . import request_parts as parts
 from .engine import ENGINE_TIMEOUT_SECONDS
@@ -211,6 +211,8 @@ class Gateway:
         self._names_complete = False
         self._names_generation = 0
         self._names_changing = 0
+        self.search_slots = search_limits.SearchSlots()
+        search_limits.text_clause_limit()  # a bad EMBEDDED_ES_MAX_TEXT_CLAUSES stops the start, not a search
 
     # ---------------------------------------------------------------- plumbing
     def app(self) -> web.Application:
@@ -343,7 +345,11 @@ class Gateway:
             params = P.parse(request.query_string, route.params, request.path)
             incoming = Incoming(request, route, params, raw)
             handler = getattr(self, f"_h_{route.handler}")
-            response = await handler(incoming, principal)
+            if route.action in search_limits.SEARCH_ACTIONS:
+                async with self.search_slots.slot(principal, route.action):
+                    response = await handler(incoming, principal)
+            else:
+                response = await handler(incoming, principal)
             return self._filtered(response, params.get("filter_path"))
         except EsError as err:
             if request.method == "HEAD":
@@ -361,9 +367,12 @@ class Gateway:
         return self._respond(response.status, {"Content-Type": JSON}, wire.dumps(shaped))
 
     async def _superuser(self, request: web.Request, route: Route, raw: bytes) -> web.Response:
-        """The operator's credential: forwarded as sent, but no index or alias gets a name ES refuses."""
+        """The operator's credential: forwarded as sent, but no index or alias gets a name ES refuses, and no
+        search past Elasticsearch's own limits reaches the engine (search_limits)."""
         for name in await self._names_created(route, raw):
             parts.raise_if_invalid(name)
+        if route.action == routes.SEARCH and raw:  # _search and _count
+            search_limits.superuser_check(raw, route.index or "_all")
         content_type = request.headers.get("content-type")
         resp = await self.engine(request.method, request.raw_path, raw if raw else None, content_type)
         return self._from_engine(resp, head=request.method == "HEAD")
@@ -569,10 +578,19 @@ class Gateway:
         return doc.get("_source") or {}
 
     async def _inspect(
-        self, principal: Principal, body: dict[str, Any], names: list[str], *, dls_on: bool, count: bool = False
+        self,
+        principal: Principal,
+        body: dict[str, Any],
+        names: list[str],
+        *,
+        dls_on: bool,
+        count: bool = False,
+        budget: search_limits.Budget | None = None,
     ) -> dict[str, Any]:
-        """Check a search body and resolve the documents it looks up, as the caller."""
+        """Check a search body (its parts, then what it may cost) and resolve the documents it looks up, as
+        the caller. An ``_msearch`` passes one ``budget`` for all its searches."""
         seen = query_guard.check_count(body, dls=dls_on) if count else query_guard.check_search(body, dls=dls_on)
+        (budget or search_limits.Budget(principal)).check(body, names[0] if names else "_all")
         for lookup in seen.lookups:
             index = lookup.index
             if index is None:
@@ -663,6 +681,7 @@ class Gateway:
             items.append((parts.msearch_header(header, n * 2 + 1), parts.object(body, f"msearch line [{n * 2 + 2}]")))
         forwarded: list[Any] = []
         slots: list[Any] = []  # per item: None when forwarded, else its answer
+        budget = search_limits.Budget(principal)
         for header, body in items:
             try:
                 expression = header.pop("index", None) or req.route.index
@@ -675,7 +694,7 @@ class Gateway:
                     slots.append({**parts.empty_search(count=False), "status": 200})
                     continue
                 query = await self._dls_for(principal, names, routes.SEARCH)
-                body = await self._inspect(principal, body, names, dls_on=query is not None)
+                body = await self._inspect(principal, body, names, dls_on=query is not None, budget=budget)
                 if "pit" in body:
                     raise unsupported("POST", "_msearch", "a point in time inside msearch")
                 if query is not None:

@@ -22,12 +22,15 @@ this journal, fsynced:
   so a scripted update is not applied twice and sequence numbers come out the same.
 - **Compaction:** a new base is taken once writes have been quiet for a second and the journal
   holds FOLD_BYTES or a record FOLD_AFTER seconds old (each fold costs the engine one more snapshot
-  of everything, so not after every burst), or at once past ``max_bytes``: the gateway stores a marker (the stored script ``embedded_es_journal``, whose source names the last record)
-  and waits for the engine's next snapshot. A snapshot that holds the marker, taken while no write
+  of everything, so not after every burst), or at once past ``max_bytes``, or DELETE_FOLD_AFTER after
+  a delete whatever the traffic (the journal holds a forgotten document's text until it is folded):
+  the gateway stores a marker (the stored script ``embedded_es_journal``, whose source names the last
+  record) and waits for the engine's next snapshot. A snapshot that holds the marker, taken while no write
   was sent after it, holds exactly the records up to it: it is hard-linked as the new base and the
   older segments are deleted. When writes are quiet this costs them nothing (the attempt is dropped
-  if a write arrives); when the journal passes ``EMBEDDED_ES_JOURNAL_MAX_BYTES`` writes are held
-  until the snapshot lands (about a second). A clean stop makes the engine's final snapshot the base.
+  if a write arrives); when the journal passes ``EMBEDDED_ES_JOURNAL_MAX_BYTES``, or a delete has waited
+  DELETE_FOLD_AFTER, writes are held until the snapshot lands (the engine snapshots about every second
+  while it has changes, under any write traffic). A clean stop makes the engine's final snapshot the base.
 
 A record is ``>III`` (header length, body length, CRC-32 of both) then a JSON header
 (``seq``, ``method``, ``path``, ``content_type``) and the body as sent. A torn last record (a crash
@@ -73,6 +76,10 @@ SYNC_INTERVAL = 0.1
 #: each fold makes the engine snapshot once more (it rewrites every document), so not after every burst.
 FOLD_BYTES = 1 << 20
 FOLD_AFTER = 30.0
+#: A journaled delete (a forget) is folded by a fold that holds writes once it is this old, whatever other
+#: tenants write: the journal holds the deleted documents' text until a fold, and a busy tenant would keep
+#: a quiet fold from ever happening. The wait lets the rest of a forget's burst of deletes join the fold.
+DELETE_FOLD_AFTER = 1.0
 
 #: Engine requests that change nothing the engine persists (besides GET and HEAD).
 _READ_ACTIONS = frozenset(
@@ -260,9 +267,10 @@ class Journal:
         self._first_unfolded = 0.0  # when the oldest record past the base was appended (this run)
         self.fold_after = float(os.environ.get("EMBEDDED_ES_JOURNAL_FOLD_AFTER", FOLD_AFTER))
         self._tried = -1  # the record a quiet compaction last tried to fold (not again until a new one)
-        # A delete was journaled: fold at the next quiet second, not after FOLD_AFTER — the journal still
-        # holds the deleted documents' text, and forgetting must leave no copy of it (issue 24).
-        self._fold_soon = False
+        # The last journaled delete and when the oldest delete not yet folded was appended: the journal still
+        # holds the deleted documents' text, and forgetting must leave no copy of it (issues 24 and 32).
+        self._delete_seq = 0
+        self._delete_since = 0.0
         self._hold_not_before = 0.0  # a fold that holds writes failed: not again before this time
 
     # ------------------------------------------------------------------ start
@@ -331,6 +339,9 @@ class Journal:
                 flush=True,
             )
         self._seq = self._durable = max([self._base, *(h["seq"] for h, _ in records)])
+        for header, body in records:  # deletes replayed from the journal are folded as soon as new ones
+            if _deletes(header["method"], header["path"], body):
+                self._delete_noted(header["seq"])
         self._bytes = sum(_FRAME.size + len(json.dumps(h)) + len(b) for h, b in records)
         if records:
             tmp = self.snapshot.with_name(self.snapshot.name + ".restoring")
@@ -369,6 +380,8 @@ class Journal:
         """
         self._base = seq
         self._first_unfolded = 0.0 if self._seq == seq else time.monotonic()
+        if seq >= self._delete_seq:
+            self._delete_since = 0.0
         for _older_seq, older in self._bases():
             if older != final:
                 older.unlink()
@@ -433,10 +446,15 @@ class Journal:
                 parsed = None
             seq = self._append(*_pin_ids(action, method, path_qs, body, parsed), content_type)
             if _deletes(method, path_qs, body):
-                self._fold_soon = True
+                self._delete_noted(seq)
         if self.sync == "request":
             await self._sync(seq)
         return answer
+
+    def _delete_noted(self, seq: int) -> None:
+        self._delete_seq = seq
+        if self._delete_since == 0.0:
+            self._delete_since = time.monotonic()
 
     def _append(self, method: str, path_qs: str, body: bytes | None, content_type: str | None) -> int:
         seq = self._seq + 1
@@ -564,8 +582,9 @@ class Journal:
         self._base_adopted(mark, final)
 
     async def maintain(self, *, quiet: float = 1.0) -> None:
-        """Runs with the gateway: fsyncs what was appended (``interval``) and starts a fold when writes have
-        gone quiet, or one that holds them when the journal has grown past ``max_bytes``."""
+        """Runs with the gateway: fsyncs what was appended (``interval``) and starts the fold ``_fold_due``
+        names: one when writes have gone quiet, or one that holds them (past ``max_bytes``, or a delete
+        DELETE_FOLD_AFTER old)."""
         folding: asyncio.Task | None = None
         try:
             while True:
@@ -577,23 +596,29 @@ class Journal:
                         log.exception("embedded_es journal: fsync failed")
                 if (folding is not None and not folding.done()) or self.send is None or self._seq == self._base:
                     continue
-                if self._bytes > self.max_bytes and time.monotonic() >= self._hold_not_before:
-                    folding = asyncio.create_task(self._fold_logged(hold_writes=True))
-                elif (
-                    time.monotonic() - self._last_write >= quiet
-                    and self._tried != self._seq
-                    and (
-                        self._fold_soon
-                        or self._bytes >= FOLD_BYTES
-                        or time.monotonic() - self._first_unfolded >= self.fold_after
-                    )
-                ):
-                    self._fold_soon = False
+                due = self._fold_due(quiet)
+                if due == "quiet":
                     self._tried = self._seq
-                    folding = asyncio.create_task(self._fold_logged(hold_writes=False))
+                if due is not None:
+                    folding = asyncio.create_task(self._fold_logged(hold_writes=due == "hold"))
         finally:
             if folding is not None:
                 folding.cancel()
+
+    def _fold_due(self, quiet: float) -> str | None:
+        """Which fold to start now: "hold" (writes wait for the engine's next snapshot, about a second),
+        "quiet" (dropped if a write arrives) or None."""
+        now = time.monotonic()
+        if now >= self._hold_not_before and (
+            self._bytes > self.max_bytes
+            or (self._delete_seq > self._base and now - self._delete_since >= DELETE_FOLD_AFTER)
+        ):
+            return "hold"
+        if now - self._last_write < quiet or self._tried == self._seq:
+            return None
+        if self._bytes >= FOLD_BYTES or now - self._first_unfolded >= self.fold_after:
+            return "quiet"
+        return None
 
     async def _fold_logged(self, *, hold_writes: bool) -> None:
         folded = False

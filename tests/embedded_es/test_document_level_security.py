@@ -90,12 +90,25 @@ def test_scores_are_unchanged_by_dls(admin: Elasticsearch, u1: Elasticsearch, me
     assert mine == {k: everyone[k] for k in mine}
 
 
-def test_function_and_script_score_are_filtered(u1: Elasticsearch, memories: str) -> None:
-    """Scoring wrappers only rescore visible documents (the reader never yields hidden ones)."""
+def test_function_and_script_score_are_filtered(
+    admin: Elasticsearch, cluster: Cluster, u1: Elasticsearch, memories: str
+) -> None:
+    """Scoring wrappers only rescore visible documents (the reader never yields hidden ones). The
+    ``script_score`` query is one the gateway refuses to API keys (``search.allow_expensive_queries:
+    false``, embedded_es/search_limits.py) unless the superuser minted the key with the exemption,
+    as here: Elasticsearch's default allows it."""
     function_score = {"function_score": {"query": {"match": {"text": "apple"}}, "functions": [{"weight": 2}]}}
     assert ids(u1.search(index=memories, query=function_score)) == {"u1-pie", "cat-apple"}
+    exempt = cluster.with_key(
+        mint_key(
+            admin,
+            "u1-expensive",
+            read_role([f"{memories}*"], user_dls("t1", "u1")),
+            metadata={"embedded_es": {"allow_expensive_queries": True}},
+        )
+    )
     script_score = {"script_score": {"query": {"match_all": {}}, "script": {"source": "1.0 + doc['tenant_id'].size()"}}}
-    assert ids(u1.search(index=memories, query=script_score)) == U1_VISIBLE
+    assert ids(exempt.search(index=memories, query=script_score)) == U1_VISIBLE
 
 
 def test_knn_search_only_considers_visible_documents(u1: Elasticsearch, u2: Elasticsearch, memories: str) -> None:
