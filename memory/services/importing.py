@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from atlas_site.echo import echoed, names_listed
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.json_input import json_parse
 from memory.authority import IMPORT, authority_parse, authority_stamp, is_pending
@@ -157,7 +158,7 @@ def _prepared(
     own_fields = {"authority"} if stamp.per_record and memory_type in ("semantic", "procedural") else set()
     unknown = set(record) - COMMON_FIELDS - TYPE_FIELDS[memory_type] - {"kind", "note"} - own_fields
     if unknown:
-        raise ValidationFailed(f"unknown field(s) for {memory_type}: {', '.join(sorted(unknown))}")
+        raise ValidationFailed(f"unknown field(s) for {memory_type}: {names_listed(sorted(unknown))}")
     tenant_id = str(tenant.es_id)
     common = {"external_id": record.get("id"), "at": _when(record)}
     fields = {k: record[k] for k in TYPE_FIELDS[memory_type] if k in record}
@@ -214,7 +215,7 @@ def _line_prepare(
         subject = subjects.get(user)
         if subject is None:
             if not create_subjects:
-                raise ValidationFailed(f"no subject '{user}' in tenant {tenant.slug} (use --create)")
+                raise ValidationFailed(f"no subject {echoed(user)} in tenant {tenant.slug} (use --create)")
             # Check the whole line against an unsaved subject first: a bad line creates no subject.
             _prepare(tenant, MemorySubject(tenant=tenant, external_id=user), record, {}, stamp)
             subject = subjects[user] = subject_create(tenant=tenant, external_id=user, actor=actor)
@@ -382,7 +383,7 @@ def _lines_check(
                     raise ValidationFailed("subject is required (only catalog entries have none)")
                 if user not in subjects:
                     if not create_subjects:
-                        raise ValidationFailed(f"no subject '{user}' in tenant {tenant.slug} (use --create)")
+                        raise ValidationFailed(f"no subject {echoed(user)} in tenant {tenant.slug} (use --create)")
                     subjects[user] = MemorySubject(tenant=tenant, external_id=user)  # unsaved: created on import
                 subject = subjects[user]
             elif "user_id" in record:
@@ -412,7 +413,7 @@ def _lines_check(
         missing = [t for t in outside if t not in stored]
         if missing:
             errors.append(
-                (line_no, f"supersedes {', '.join(missing)}: no fact of {subject.external_id} in the file or stored")
+                (line_no, f"supersedes {names_listed(missing)}: no fact of {subject.external_id} in the file or stored")
             )
     return sorted(errors)
 

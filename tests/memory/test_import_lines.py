@@ -358,3 +358,34 @@ def test_a_line_that_is_not_json_or_nested_too_deeply_is_refused_by_the_one_json
             previous_turns={},
         )
     assert caught.value.message == message
+
+
+def test_an_error_quotes_80_characters_of_a_value_and_twenty_names(tenant, maya, tmp_path) -> None:
+    """Issue 32, finding 10a: atlas_import echoed a 50 MB value whole into its line's error (578 MB of memory
+    for the run). Each error quotes a value's first 80 characters and its length, and lists at most twenty
+    names (unknown fields, missing ids), counting the rest."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    big = 5_000_000
+    fact = {"id": "f", "subject": "maya", "type": "semantic", "text": "Maya swims"}
+    lines = [
+        {**fact, "timestamp": "t" * big},
+        {**fact, "subject": "s" * big},
+        {**fact, **{f"extra{n:02}": 1 for n in range(30)}},
+        {**fact, "id": "g", "supersedes": ["i" * big]},
+    ]
+    path = tmp_path / "big.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    err = StringIO()
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("atlas_import", str(path), "--tenant", tenant.slug, stdout=StringIO(), stderr=err)
+    extras = ", ".join(f"extra{n:02}" for n in range(20))
+    assert err.getvalue().splitlines() == [
+        f"line 1: timestamp must be an ISO 8601 date-time, not {'t' * 80!r}… ({big} characters)",
+        f"line 2: no subject {'s' * 80!r}… ({big} characters) in tenant {tenant.slug} (use --create)",
+        f"line 3: unknown field(s) for semantic: {extras}, … and 10 more",
+        f"line 4: supersedes {'i' * 80}… ({big} characters): no fact of maya in the file or stored",
+    ]

@@ -308,6 +308,26 @@ HEADER = json.dumps({"format": "atlas-memory-export", "version": 1, "exported_at
             ],
             ["line 2: valid_to must be after valid_from"],
         ),
+        # Issue 32, finding 10a: a value is quoted by its first 80 characters and its length, never whole.
+        (
+            [
+                HEADER,
+                '{"id": "a", "type": "semantic", "subject": "maya", "text": "' + "x" * 5_000_000 + '", '
+                '"created_at": "2026-01-01T00:00:00Z"}',
+                '{"id": "b", "type": "' + "y" * 5_000_000 + '", "subject": "maya", "text": "x"}',
+            ],
+            [
+                f"line 2: text: {'x' * 80!r}… (5000000 characters) is too long",
+                "line 3: type must be one of episodic, semantic, procedural, catalog, not "
+                f"{'y' * 80!r}… (5000000 characters)",
+            ],
+        ),
+        (
+            [HEADER.replace('"version": 1', '"version": "' + "v" * 5_000_000 + '"'), '{"id": "a"}'],
+            [
+                f"line 1: this is version {'v' * 80!r}… (5000000 characters) of atlas-memory-export; this deployment reads version 1"
+            ],
+        ),
     ],
 )
 def test_bad_export_lines_name_line_and_field_and_write_nothing(tenant, maya, tmp_path: Path, lines, errors) -> None:
