@@ -37,7 +37,7 @@ from memory.services.documents import (
     playbook_prepare,
     timestamp,
 )
-from memory.services.importing import BATCH, ImportReport, prepared_store
+from memory.services.importing import BATCH, ImportReport, prepared_store, supersession_cycle_errors
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import EXTERNAL_ID_PATTERN, audit_record, subject_create
@@ -318,7 +318,8 @@ def _record_check(
 def _links_check(
     tenant: Tenant, valid: list[tuple[int, str | None, dict[str, Any]]], subjects: dict[str, MemorySubject]
 ) -> list[tuple[int, str]]:
-    """A chain must agree with itself, and never reach a fact stored here that the file does not hold."""
+    """A chain must agree with itself — no fact supersedes itself, directly or through others — and never
+    reach a fact stored here that the file does not hold."""
     in_file = {_key(owner, record): (number, record) for number, owner, record in valid}
     errors: list[tuple[int, str]] = []
     outside: list[tuple[int, str, str]] = []  # (number, owner, file id) of replaced facts not in the file
@@ -333,6 +334,13 @@ def _links_check(
         for target in record.get("supersedes") or []:
             if (owner, "semantic", target) not in in_file and owner in subjects and subjects[owner].pk is not None:
                 outside.append((number, owner, target))
+    errors += supersession_cycle_errors(
+        {
+            _key(owner, record): (number, [(owner, "semantic", target) for target in record["supersedes"]])
+            for number, owner, record in valid
+            if record.get("supersedes")
+        }
+    )
     if outside:
         reader = tenant_es_client(tenant=tenant)
         wanted = {

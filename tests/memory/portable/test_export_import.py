@@ -308,6 +308,21 @@ HEADER = json.dumps({"format": "atlas-memory-export", "version": 1, "exported_at
             ],
             ["line 2: valid_to must be after valid_from"],
         ),
+        # Issue 32, finding 10b: a fact superseding itself, or a chain that comes back to where it started,
+        # is refused as the REST API refuses it (the file stored them as they were).
+        (
+            [
+                HEADER,
+                '{"id": "a", "type": "semantic", "subject": "maya", "text": "a", "created_at": "2026-01-01T00:00:00Z", "supersedes": ["a"]}',
+                '{"id": "b", "type": "semantic", "subject": "maya", "text": "b", "created_at": "2026-01-01T00:00:00Z", "supersedes": ["c"]}',
+                '{"id": "c", "type": "semantic", "subject": "maya", "text": "c", "created_at": "2026-01-01T00:00:00Z", "supersedes": ["b"]}',
+            ],
+            [
+                "line 2: a fact cannot supersede itself",
+                "line 3: supersedes a fact that (indirectly) supersedes it: a cycle",
+                "line 4: supersedes a fact that (indirectly) supersedes it: a cycle",
+            ],
+        ),
         # Issue 32, finding 10a: a value is quoted by its first 80 characters and its length, never whole.
         (
             [
