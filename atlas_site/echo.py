@@ -23,14 +23,10 @@ ECHO_NAMES = 20
 #: value, say): the rest is cut, saying how long it was.
 MESSAGE_CHARS = 1000
 
-_REPR = reprlib.Repr()  # a list's or an object's first items, each shortened (keyword arguments: Python 3.12)
-_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = (
-    3,
-    6,
-    6,
-    ECHO_CHARS // 2,
-    ECHO_CHARS // 2,
-)
+_REPR = reprlib.Repr()  # a list's or an object's first items, each shortened (Python 3.11: no keyword arguments)
+_REPR.maxlevel = 3
+_REPR.maxlist = _REPR.maxdict = 6
+_REPR.maxstring = _REPR.maxother = ECHO_CHARS // 2
 
 
 def shortened(text: str, limit: int = ECHO_CHARS) -> str:
