@@ -35,6 +35,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 
+from atlas_site.echo import MESSAGE_CHARS, shortened
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.idempotency import (
     idempotency_lease_held,
@@ -180,17 +181,18 @@ def _field_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
             if isinstance(value, dict | list):
                 out += _field_errors(value, f"{prefix}[{n}]" if prefix else f"[{n}]")
             else:
-                out.append({"field": prefix, "message": str(value)})
+                out.append({"field": prefix, "message": shortened(str(value), MESSAGE_CHARS)})
     else:
-        out.append({"field": prefix, "message": str(detail)})
+        out.append({"field": prefix, "message": shortened(str(detail), MESSAGE_CHARS)})
     return out
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     """Every error of every route as problem details — the one place errors get their shape."""
     if isinstance(exc, AtlasError):
-        errors = [{"field": exc.field, "message": exc.message}] if exc.field else None
-        response = problem(exc.status, exc.message, code=exc.code, errors=errors)
+        message = shortened(exc.message, MESSAGE_CHARS)
+        errors = [{"field": exc.field, "message": message}] if exc.field else None
+        response = problem(exc.status, message, code=exc.code, errors=errors)
         if exc.status == 503:  # a dependency is down or busy: say when a retry makes sense
             response["Retry-After"] = str(RETRY_AFTER_UNAVAILABLE_SECONDS)
         return response

@@ -5,7 +5,8 @@ demo tenant, then runs the web server, a Celery worker and beat until Ctrl-C,
 when it stops them all (web first, search engine last). A child that dies is
 started again after a back-off (1, 2, 4 … 30 s), and said so; one that dies five
 times in five minutes stops the stack with one line naming it. Development secrets are
-generated once into .data/dev.env, so a second run reuses the same data.
+generated once into .data/dev.env, so a second run reuses the same data. Before anything starts or is
+written, the run takes the data directory's lock (one run per directory) and the ports it will serve.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import http.client
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -22,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cryptography.fernet import Fernet
+
+from embedded_es.data_lock import DataDirInUse, data_dir_lock
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("ATLAS_DATA_DIR", ROOT / ".data"))
@@ -261,21 +265,103 @@ def _search_ready(proc: subprocess.Popen) -> bool:
     return False
 
 
-def main() -> int:
+class NotStarted(Exception):
+    """A check before anything starts failed: the message says what to do."""
+
+
+LOCK_FILE = "run.lock"
+
+
+def _data_dir_claim() -> int:
+    """This run's hold on the data directory (a lock on ``run.lock`` in it, the OS's: released when the
+    process ends however it ends), taken before anything in the directory is read or written. A second
+    run on the same directory would rewrite dev.env and start a second search engine on the same data:
+    each side would see only its own writes, and one side's acknowledged writes would be lost."""
+    os.umask(0o077)  # .data holds secrets: everything the stack creates is its owner's alone
+    DATA.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        return data_dir_lock(DATA, LOCK_FILE)
+    except DataDirInUse as exc:
+        pid = exc.pid if exc.pid is not None else "PID"
+        raise NotStarted(
+            f"another `make run` ({exc.holder}) is using the data directory {DATA}: two runs on one data "
+            f"directory lose each other's writes. Stop it first (Ctrl-C in its terminal, or kill {pid}); "
+            "for a second, separate stack give it a data directory of its own (ATLAS_DATA_DIR=…) and other "
+            "ports (ATLAS_WEB_PORT, ATLAS_ES_PORT)"
+        ) from None
+
+
+def _port_hold(port: int, what: str, setting: str) -> socket.socket:
+    """Listen on 127.0.0.1:``port`` until the child that serves it starts (then close it just before), so a
+    port taken by another program stops the run before anything starts or any secret is written, and no
+    other program takes the port meanwhile."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: a port in TIME_WAIT is free
+    try:
+        sock.bind(("127.0.0.1", port))
+        sock.listen(1)
+    except OSError as exc:
+        sock.close()
+        raise NotStarted(
+            f"port {port} ({what}) is not free on 127.0.0.1 ({exc.strerror}): stop the program listening "
+            f"there, or choose another port with {setting}=…; nothing was started"
+        ) from None
+    return sock
+
+
+def _ports_hold(*, es_port: int | None, web_port: int) -> dict[str, socket.socket]:
+    """Every port this run binds, held: the search engine's (unless ATLAS_ES_URL names your cluster), the web server's."""
+    if es_port == web_port:
+        raise NotStarted(f"ATLAS_ES_PORT and ATLAS_WEB_PORT are both {web_port}: give them different ports")
+    held: dict[str, socket.socket] = {}
+    try:
+        if es_port is not None:
+            held["search"] = _port_hold(es_port, "the embedded Elasticsearch", "ATLAS_ES_PORT")
+        held["web"] = _port_hold(web_port, "the web server", "ATLAS_WEB_PORT")
+    except NotStarted:
+        for sock in held.values():
+            sock.close()
+        raise
+    return held
+
+
+def _run_env(*, es_port: int, web_port: int, external_es: bool) -> dict[str, str]:
+    """The environment of the stack's children: dev.env's secrets, then what this run chose (recorded in dev.env)."""
     env = {k: v for k, v in _dev_env().items() if k not in RUN_CHOICES}
-    es_port = int(os.environ.get("ATLAS_ES_PORT", "9200"))
-    web_port = int(os.environ.get("ATLAS_WEB_PORT", "8000"))
-    external_es = "ATLAS_ES_URL" in os.environ
     env["ATLAS_ES_URL"] = os.environ.get("ATLAS_ES_URL", f"http://127.0.0.1:{es_port}")
     if not external_es:
         # The embedded engine scans every document per search: recall's BM25 leg only for literal
         # questions is the measured best point there (settings.ATLAS_BM25_LEG, docs/recall-latency.md).
         if "ATLAS_BM25_LEG" not in os.environ:
             env["ATLAS_BM25_LEG"] = "literal"
-    url = f"http://127.0.0.1:{web_port}"
-    env["ATLAS_PUBLIC_URL"] = os.environ.get("ATLAS_PUBLIC_URL", url)
+    env["ATLAS_PUBLIC_URL"] = os.environ.get("ATLAS_PUBLIC_URL", f"http://127.0.0.1:{web_port}")
     # A value given in the environment is the caller's to pass on; the ones this run chose go to dev.env.
     _run_choices_record({k: env[k] for k in RUN_CHOICES if k in env and k not in os.environ})
+    return env
+
+
+def main() -> int:
+    es_port = int(os.environ.get("ATLAS_ES_PORT", "9200"))
+    web_port = int(os.environ.get("ATLAS_WEB_PORT", "8000"))
+    external_es = "ATLAS_ES_URL" in os.environ
+    try:
+        lock = _data_dir_claim()  # held until this process ends
+        held = _ports_hold(es_port=None if external_es else es_port, web_port=web_port)
+    except NotStarted as exc:
+        _say(str(exc))
+        return 1
+    try:
+        env = _run_env(es_port=es_port, web_port=web_port, external_es=external_es)
+        return _stack_run(env, held=held, es_port=es_port, web_port=web_port, external_es=external_es)
+    finally:
+        for sock in held.values():
+            sock.close()
+        os.close(lock)
+
+
+def _stack_run(
+    env: dict[str, str], *, held: dict[str, socket.socket], es_port: int, web_port: int, external_es: bool
+) -> int:
     stack = Stack(env)
     stopping = False
 
@@ -287,90 +373,21 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _stop)
     try:
         if not external_es:
-            _say(f"starting embedded Elasticsearch on port {es_port} (data in {DATA / 'es'})")
-            es = stack.start(
-                "embedded Elasticsearch",
-                [PY, "-m", "embedded_es", "serve", "--port", str(es_port), "--data-dir", str(DATA / "es")],
-                ready=_search_ready,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            if not _search_ready(es):
-                _say(f"embedded Elasticsearch did not start (is port {es_port} free?)")
+            held.pop("search").close()
+            if not _search_start(stack, es_port):
                 return 1
         _say("migrating the database")
         stack.manage("migrate", "--noinput", "-v", "0")
         _say("bootstrapping Elasticsearch")
         stack.manage("atlas_es_bootstrap")
         stack.manage("atlas_demo_seed")  # reads ATLAS_DEMO_PASSWORD from the environment, not from argv
-        stack.start(
-            "web server",
-            [
-                PY,
-                "-m",
-                "uvicorn",
-                "atlas_site.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(web_port),
-                "--log-level",
-                "warning",
-                *WEB_SERVER_BOUNDS,
-                *_web_workers(),
-            ],
-        )
-        LOGS.mkdir(mode=0o700, exist_ok=True)
-        stack.start(
-            "celery worker",
-            [
-                PY,
-                "-m",
-                "celery",
-                "-A",
-                "atlas_site",
-                "worker",
-                "--loglevel=warning",
-                f"--concurrency={_positive_env('ATLAS_WORKER_CONCURRENCY', 2)}",
-                "--pool=threads",
-            ],
-            **_logged("celery-worker"),
-        )
-        _say(f"celery worker started (its output: {LOGS / 'celery-worker.log'})")
-        stack.start(
-            "celery beat",
-            [
-                PY,
-                "-m",
-                "celery",
-                "-A",
-                "atlas_site",
-                "beat",
-                "--loglevel=warning",
-                "--schedule",
-                str(DATA / "celerybeat-schedule"),
-            ],
-            **_logged("celery-beat"),
-        )
-        _say(f"celery beat started (its output: {LOGS / 'celery-beat.log'})")
+        held.pop("web").close()
+        _web_and_celery_start(stack, web_port)
+        url = f"http://127.0.0.1:{web_port}"
         if not _web_answers(web_port, stack):
             _say(f"the web server did not answer on {url} within {WEB_WAIT_SECONDS} s; stopping")
             return 1
-        print(
-            f"\n  Atlas Memory is running\n"
-            f"    web        {url}/\n"
-            f"    admin      {url}/admin/\n"
-            f"    health     {url}/healthz\n"
-            f"    search     {env['ATLAS_ES_URL']} (user elastic, password in {ENV_FILE})\n"
-            f"  demo login   demo@atlas.local / {env['ATLAS_DEMO_PASSWORD']}  (operator: admin, tenant demo's owner)\n"
-            f"  demo user    alice@atlas.local / {env['ATLAS_DEMO_PASSWORD']}  (end user: alice's memories)\n"
-            f"  demo token   {env['ATLAS_DEMO_TOKEN']}  (subject alice: read, write, forget)\n"
-            f"    try        curl -s -X POST {url}/api/v1/subjects/alice/recall -H 'Authorization: Bearer "
-            f"{env['ATLAS_DEMO_TOKEN']}' -H 'Content-Type: application/json' -d '{{\"query\": \"hello\"}}'\n"
-            f"    API docs   {url}/api/v1/docs/ · MCP {url}/mcp/\n"
-            f"  Ctrl-C stops everything.\n",
-            flush=True,
-        )
+        _banner(env, url)
         # A child that dies is started again (the search engine's own engine process is restarted by
         # embedded_es itself, which replays its write journal); one that keeps dying stops the stack.
         while not stopping:
@@ -384,6 +401,67 @@ def main() -> int:
     finally:
         stack.stop()
         _say("stopped")
+
+
+def _search_start(stack: Stack, es_port: int) -> bool:
+    _say(f"starting embedded Elasticsearch on port {es_port} (data in {DATA / 'es'})")
+    es = stack.start(
+        "embedded Elasticsearch",
+        [PY, "-m", "embedded_es", "serve", "--port", str(es_port), "--data-dir", str(DATA / "es")],
+        ready=_search_ready,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if not _search_ready(es):
+        _say(f"embedded Elasticsearch did not start (is port {es_port} free?)")
+        return False
+    return True
+
+
+def _web_and_celery_start(stack: Stack, web_port: int) -> None:
+    stack.start(
+        "web server",
+        [
+            PY,
+            "-m",
+            "uvicorn",
+            "atlas_site.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(web_port),
+            "--log-level",
+            "warning",
+            *WEB_SERVER_BOUNDS,
+            *_web_workers(),
+        ],
+    )
+    LOGS.mkdir(mode=0o700, exist_ok=True)
+    concurrency = _positive_env("ATLAS_WORKER_CONCURRENCY", 2)
+    worker = ["worker", "--loglevel=warning", f"--concurrency={concurrency}", "--pool=threads"]
+    stack.start("celery worker", [PY, "-m", "celery", "-A", "atlas_site", *worker], **_logged("celery-worker"))
+    _say(f"celery worker started (its output: {LOGS / 'celery-worker.log'})")
+    beat = ["beat", "--loglevel=warning", "--schedule", str(DATA / "celerybeat-schedule")]
+    stack.start("celery beat", [PY, "-m", "celery", "-A", "atlas_site", *beat], **_logged("celery-beat"))
+    _say(f"celery beat started (its output: {LOGS / 'celery-beat.log'})")
+
+
+def _banner(env: dict[str, str], url: str) -> None:
+    print(
+        f"\n  Atlas Memory is running\n"
+        f"    web        {url}/\n"
+        f"    admin      {url}/admin/\n"
+        f"    health     {url}/healthz\n"
+        f"    search     {env['ATLAS_ES_URL']} (user elastic, password in {ENV_FILE})\n"
+        f"  demo login   demo@atlas.local / {env['ATLAS_DEMO_PASSWORD']}  (operator: admin, tenant demo's owner)\n"
+        f"  demo user    alice@atlas.local / {env['ATLAS_DEMO_PASSWORD']}  (end user: alice's memories)\n"
+        f"  demo token   {env['ATLAS_DEMO_TOKEN']}  (subject alice: read, write, forget)\n"
+        f"    try        curl -s -X POST {url}/api/v1/subjects/alice/recall -H 'Authorization: Bearer "
+        f"{env['ATLAS_DEMO_TOKEN']}' -H 'Content-Type: application/json' -d '{{\"query\": \"hello\"}}'\n"
+        f"    API docs   {url}/api/v1/docs/ · MCP {url}/mcp/\n"
+        f"  Ctrl-C stops everything.\n",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from .data_lock import DataDirInUse, data_dir_lock
 from .engine import NoidaEngine, die_with_parent
 from .gateway import Gateway
 from .isolation import (
@@ -28,13 +29,14 @@ from .isolation import (
     join_network_of,
 )
 from .journal import SYNC_MODES, Journal, ReplayFailed
-from .private_files import make_private_dir, write_private
+from .private_files import DIR_MODE, make_private_dir, write_private
 
 READY_LINE = re.compile(r"^embedded_es ready on (http://127\.0\.0\.1:(\d+))$")
 
 
 # What the server writes in its data directory (tightened to 0700/0600 on every start).
-OWNED_ENTRIES = ("embedded_es.json", "security", "ilm", "noida", "journal")
+LOCK_FILE = "embedded_es.lock"
+OWNED_ENTRIES = ("embedded_es.json", "security", "ilm", "noida", "journal", LOCK_FILE)
 
 
 def _say(message: str) -> None:
@@ -70,6 +72,22 @@ def serve(*, port: int, data_dir: Path, password: str, license_type: str) -> int
         _say(f"EMBEDDED_ES_JOURNAL_SYNC must be one of {', '.join(SYNC_MODES)}, not {sync!r}")
         return 2
     os.umask(0o077)  # for the engine's snapshot and log too: it inherits the umask
+    data_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    try:
+        lock = data_dir_lock(data_dir, LOCK_FILE)  # held until this process ends
+    except DataDirInUse as exc:
+        _say(
+            f"the data directory {data_dir} is in use by another embedded_es ({exc.holder}): stop it first, "
+            "or give this one its own --data-dir (two engines on one directory lose each other's writes)"
+        )
+        return 1
+    try:
+        return _serve_locked(port=port, data_dir=data_dir, password=password, license_type=license_type, mode=mode)
+    finally:
+        os.close(lock)
+
+
+def _serve_locked(*, port: int, data_dir: Path, password: str, license_type: str, mode: str) -> int:
     make_private_dir(data_dir, owned=OWNED_ENTRIES)
     try:
         public = _bind_public(port)

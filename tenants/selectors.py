@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from django.db.models import QuerySet
 
+from atlas_site.echo import echoed
 from atlas_site.errors import IsolationUnavailable, NotFound
 from memory.elastic.client import api_key_client
 from memory.elastic.licence import isolation_mode
@@ -44,7 +45,7 @@ def subject_get(*, tenant: Tenant, external_id: str) -> MemorySubject:
     try:
         return MemorySubject.objects.select_related("tenant").get(tenant=tenant, external_id=external_id)
     except MemorySubject.DoesNotExist:
-        raise NotFound(f"no subject '{external_id}' in tenant {tenant.slug}", field="user_id") from None
+        raise NotFound(f"no subject {echoed(external_id)} in tenant {tenant.slug}", field="user_id") from None
 
 
 def person_subjects(*, person) -> list[MemorySubject]:

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from atlas_site.echo import echoed
 from atlas_site.errors import Conflict, NotAuthenticated, NotFound, PermissionDenied, ValidationFailed
 
 from .models import ApiToken, MemorySubject, Person, Tenant
@@ -228,7 +229,7 @@ class TokenPrincipal:
         """The active subject this call acts for; every other answer is the same "not found"."""
         if not isinstance(external_id, str) or not external_id:
             raise ValidationFailed("a subject id is required", field="subject")
-        missing = NotFound(f"no subject '{external_id}'", field="subject")
+        missing = NotFound(f"no subject {echoed(external_id)}", field="subject")
         if self.subject is not None:
             if external_id != self.subject.external_id:
                 raise missing

@@ -40,6 +40,7 @@ from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
 from atlas_site.api import retry_after, token_rate_wait
+from atlas_site.echo import shortened
 from atlas_site.errors import NotAuthenticated
 from tenants.tokens import TokenPrincipal
 
@@ -88,7 +89,7 @@ def mcp_server_build() -> Server:
         principal = _principal(ctx)
         spec = TOOLS_BY_NAME.get(params.name)
         if spec is None:  # a protocol error, as the spec says for an unknown tool
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {shortened(params.name)}")
         return await run_sync(tool_call, principal=principal, spec=spec, arguments=params.arguments or {})
 
     return Server(

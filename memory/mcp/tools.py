@@ -20,6 +20,7 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+from atlas_site.echo import MESSAGE_CHARS, schema_message, shortened
 from atlas_site.errors import AtlasError, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.authority import AUTHORITIES, by_token, token_principal
@@ -645,9 +646,9 @@ def _arguments_validate(spec: ToolSpec, arguments: dict[str, Any]) -> None:
     if error.validator == "required" and isinstance(error.instance, dict):
         path += [name for name in error.validator_value if name not in error.instance][:1]
     elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        path += sorted(set(error.instance) - set(error.schema.get("properties", {})))[:1]
+        path += [shortened(name) for name in sorted(set(error.instance) - set(error.schema.get("properties", {})))[:1]]
     where = ".".join(str(part) for part in error.absolute_path)
-    message = f"invalid arguments for {spec.name}: " + (f"{where}: " if where else "") + error.message
+    message = f"invalid arguments for {spec.name}: " + (f"{where}: " if where else "") + schema_message(error)
     raise ValidationFailed(message, field=".".join(path) or None)
 
 
@@ -659,6 +660,7 @@ def _subject_resolve(principal: TokenPrincipal, external_id: Any) -> MemorySubje
 
 def error_result(*, code: str, message: str, field: str | None = None) -> types.CallToolResult:
     """A tool error result: the text names code, message and field; structuredContent holds them too."""
+    message = shortened(message, MESSAGE_CHARS)  # whatever built it: a tool error repeats no input whole
     detail = {"code": code, "message": message, "field": field}
     text = f"{code}: {message}" + (f" (field: {field})" if field else "")
     return types.CallToolResult(

@@ -22,6 +22,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+from atlas_site.echo import echoed, schema_message
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.json_input import json_parse
 from memory.elastic import store
@@ -36,7 +37,7 @@ from memory.services.documents import (
     playbook_prepare,
     timestamp,
 )
-from memory.services.importing import BATCH, ImportReport, prepared_store
+from memory.services.importing import BATCH, ImportReport, prepared_store, supersession_cycle_errors
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import EXTERNAL_ID_PATTERN, audit_record, subject_create
@@ -114,7 +115,7 @@ def foreign_import(
 
     converters = {"mem0": mem0_records, "graphiti": graphiti_records}
     if source not in converters:
-        raise ValidationFailed(f"no importer for {source!r}: choose one of {', '.join(converters)}")
+        raise ValidationFailed(f"no importer for {echoed(source)}: choose one of {', '.join(converters)}")
     data = line_parse(text) if text.strip() else None
     if data is None:
         raise ValidationFailed("the file is empty")
@@ -152,7 +153,7 @@ def header_check(header: Any) -> None:
         raise ValidationFailed(f'the first line is not an {FORMAT} header ({{"format": "{FORMAT}", ...}})')
     if header.get("version") != VERSION:
         raise ValidationFailed(
-            f"this is version {header.get('version')!r} of {FORMAT}; this deployment reads version {VERSION}"
+            f"this is version {echoed(header.get('version'))} of {FORMAT}; this deployment reads version {VERSION}"
         )
     _schema_check(header)
 
@@ -163,7 +164,7 @@ def _schema_check(record: Any) -> None:
         raise ValidationFailed("each line must be a JSON object")
     if "format" not in record and record.get("type") not in MEMORY_TYPES:
         raise ValidationFailed(
-            f"type must be one of {', '.join(MEMORY_TYPES)}, not {record.get('type')!r}", field="type"
+            f"type must be one of {', '.join(MEMORY_TYPES)}, not {echoed(record.get('type'))}", field="type"
         )
     error = best_match(_validator().iter_errors(record))
     if error is None:
@@ -173,7 +174,7 @@ def _schema_check(record: Any) -> None:
         chosen = [e for e in error.context if e.relative_schema_path and e.relative_schema_path[0] == branch]
         error = best_match(chosen) if chosen else error
     where = "/".join(str(p) for p in error.absolute_path)
-    raise ValidationFailed(f"{where or 'the record'}: {error.message}", field=where or None)
+    raise ValidationFailed(f"{where or 'the record'}: {schema_message(error)}", field=where or None)
 
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural", "catalog")  # the schema's oneOf order, after the header
@@ -302,10 +303,10 @@ def _record_check(
     if record["type"] != "catalog":
         owner = subject_name or record["subject"]
         if owner not in subjects and not create_subjects:
-            raise ValidationFailed(f"no subject '{owner}' in tenant {tenant.slug} (use --create)")
+            raise ValidationFailed(f"no subject {echoed(owner)} in tenant {tenant.slug} (use --create)")
         if owner not in subjects and not EXTERNAL_ID_PATTERN.match(owner):
             raise ValidationFailed(
-                f"subject '{owner}' cannot be created: an external id is 1-128 characters, letters, digits "
+                f"subject {echoed(owner)} cannot be created: an external id is 1-128 characters, letters, digits "
                 "and . _ @ : + - (not starting with a symbol)"
             )
     # The rules a write applies beyond the schema (dates that parse, valid_to after valid_from…).
@@ -317,7 +318,8 @@ def _record_check(
 def _links_check(
     tenant: Tenant, valid: list[tuple[int, str | None, dict[str, Any]]], subjects: dict[str, MemorySubject]
 ) -> list[tuple[int, str]]:
-    """A chain must agree with itself, and never reach a fact stored here that the file does not hold."""
+    """A chain must agree with itself — no fact supersedes itself, directly or through others — and never
+    reach a fact stored here that the file does not hold."""
     in_file = {_key(owner, record): (number, record) for number, owner, record in valid}
     errors: list[tuple[int, str]] = []
     outside: list[tuple[int, str, str]] = []  # (number, owner, file id) of replaced facts not in the file
@@ -332,6 +334,13 @@ def _links_check(
         for target in record.get("supersedes") or []:
             if (owner, "semantic", target) not in in_file and owner in subjects and subjects[owner].pk is not None:
                 outside.append((number, owner, target))
+    errors += supersession_cycle_errors(
+        {
+            _key(owner, record): (number, [(owner, "semantic", target) for target in record["supersedes"]])
+            for number, owner, record in valid
+            if record.get("supersedes")
+        }
+    )
     if outside:
         reader = tenant_es_client(tenant=tenant)
         wanted = {

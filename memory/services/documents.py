@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from atlas_site.echo import echoed, names_listed
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic.documents import stored_vector
@@ -135,7 +136,7 @@ def timestamp(value: Any, *, field_name: str, default: datetime | None = None) -
             parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             raise ValidationFailed(
-                f"{field_name} must be an ISO 8601 date-time, not {value!r}", field=field_name
+                f"{field_name} must be an ISO 8601 date-time, not {echoed(value)}", field=field_name
             ) from None
     else:
         raise ValidationFailed(f"{field_name} must be an ISO 8601 date-time", field=field_name)
@@ -329,7 +330,7 @@ def steps_validate(value: Any, *, field_name: str = "steps") -> list[dict[str, A
             raise ValidationFailed("a step is a string (the instruction) or an object with an instruction", field=where)
         unknown = sorted(set(step) - {"order", "instruction", "tool"}, key=str)
         if unknown:
-            raise ValidationFailed(f"unknown field(s) {', '.join(map(str, unknown))} in a step", field=where)
+            raise ValidationFailed(f"unknown field(s) {names_listed(unknown)} in a step", field=where)
         order = step.get("order", n + 1)
         if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= MAX_STEP_ORDER:
             raise ValidationFailed(f"a step's order is an integer from 1 to {MAX_STEP_ORDER}", field=f"{where}.order")

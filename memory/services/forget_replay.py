@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from atlas_site.echo import echoed
 from atlas_site.errors import AtlasError, NotFound, ValidationFailed
 from tenants.models import AuditRecord
 from tenants.selectors import subject_get, tenant_get
@@ -56,7 +57,7 @@ class ReplayReport:
 def _replay_one(entry: dict[str, Any], *, actor: str) -> str:
     action = entry.get("action")
     if action not in FORGET_ACTIONS or not isinstance(entry.get("tenant"), str):
-        raise ValidationFailed(f"not a forget entry: {action!r}")
+        raise ValidationFailed(f"not a forget entry: {echoed(action)}")
     try:
         tenant = tenant_get(slug=entry["tenant"])
         subject = subject_get(tenant=tenant, external_id=entry["subject"]) if entry.get("subject") else None

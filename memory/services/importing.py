@@ -10,11 +10,12 @@ import never replaces a memory (memory/services/gate.py).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from atlas_site.echo import echoed, names_listed
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.json_input import json_parse
 from memory.authority import IMPORT, authority_parse, authority_stamp, is_pending
@@ -118,6 +119,70 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+#: What a line of a fact that supersedes itself, or is on a cycle of supersessions, is told: the REST
+#: API's own words for the first (services.writes.fact_write), this module's for the second.
+SUPERSEDES_ITSELF = "a fact cannot supersede itself"
+SUPERSEDES_A_CYCLE = "supersedes a fact that (indirectly) supersedes it: a cycle"
+
+
+def supersession_cycle_errors(links: dict[Hashable, tuple[int, list[Hashable]]]) -> list[tuple[int, str]]:
+    """The error of each line whose fact supersedes itself, directly or through other facts of the file.
+
+    ``links`` maps each fact of the file (its key) to its line number and the keys it supersedes; keys
+    that are not the file's facts are ignored (they name stored facts, which cannot close a cycle)."""
+    graph = {key: [target for target in targets if target in links] for key, (_, targets) in links.items()}
+    errors = []
+    for key in _on_a_cycle(graph):
+        errors.append((links[key][0], SUPERSEDES_ITSELF if key in graph[key] else SUPERSEDES_A_CYCLE))
+    return sorted(errors)
+
+
+def _on_a_cycle(graph: dict[Hashable, list[Hashable]]) -> set[Hashable]:
+    """The nodes that reach themselves (Kosaraju: a component of several nodes, or one with a self-loop)."""
+    replaced_by: dict[Hashable, list[Hashable]] = {node: [] for node in graph}
+    for node, targets in graph.items():
+        for target in targets:
+            replaced_by[target].append(node)
+    on_a_cycle: set[Hashable] = set()
+    assigned: set[Hashable] = set()
+    for root in reversed(_finish_order(graph)):
+        if root in assigned:
+            continue
+        component, pending = {root}, [root]
+        assigned.add(root)
+        while pending:
+            for node in replaced_by[pending.pop()]:
+                if node not in assigned:
+                    assigned.add(node)
+                    component.add(node)
+                    pending.append(node)
+        if len(component) > 1 or root in graph[root]:
+            on_a_cycle |= component
+    return on_a_cycle
+
+
+def _finish_order(graph: dict[Hashable, list[Hashable]]) -> list[Hashable]:
+    """The nodes in the order a depth-first walk finishes them: iterative, so a chain as long as the file
+    is no recursion."""
+    order: list[Hashable] = []
+    seen: set[Hashable] = set()
+    for root in graph:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(graph[root]))]
+        while stack:
+            node, targets = stack[-1]
+            child = next((t for t in targets if t not in seen), None)
+            if child is None:
+                stack.pop()
+                order.append(node)  # everything it reaches finished before it
+            else:
+                seen.add(child)
+                stack.append((child, iter(graph[child])))
+    return order
+
+
 @dataclass(frozen=True)
 class ImportAuthority:
     """Who imported facts and playbooks speak for: ``default`` (``import``), or — reading our own export
@@ -160,7 +225,7 @@ def _prepared(
     own_fields = {"authority"} if stamp.per_record and memory_type in ("semantic", "procedural") else set()
     unknown = set(record) - COMMON_FIELDS - TYPE_FIELDS[memory_type] - {"kind", "note"} - own_fields
     if unknown:
-        raise ValidationFailed(f"unknown field(s) for {memory_type}: {', '.join(sorted(unknown))}")
+        raise ValidationFailed(f"unknown field(s) for {memory_type}: {names_listed(sorted(unknown))}")
     tenant_id = str(tenant.es_id)
     common = {"external_id": record.get("id"), "at": _when(record)}
     fields = {k: record[k] for k in TYPE_FIELDS[memory_type] if k in record}
@@ -217,7 +282,7 @@ def _line_prepare(
         subject = subjects.get(user)
         if subject is None:
             if not create_subjects:
-                raise ValidationFailed(f"no subject '{user}' in tenant {tenant.slug} (use --create)")
+                raise ValidationFailed(f"no subject {echoed(user)} in tenant {tenant.slug} (use --create)")
             # Check the whole line against an unsaved subject first: a bad line creates no subject.
             _prepare(tenant, MemorySubject(tenant=tenant, external_id=user), record, {}, stamp)
             subject = subjects[user] = subject_create(tenant=tenant, external_id=user, actor=actor)
@@ -392,6 +457,9 @@ def _first_line_is_header(lines: list[str]) -> bool:
     return isinstance(value, dict) and "format" in value
 
 
+Reference = tuple[int, MemorySubject, str | None, list[str]]  # (line, subject, the line's id, the ids it replaces)
+
+
 def _lines_check(
     tenant: Tenant, lines: list[str], *, create_subjects: bool, stamp: ImportAuthority
 ) -> list[tuple[int, str]]:
@@ -401,7 +469,7 @@ def _lines_check(
     subjects = {s.external_id: s for s in tenant.subjects.filter(is_active=True)}
     errors: list[tuple[int, str]] = []
     in_file: dict[str, set[str]] = {}  # subject → the external ids of the file's valid fact lines
-    references: list[tuple[int, MemorySubject, list[str]]] = []
+    references: list[Reference] = []
     previous_turns: dict[tuple[str, str], PreviousTurn] = {}
     for line_no, line in enumerate(lines, start=1):
         if not line.strip():
@@ -415,7 +483,7 @@ def _lines_check(
                     raise ValidationFailed("subject is required (only catalog entries have none)")
                 if user not in subjects:
                     if not create_subjects:
-                        raise ValidationFailed(f"no subject '{user}' in tenant {tenant.slug} (use --create)")
+                        raise ValidationFailed(f"no subject {echoed(user)} in tenant {tenant.slug} (use --create)")
                     subjects[user] = MemorySubject(tenant=tenant, external_id=user)  # unsaved: created on import
                 subject = subjects[user]
             elif "user_id" in record:
@@ -428,9 +496,25 @@ def _lines_check(
             if isinstance(record.get("id"), str):
                 in_file.setdefault(subject.external_id, set()).add(record["id"])
             if record.get("supersedes"):
-                references.append((line_no, subject, record["supersedes"]))
+                own_id = record["id"] if isinstance(record.get("id"), str) else None
+                references.append((line_no, subject, own_id, record["supersedes"]))
+    return sorted(errors + _references_check(tenant, references, in_file))
+
+
+def _references_check(
+    tenant: Tenant, references: list[Reference], in_file: dict[str, set[str]]
+) -> list[tuple[int, str]]:
+    """The errors of the lines whose ``supersedes`` closes a cycle (the line's own fact among them) or
+    names a fact neither in the file (``in_file``: each subject's valid fact ids) nor stored for that subject."""
+    errors = supersession_cycle_errors(
+        {
+            (subject.external_id, record_id): (line_no, [(subject.external_id, t) for t in targets])
+            for line_no, subject, record_id, targets in references
+            if record_id is not None
+        }
+    )
     reader = tenant_es_client(tenant=tenant) if references else None
-    for line_no, subject, targets in references:
+    for line_no, subject, _, targets in references:
         outside = [t for t in targets if t not in in_file.get(subject.external_id, set())]
         stored: set[str] = set()
         if outside and subject.pk is not None:
@@ -445,9 +529,9 @@ def _lines_check(
         missing = [t for t in outside if t not in stored]
         if missing:
             errors.append(
-                (line_no, f"supersedes {', '.join(missing)}: no fact of {subject.external_id} in the file or stored")
+                (line_no, f"supersedes {names_listed(missing)}: no fact of {subject.external_id} in the file or stored")
             )
-    return sorted(errors)
+    return errors
 
 
 def _supersessions_store(
@@ -491,7 +575,7 @@ def _replacements_ordered(
         ready = [item for item in waiting if all(t in placed or t not in by_id for t in item[1].supersedes)]
         if not ready:
             for line_no, _fact, _subject in waiting:
-                report.errors.append((line_no, "supersedes a fact that (indirectly) supersedes it: a cycle"))
+                report.errors.append((line_no, SUPERSEDES_A_CYCLE))  # found by _lines_check first
             break
         for item in ready:
             ordered.append(item)

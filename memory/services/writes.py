@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from atlas_site.echo import names_listed
 from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
 from memory import recall_constants as rc
 from memory.authority import AGENT, PENDING, Principal, authority_stamp, memory_etag
@@ -183,7 +184,7 @@ def _superseded_targets(scope: SubjectScope, ids: list[str]) -> dict[str, dict[s
     own = {i: hit for i, hit in found.items() if hit["_source"].get("user_id") == scope.user_id}
     missing = [i for i in ids if i not in own]
     if missing:
-        raise NotFound(f"no fact {', '.join(missing)} for this user", field="supersedes")
+        raise NotFound(f"no fact {names_listed(missing)} for this user", field="supersedes")
     return own
 
 
@@ -310,7 +311,7 @@ def fact_write(
         )
         missing = [e for e in episodes if e not in seen or seen[e]["_source"].get("user_id") != scope.user_id]
         if missing:
-            raise NotFound(f"no episode {', '.join(missing)} for this user", field="source_episodes")
+            raise NotFound(f"no episode {names_listed(missing)} for this user", field="source_episodes")
         prepared.source["source_episodes"] = list(dict.fromkeys(seen[e]["_id"] for e in episodes))
     existing = fact_store(
         scope=scope, prepared=prepared, targets=list(targets.values()), refresh=refresh or bool(targets), pending=review

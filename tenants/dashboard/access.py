@@ -13,6 +13,7 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 
+from atlas_site.echo import echoed
 from atlas_site.errors import AtlasError, NotFound
 from memory.dashboard.access import error_page
 from tenants.models import MemorySubject
@@ -32,7 +33,7 @@ def tenant_subject(request: HttpRequest, external_id: str) -> MemorySubject:
         .first()
     )
     if subject is None:
-        raise NotFound(f"no subject '{external_id}' in this tenant", field="subject")
+        raise NotFound(f"no subject {echoed(external_id)} in this tenant", field="subject")
     return subject
 
 

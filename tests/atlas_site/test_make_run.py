@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -169,6 +170,7 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
         )
         assert cli.returncode == 0, cli.stderr
         assert cli.stdout.splitlines()[0] == "licence: trial (active); isolation mode: dls"
+        _a_second_run_is_refused(tmp_path, owner=proc.pid)
         wrote = requests.post(
             f"{base}/api/v1/subjects/alice/episodes",
             json={"text": "hello from the demo token"},
@@ -198,6 +200,59 @@ def test_make_run_serves_and_stops(tmp_path: Path) -> None:
     finally:
         out = _stop(proc)
     assert proc.returncode == 0, out
+
+
+def _quick_run(data_dir: Path, es_port: int, web_port: int) -> subprocess.CompletedProcess:
+    """A `make run` expected to stop before it starts anything."""
+    env = {**_user_env(data_dir), "ATLAS_ES_PORT": str(es_port), "ATLAS_WEB_PORT": str(web_port)}
+    return subprocess.run(
+        [sys.executable, "-m", "atlas_site.run"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def _a_second_run_is_refused(data_dir: Path, *, owner: int) -> None:
+    """Issue 32, finding 9: a second run on the data directory, on other ports as a taken port's message
+    suggested, rewrote dev.env and started a second engine on the same data: each run saw only its own
+    writes, and one's acknowledged writes were lost. The first run's lock refuses it before it reads or
+    writes anything there, naming the first run's pid."""
+    dev_env = (data_dir / "dev.env").read_bytes()
+    second = _quick_run(data_dir, free_port(), free_port())
+    assert (second.returncode, second.stderr) == (1, "")
+    assert second.stdout.splitlines() == [
+        f"[atlas] another `make run` (pid {owner}) is using the data directory {data_dir}: two runs on one data "
+        f"directory lose each other's writes. Stop it first (Ctrl-C in its terminal, or kill {owner}); for a "
+        "second, separate stack give it a data directory of its own (ATLAS_DATA_DIR=…) and other ports "
+        "(ATLAS_WEB_PORT, ATLAS_ES_PORT)"
+    ]
+    assert (data_dir / "dev.env").read_bytes() == dev_env
+    assert (data_dir / "run.lock").read_text() == f"{owner}\n"
+
+
+@pytest.mark.parametrize(
+    ("taken", "what", "setting"),
+    [("web", "the web server", "ATLAS_WEB_PORT"), ("search", "the embedded Elasticsearch", "ATLAS_ES_PORT")],
+)
+def test_a_taken_port_stops_the_run_before_anything_starts(tmp_path: Path, taken: str, what: str, setting: str) -> None:
+    """Issue 32, finding 9: with the web port taken, make run started everything, wrote a new demo password
+    and token, printed the banner (the other program answered /healthz), then restarted the web server five
+    times and gave up. Every port the run binds is checked first: one line, and nothing written but the lock."""
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen(1)
+        port = other.getsockname()[1]
+        ports = {"web": free_port(), "search": free_port(), taken: port}
+        run = _quick_run(tmp_path, ports["search"], ports["web"])
+    assert (run.returncode, run.stderr) == (1, "")
+    assert run.stdout.splitlines() == [
+        f"[atlas] port {port} ({what}) is not free on 127.0.0.1 (Address already in use): stop the program "
+        f"listening there, or choose another port with {setting}=…; nothing was started"
+    ]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run.lock"]
 
 
 def _descendants(pid: int) -> set[int]:

@@ -64,6 +64,43 @@ def test_cli_requires_a_password(tmp_path: Path) -> None:
     assert not (tmp_path / "noida").exists()
 
 
+def test_a_second_server_on_the_same_data_directory_is_refused(tmp_path: Path) -> None:
+    """Issue 32, finding 9: two engines on one data directory each keep their own copy of the documents and
+    overwrite each other's snapshot, losing acknowledged writes. The second is refused (the first's lock on
+    a file in the directory, held for its life) before it changes anything there, naming the first's pid."""
+    server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
+    try:
+        admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+        admin.index(index="owned", id="1", document={"text": "the first server's"}, refresh="wait_for")
+        announced = (server.data_dir / "embedded_es.json").read_bytes()
+        second = subprocess.run(
+            [sys.executable, "-m", "embedded_es", "serve", "--port", "0", "--data-dir", str(server.data_dir)],
+            cwd=ROOT,
+            env={**os.environ, "ATLAS_ES_PASSWORD": "pw-second"},
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert (second.returncode, second.stdout) == (1, "")
+        assert second.stderr.splitlines() == [
+            f"embedded_es: the data directory {server.data_dir} is in use by another embedded_es "
+            f"(pid {server._proc.pid}): stop it first, or give this one its own --data-dir (two engines on one "
+            "directory lose each other's writes)"
+        ]
+        assert len(engine_pids(server.data_dir)) == 1
+        assert (server.data_dir / "embedded_es.json").read_bytes() == announced
+        assert admin.get(index="owned", id="1")["_source"] == {"text": "the first server's"}
+    finally:
+        assert server.stop() == 0
+    # The lock goes with its process: the next start on the directory is the owner.
+    server.start()
+    try:
+        admin = Elasticsearch(server.url, basic_auth=("elastic", server.password))
+        assert admin.get(index="owned", id="1")["_source"] == {"text": "the first server's"}
+    finally:
+        server.cleanup()
+
+
 def test_documents_keys_and_policies_survive_a_clean_restart(tmp_path: Path) -> None:
     server = EmbeddedElasticsearch(data_dir=tmp_path / "es").start()
     try:

@@ -395,3 +395,61 @@ def test_a_line_that_is_not_json_or_nested_too_deeply_is_refused_by_the_one_json
             previous_turns={},
         )
     assert caught.value.message == message
+
+
+def test_an_error_quotes_80_characters_of_a_value_and_twenty_names(tenant, maya, tmp_path) -> None:
+    """Issue 32, finding 10a: atlas_import echoed a 50 MB value whole into its line's error (578 MB of memory
+    for the run). Each error quotes a value's first 80 characters and its length, and lists at most twenty
+    names (unknown fields, missing ids), counting the rest."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    big = 5_000_000
+    fact = {"id": "f", "subject": "maya", "type": "semantic", "text": "Maya swims"}
+    lines = [
+        {**fact, "timestamp": "t" * big},
+        {**fact, "subject": "s" * big},
+        {**fact, **{f"extra{n:02}": 1 for n in range(30)}},
+        {**fact, "id": "g", "supersedes": ["i" * big]},
+    ]
+    path = tmp_path / "big.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    err = StringIO()
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("atlas_import", str(path), "--tenant", tenant.slug, stdout=StringIO(), stderr=err)
+    extras = ", ".join(f"extra{n:02}" for n in range(20))
+    assert err.getvalue().splitlines() == [
+        f"line 1: timestamp must be an ISO 8601 date-time, not {'t' * 80!r}… ({big} characters)",
+        f"line 2: no subject {'s' * 80!r}… ({big} characters) in tenant {tenant.slug} (use --create)",
+        f"line 3: unknown field(s) for semantic: {extras}, … and 10 more",
+        f"line 4: supersedes {'i' * 80}… ({big} characters): no fact of maya in the file or stored",
+    ]
+
+
+def test_a_fact_superseding_itself_or_a_cycle_is_refused_per_line(tenant, maya) -> None:
+    """Issue 32, finding 10b: the REST API refuses a fact that supersedes itself; an import stored one (and a
+    cycle's lines were found only after the file's other lines were written, so an all-or-nothing import
+    stored them). Each such line is an error before anything is written; a partial import stores the rest."""
+    from memory.elastic.client import bootstrap_client
+
+    def stored() -> int:
+        bootstrap_client().indices.refresh(index="atlas-test-*")
+        return bootstrap_client().count(index="atlas-test-*", query={"term": {"tenant_id": str(tenant.es_id)}})["count"]
+
+    def fact(external_id: str, *supersedes: str) -> str:
+        line = {"id": external_id, "subject": "maya", "type": "semantic", "text": f"fact {external_id}"}
+        return json.dumps({**line, "supersedes": list(supersedes)} if supersedes else line)
+
+    lines = [fact("f1"), fact("a", "a"), fact("b", "c"), fact("c", "b"), fact("d", "f1")]
+    errors = [
+        (2, "a fact cannot supersede itself"),
+        (3, "supersedes a fact that (indirectly) supersedes it: a cycle"),
+        (4, "supersedes a fact that (indirectly) supersedes it: a cycle"),
+    ]
+    whole = memories_import(tenant=tenant, lines=lines, create_subjects=False, actor="test")
+    assert (whole.errors, dict(whole.written), stored()) == (errors, {}, 0)
+    partial = memories_import(tenant=tenant, lines=lines, create_subjects=False, actor="test", partial=True)
+    assert (partial.errors, dict(partial.written), partial.supersessions) == (errors, {"semantic": 2}, 1)
+    assert stored() == 2

@@ -153,3 +153,54 @@ def test_no_route_answers_5xx_to_a_malformed_cursor_or_a_nested_body(api) -> Non
     assert len(answers) >= 20
     server_errors = {route: sorted(s) for route, s in answers.items() if any(code >= 500 for code in s)}
     assert server_errors == {}
+
+
+def _problem_400(detail: str, errors: list[dict[str, str]]) -> dict:
+    return {
+        "type": "urn:atlas-memory:problem:invalid",
+        "title": "Bad request",
+        "status": 400,
+        "detail": detail,
+        "errors": errors,
+    }
+
+
+def test_a_400_lists_twenty_unknown_fields_and_counts_the_others(api) -> None:
+    """Issue 32, finding 10c: 60,000 unknown keys in a body made a 4 MB 400 (each key twice, in ``detail``
+    and ``errors``). The first twenty are named (sorted), the rest counted."""
+    body = {"text": "a fact", **{f"k{n:05}": 0 for n in range(60_000)}}
+    refused = api["session"].post(f"{api['url']}/api/v1/subjects/alice/facts", json=body, timeout=60)
+    named = [{"field": f"k{n:05}", "message": "unknown field"} for n in range(20)]
+    counted = {"field": "", "message": "… and 59980 more unknown fields"}
+    detail = "; ".join(f"k{n:05}: unknown field" for n in range(20)) + "; … and 59980 more unknown fields"
+    assert (refused.status_code, refused.json()) == (400, _problem_400(detail, [*named, counted]))
+    assert len(refused.content) < 2_000
+
+
+def test_a_400_echoes_80_characters_of_a_long_value(api) -> None:
+    """Issue 32, finding 10a: an error quoting the caller's value quotes its first 80 characters and says
+    how long it was — an id the service names as missing, and a name too long to be a field's."""
+    missing = "m" * 500_000
+    refused = api["session"].post(
+        f"{api['url']}/api/v1/subjects/alice/facts", json={"text": "a fact", "supersedes": [missing]}, timeout=60
+    )
+    message = f"no fact {'m' * 80}… (500000 characters) for this user"
+    assert (refused.status_code, refused.json()) == (
+        404,
+        {
+            "type": "urn:atlas-memory:problem:not_found",
+            "title": "Not found",
+            "status": 404,
+            "detail": message,
+            "errors": [{"field": "supersedes", "message": message}],
+        },
+    )
+    long_name = "n" * 300_000
+    refused = api["session"].post(
+        f"{api['url']}/api/v1/subjects/alice/facts", json={"text": "a fact", long_name: 1}, timeout=60
+    )
+    shown = f"{'n' * 80}… (300000 characters)"
+    assert (refused.status_code, refused.json()) == (
+        400,
+        _problem_400(f"{shown}: unknown field", [{"field": shown, "message": "unknown field"}]),
+    )

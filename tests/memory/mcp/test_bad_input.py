@@ -131,3 +131,31 @@ def test_a_body_over_the_upload_limit_is_413_before_the_sdk_reads_it(atlas_serve
         response.json()["error"]["message"]
         == f"the request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"
     )
+
+
+def test_a_tool_error_lists_twenty_unknown_arguments_and_80_characters_of_a_value(atlas_server, alice) -> None:
+    """Issue 32, finding 10: the tool's schema error quoted every unexpected argument (60,000 of them made
+    a message of megabytes) and a too-long value whole; the first twenty are named, and 80 characters of
+    the value with its length."""
+    tenant, subject = alice
+    token = token_for(tenant, subject)
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as session:
+            many = await session.call_tool("recall_memory", {"query": "x", **{f"k{n:05}": 0 for n in range(60_000)}})
+            long = await session.call_tool("list_memories", {"cursor": "c" * 200_000})
+            return tool_error(many), tool_error(long)
+
+    many, long = run(go)
+    named = ", ".join(f"'k{n:05}'" for n in range(20))
+    assert many == {
+        "code": "invalid",
+        "message": f"invalid arguments for recall_memory: Additional properties are not allowed ({named}, … and "
+        "59980 more were unexpected)",
+        "field": "k00000",
+    }
+    assert long == {
+        "code": "invalid",
+        "message": f"invalid arguments for list_memories: cursor: {'c' * 80!r}… (200000 characters) is too long",
+        "field": "cursor",
+    }

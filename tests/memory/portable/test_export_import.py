@@ -308,6 +308,41 @@ HEADER = json.dumps({"format": "atlas-memory-export", "version": 1, "exported_at
             ],
             ["line 2: valid_to must be after valid_from"],
         ),
+        # Issue 32, finding 10b: a fact superseding itself, or a chain that comes back to where it started,
+        # is refused as the REST API refuses it (the file stored them as they were).
+        (
+            [
+                HEADER,
+                '{"id": "a", "type": "semantic", "subject": "maya", "text": "a", "created_at": "2026-01-01T00:00:00Z", "supersedes": ["a"]}',
+                '{"id": "b", "type": "semantic", "subject": "maya", "text": "b", "created_at": "2026-01-01T00:00:00Z", "supersedes": ["c"]}',
+                '{"id": "c", "type": "semantic", "subject": "maya", "text": "c", "created_at": "2026-01-01T00:00:00Z", "supersedes": ["b"]}',
+            ],
+            [
+                "line 2: a fact cannot supersede itself",
+                "line 3: supersedes a fact that (indirectly) supersedes it: a cycle",
+                "line 4: supersedes a fact that (indirectly) supersedes it: a cycle",
+            ],
+        ),
+        # Issue 32, finding 10a: a value is quoted by its first 80 characters and its length, never whole.
+        (
+            [
+                HEADER,
+                '{"id": "a", "type": "semantic", "subject": "maya", "text": "' + "x" * 5_000_000 + '", '
+                '"created_at": "2026-01-01T00:00:00Z"}',
+                '{"id": "b", "type": "' + "y" * 5_000_000 + '", "subject": "maya", "text": "x"}',
+            ],
+            [
+                f"line 2: text: {'x' * 80!r}… (5000000 characters) is too long",
+                "line 3: type must be one of episodic, semantic, procedural, catalog, not "
+                f"{'y' * 80!r}… (5000000 characters)",
+            ],
+        ),
+        (
+            [HEADER.replace('"version": 1', '"version": "' + "v" * 5_000_000 + '"'), '{"id": "a"}'],
+            [
+                f"line 1: this is version {'v' * 80!r}… (5000000 characters) of atlas-memory-export; this deployment reads version 1"
+            ],
+        ),
     ],
 )
 def test_bad_export_lines_name_line_and_field_and_write_nothing(tenant, maya, tmp_path: Path, lines, errors) -> None:
