@@ -29,7 +29,7 @@ def api(atlas_server, atlas_es):
         catalog.catalog_entry_write(tenant=tenant, actor="test", title=f"Entry {n}", text=f"Catalog text {n}")
     for n in range(2):  # proposals waiting for review: a listing of their own, never among the memories
         writes.fact_write(subject=alice, text=f"Alice proposal {n}", review=True)
-    secret = tokens.token_create(tenant=tenant, name="all", scopes="read,write,forget", actor="test").secret
+    secret = tokens.token_create(tenant=tenant, name="all", scopes="read,write,forget,review", actor="test").secret
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {secret}"
     schema = session.get(f"{atlas_server.url}/api/v1/schema/?format=json", timeout=60).json()
