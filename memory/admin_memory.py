@@ -38,6 +38,12 @@ def _actor(request: HttpRequest) -> str:
     return f"admin:{request.user.email}"
 
 
+def memory_permitted(request: HttpRequest, permission: str = VIEW) -> bool:
+    """Whether the operator holds the memory permission: the one check of every admin page that shows
+    memory text (these pages, the consolidation runs' plans and dropped items) or changes memories."""
+    return request.user.has_perm(permission)
+
+
 def _link(subject: MemorySubject) -> Callable[..., str]:
     def link(view: str, memory_id: str | None = None) -> str:
         args = [subject.pk] if memory_id is None else [subject.pk, memory_id]
@@ -62,7 +68,7 @@ class MemoryAdminViews:
 
     # ------------------------------------------------------------------ helpers
     def _subject(self, request: HttpRequest, subject_pk: int, permission: str) -> MemorySubject:
-        if not request.user.has_perm(permission):
+        if not memory_permitted(request, permission):
             raise PermissionDenied(f"you need the permission {permission}")
         subject = MemorySubject.objects.select_related("tenant", "person").filter(pk=subject_pk).first()
         if subject is None:
@@ -89,8 +95,8 @@ class MemoryAdminViews:
                 "title": title,
                 "subject_url": reverse("admin:tenants_memorysubject_change", args=[subject.pk]) if subject else None,
                 "browse_url": _link(subject)("browse") if subject else None,
-                "can_change": request.user.has_perm(CHANGE),
-                "can_forget": request.user.has_perm(FORGET),
+                "can_change": memory_permitted(request, CHANGE),
+                "can_forget": memory_permitted(request, FORGET),
                 **context,
             },
             status=status,
