@@ -8,8 +8,8 @@ Every copy of the text goes, and the answer is a receipt saying what went from e
   exist, and a kept plan could be approved or resumed into the index again; forgetting one memory
   scrubs its text from the subject's records and keeps the rest of them;
 - idempotency records (a POST's stored answer, replayed to retries for 24 hours): the subject's (or
-  the tenant's) all, or for one memory those of its subject and of the tenant whose answer holds its id
-  or quotes its text, whichever token stored them (catalog.py does the same across the tenant);
+  the tenant's) all, or for one memory those of its subject whose answer holds its id or quotes its
+  text, whichever token stored them (catalog.py does the same across the tenant for an entry);
 - this process's query-embedding caches (keyed by query text).
 
 The audit record (who, what, how many) goes to the SQL database, never into a recall corpus, and
@@ -167,15 +167,6 @@ def stored_answer_matcher(memory_id: str, source: dict[str, Any]) -> Callable[[d
     return holds
 
 
-def _stored_answers_forget(*, tenant: Tenant, subject: str, matches: Callable[[dict[str, Any]], bool]) -> list[str]:
-    """The subject's stored answers and the tenant's own (tenant-wide routes) that ``matches``: deleted."""
-    tenant_id = str(tenant.es_id)
-    return [
-        *idempotency_records_forget(tenant_id=tenant_id, subject=subject, matches=matches),
-        *idempotency_records_forget(tenant_id=tenant_id, subject="", matches=matches),
-    ]
-
-
 @contextmanager
 def _consolidation_held(subjects: QuerySet[MemorySubject]) -> Iterator[None]:
     """Hold the subjects' consolidation leases while forgetting: a run in progress stops at its next
@@ -214,8 +205,12 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
         runs = _runs_scrub(subject=subject, texts=texts)
-    idempotency = _stored_answers_forget(
-        tenant=subject.tenant, subject=subject.external_id, matches=stored_answer_matcher(memory_id, hit["_source"])
+    # Every route that can answer with a subject's memory names the subject, so its records are the
+    # subject's, whichever token asked; the tenant-wide routes (catalog, subjects) answer with none.
+    idempotency = idempotency_records_forget(
+        tenant_id=str(subject.tenant.es_id),
+        subject=subject.external_id,
+        matches=stored_answer_matcher(memory_id, hit["_source"]),
     )
     receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     audit_record(

@@ -161,14 +161,18 @@ def test_memory_text_is_shown_only_to_operators_with_the_memory_view_permission(
 
     without = _operator("ops-without@example.com", tenant, memory=False)
     assert _walk(client, without, urls, canary) == set()
-    # Nor can a search tell them what the texts say.
+    # Nor can a search tell them what the texts say, nor the confirmation of deleting everything listed.
     client.force_login(without)
     for model, _model_admin in admin.site._registry.items():
         opts = model._meta
-        found = client.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"), {"q": canary})
+        changelist = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+        found = client.get(changelist, {"q": canary})
         assert found.status_code in (200, 403), opts.label
         if found.status_code == 200:
             assert found.context["cl"].result_count == 0, opts.label
+        every = [str(pk) for pk in model._default_manager.values_list("pk", flat=True)]
+        confirm = client.post(changelist, {"action": "delete_selected", "_selected_action": every})
+        assert confirm.status_code in (200, 302, 403) and canary not in confirm.content.decode(), opts.label
     # The run's harmless fields stay: status, counts, model and tokens, times.
     page = client.get(reverse("admin:memory_consolidationrun_change", args=[run.pk])).content.decode()
     shown = dict(re.findall(r'<label>([^<]*):</label>\s*<div class="readonly">([^<]*)</div>', page))
