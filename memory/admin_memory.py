@@ -4,7 +4,8 @@ browsed, searched, opened, edited, forgotten and followed along their chains, un
 ``MemorySubjectAdmin.get_urls`` mounts :func:`memory_admin_urls`. Every view runs through
 ``admin_site.admin_view`` (staff only) and checks the Django permission it needs —
 ``tenants.view_memory``, ``tenants.change_memory``, ``tenants.forget_memory`` (declared on
-``MemorySubject``, the model memories belong to) — then calls :mod:`memory.pages`, which reads with the
+``MemorySubject``, the model memories belong to) — with :func:`memory_permitted`, the check every other
+admin page that shows memory text asks too, then calls :mod:`memory.pages`, which reads with the
 subject's own key and audits.
 """
 
