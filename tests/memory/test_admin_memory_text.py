@@ -25,16 +25,16 @@ from memory import pages
 from memory.dashboard import urls as dashboard_urls
 from memory.dashboard.views import TABS as DASHBOARD_TABS
 from memory.models import ConsolidationRun, RejectedProposal
-from memory.services import forget, review, writes
+from memory.services import forget, writes
 from memory.services.catalog import catalog_entry_delete, catalog_entry_write
 from tenants import services, tokens
 from tenants.dashboard import urls as tenant_dashboard_urls
 from tenants.models import AuditRecord, MemorySubject, Person, Tenant
 from tests.fake_llm import empty_plan, fact
+from tests.memory.reviewing import accept, reject
 
 MEMORY_PERMISSIONS = ("view_memory", "change_memory", "forget_memory")
 OK_STATUSES = {200, 302, 403, 404, 405}
-PERSON = {"authority": "person", "written_by": "person:maya@example.org"}
 #: A run's page without the memory view permission: what it did, in numbers.
 SUMMARY_LABELS = [
     "Tenant", "Subject", "Status", "Worker", "Window start at", "Window start id", "Window end at", "Window end id",
@@ -55,12 +55,10 @@ def planted(tenant, maya, tom) -> dict:
     maya.tenant.refresh_from_db()
     proposal = writes.fact_write(subject=maya, text=f"Maya keeps {canary} in her locker", written_by="token:svc")
     refused = writes.fact_write(subject=maya, text=f"Maya left {canary} at the gym", written_by="token:svc")
-    review.proposal_reject(subject=maya, proposal_id=refused["id"], actor="test")
+    reject(maya, refused["id"])
     # Decisions, edits and deletes write audit records too (ids and flags, never the words).
     draft = writes.fact_write(subject=maya, text=f"Maya's gym is near {canary}", written_by="token:svc")
-    review.proposal_accept(
-        subject=maya, proposal_id=draft["id"], actor="test", reviewer=PERSON, text=f"Maya's gym is by {canary}"
-    )
+    accept(maya, draft["id"], text=f"Maya's gym is by {canary}")
     old_entry = catalog_entry_write(tenant=tenant, title="Old rules", text=f"Lockers used {canary}", actor="test")
     catalog_entry_delete(tenant=tenant, entry_id=old_entry["id"], actor="test")
     run = ConsolidationRun.objects.create(

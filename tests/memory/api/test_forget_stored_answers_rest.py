@@ -37,7 +37,13 @@ def world(atlas_server, atlas_es):
     services.subject_create(tenant=tenant, external_id="bob", actor="test")
     svc = tokens.token_create(tenant=tenant, name="svc", scopes="read,write,forget", actor="test").secret
     own = tokens.token_create(tenant=tenant, subject=alice, name="alice", scopes="read,write", actor="test").secret
-    return {"tenant": tenant, "svc": Api(atlas_server.url, svc), "own": Api(atlas_server.url, own)}
+    reviewer = tokens.token_create(tenant=tenant, name="reviewer", scopes="read,review", actor="test").secret
+    return {
+        "tenant": tenant,
+        "svc": Api(atlas_server.url, svc),
+        "own": Api(atlas_server.url, own),
+        "reviewer": Api(atlas_server.url, reviewer),
+    }
 
 
 def _slot(tenant: Tenant, token_name: str, path: str, key: str) -> str:
@@ -93,14 +99,16 @@ def test_deleting_a_catalog_entry_drops_every_subjects_stored_turn_that_recalled
 
 
 def test_forgetting_a_subjects_memory_drops_the_stored_answers_that_hold_its_text_or_id(world) -> None:
-    svc, own, tenant = world["svc"], world["own"], world["tenant"]
+    svc, reviewer, tenant = world["svc"], world["reviewer"], world["tenant"]
     said = _keyed(svc, "subjects/alice/episodes", {"text": "my locker at the gym is number 4471"}, "e-1").json()
-    # An agent's fact waits for review; alice's own token accepts it (the stored answer holds its text).
+    # An agent's fact waits for review; a reviewing token accepts it (the stored answer holds its text).
     Tenant.objects.filter(pk=tenant.pk).update(review_mode="agents")
     locker = "Alice's gym locker is number 4471"
     proposal = _keyed(svc, "subjects/alice/facts", {"text": locker, "source_episodes": [said["id"]]}, "f-1").json()
     assert proposal["status"] == "pending"
-    accepted = _keyed(own, f"subjects/alice/proposals/{proposal['id']}/accept", {}, "a-1").json()
+    [shown] = svc("GET", "subjects/alice/proposals").json()["proposals"]
+    decision = {"version": shown["version"]}
+    accepted = _keyed(reviewer, f"subjects/alice/proposals/{proposal['id']}/accept", decision, "a-1").json()
     assert (accepted["id"], accepted["text"]) == (proposal["id"], locker)
     # A tenant token's turn for alice recalls the fact.
     question = {"text": "which locker is mine at the gym?", "session_id": "s2", "recall": {"k": 5}}
@@ -113,14 +121,13 @@ def test_forgetting_a_subjects_memory_drops_the_stored_answers_that_hold_its_tex
     receipt = svc("DELETE", f"subjects/alice/memories/{proposal['id']}").json()["receipt"]
     expected = {
         _slot(tenant, "svc", "subjects/alice/facts", "f-1"),
-        _slot(tenant, "alice", f"subjects/alice/proposals/{proposal['id']}/accept", "a-1"),
+        _slot(tenant, "reviewer", f"subjects/alice/proposals/{proposal['id']}/accept", "a-1"),
         _slot(tenant, "svc", "subjects/alice/turn", "t-1"),
     }
     stored = receipt["idempotency_records"]
     assert (stored["count"], set(stored["ids"])) == (3, expected)
-    again = own(
-        "POST", f"subjects/alice/proposals/{proposal['id']}/accept", json={}, headers={"Idempotency-Key": "a-1"}
-    )
+    accept = f"subjects/alice/proposals/{proposal['id']}/accept"
+    again = reviewer("POST", accept, json=decision, headers={"Idempotency-Key": "a-1"})
     assert not _replayed(again) and again.status_code == 404 and locker not in again.text
     turn = _keyed(svc, "subjects/alice/turn", question, "t-1")
     assert not _replayed(turn) and proposal["id"] not in turn.text and locker not in turn.text
