@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
@@ -204,19 +204,17 @@ def _entries(owner: str) -> Iterator[tuple[str, str]]:
         yield from cache.get_many(keys).items()
 
 
-def idempotency_records_forget(
-    *, tenant_id: str, subject: str, matches: Callable[[dict[str, Any]], bool] | None = None
-) -> list[str]:
-    """Delete the owner's records (only those whose record ``matches``, when given); their slots."""
+def _rows_forget(rows, matches: Callable[[dict[str, Any]], bool] | None) -> list[str]:
     dropped: list[str] = []
-    if not _in_redis():
-        rows = _records().filter(tenant_key=tenant_id, subject=subject.encode().hex())
-        for row in rows.only("slot", "record", "running"):
-            if row.running or matches is None or matches(row.record or {}):
-                row.delete()
-                dropped.append(row.slot)
-        return dropped
-    owner = _owner(tenant_id, subject)
+    for row in rows.only("slot", "record", "running"):
+        if row.running or matches is None or matches(row.record or {}):
+            row.delete()
+            dropped.append(row.slot)
+    return dropped
+
+
+def _owner_entries_forget(owner: str, matches: Callable[[dict[str, Any]], bool] | None) -> list[str]:
+    dropped: list[str] = []
     for entry, slot in _entries(owner):
         record = cache.get(slot)
         if record is None:
@@ -225,4 +223,29 @@ def idempotency_records_forget(
         if matches is None or matches(record):
             cache.delete_many([slot, entry])
             dropped.append(slot)
+    return dropped
+
+
+def idempotency_records_forget(
+    *, tenant_id: str, subject: str, matches: Callable[[dict[str, Any]], bool] | None = None
+) -> list[str]:
+    """Delete the owner's records (only those whose record ``matches``, when given); their slots."""
+    if not _in_redis():
+        return _rows_forget(_records().filter(tenant_key=tenant_id, subject=subject.encode().hex()), matches)
+    return _owner_entries_forget(_owner(tenant_id, subject), matches)
+
+
+def idempotency_tenant_records_forget(
+    *, tenant_id: str, subjects: Iterable[str], matches: Callable[[dict[str, Any]], bool] | None = None
+) -> list[str]:
+    """Delete the records of every owner in the tenant — its own (tenant-wide routes) and each subject's,
+    whichever token made the request — that ``matches`` (all, without it); their slots.
+
+    ``subjects`` are the tenant's subjects' external ids: Redis lists records per owner, so it is asked
+    owner by owner; the database finds them all by the tenant alone."""
+    if not _in_redis():
+        return _rows_forget(_records().filter(tenant_key=tenant_id), matches)
+    dropped: list[str] = []
+    for subject in dict.fromkeys(["", *subjects]):
+        dropped += _owner_entries_forget(_owner(tenant_id, subject), matches)
     return dropped

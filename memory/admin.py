@@ -7,13 +7,44 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
+from . import pages
+from .admin_memory import memory_permitted
 from .models import ConsolidationRun, ConsolidationState
-
 
 # ------------------------------------------------------------------------------------------------
 # Consolidation runs and per-subject state: read-only (the job writes them; `atlas_consolidate
 # --approve RUN` applies a run that waits for review). Self-contained block: other memory admin views
 # live beside it.
+#
+# A run's plan, dropped items and error quote the subject's episodes and facts: only an operator holding
+# the memory view permission sees them (each look audited, as on the memory pages); everyone else sees
+# what the run did in numbers. Nothing that quotes them is listed or searched (docs/security.md).
+RUN_SUMMARY_FIELDS = [
+    "tenant",
+    "subject",
+    "status",
+    "worker",
+    "window_start_at",
+    "window_start_id",
+    "window_end_at",
+    "window_end_id",
+    "window_key",
+    "episodes",
+    "changes_summary",
+    "rejected_count",
+    "attempts",
+    "llm_model",
+    "prompt_tokens",
+    "completion_tokens",
+    "llm_requests",
+    "cost",
+    "duration_ms",
+    "started_at",
+    "finished_at",
+]
+RUN_TEXT_FIELDS = ["error", "changes_pretty", "rejected_pretty", "plan_pretty"]
+
+
 class ConsolidationRunAdmin(admin.ModelAdmin):
     list_display = [
         "started_at",
@@ -26,38 +57,22 @@ class ConsolidationRunAdmin(admin.ModelAdmin):
         "llm_model",
         "tokens",
         "duration_ms",
-        "error_short",
     ]
     list_filter = ["status", "tenant", "llm_model", "started_at"]
-    search_fields = ["subject__external_id", "tenant__slug", "error", "window_key"]
+    search_fields = ["subject__external_id", "tenant__slug", "window_key"]
     list_select_related = ["tenant", "subject"]
     date_hierarchy = "started_at"
-    readonly_fields = [
-        "tenant",
-        "subject",
-        "status",
-        "worker",
-        "window_start_at",
-        "window_start_id",
-        "window_end_at",
-        "window_end_id",
-        "window_key",
-        "episodes",
-        "attempts",
-        "llm_model",
-        "prompt_tokens",
-        "completion_tokens",
-        "llm_requests",
-        "cost",
-        "duration_ms",
-        "error",
-        "started_at",
-        "finished_at",
-        "changes_pretty",
-        "rejected_pretty",
-        "plan_pretty",
-    ]
-    exclude = ["changes", "rejected", "plan"]
+    readonly_fields = RUN_SUMMARY_FIELDS + RUN_TEXT_FIELDS
+
+    def get_fields(self, request, obj=None):
+        return RUN_SUMMARY_FIELDS + (RUN_TEXT_FIELDS if memory_permitted(request) else [])
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        response = super().change_view(request, object_id, form_url, extra_context)
+        run = getattr(response, "context_data", {}).get("original")
+        if request.method == "GET" and response.status_code == 200 and run is not None and memory_permitted(request):
+            pages.run_viewed(run=run, actor=f"admin:{request.user.email}")
+        return response
 
     @admin.display(description="changes")
     def changes_summary(self, run: ConsolidationRun) -> str:
@@ -70,10 +85,6 @@ class ConsolidationRunAdmin(admin.ModelAdmin):
     @admin.display(description="tokens (prompt + completion)")
     def tokens(self, run: ConsolidationRun) -> str:
         return f"{run.prompt_tokens} + {run.completion_tokens}"
-
-    @admin.display(description="error")
-    def error_short(self, run: ConsolidationRun) -> str:
-        return run.error[:80]
 
     @staticmethod
     def _pretty(value) -> str:

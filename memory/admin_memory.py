@@ -4,7 +4,8 @@ browsed, searched, opened, edited, forgotten and followed along their chains, un
 ``MemorySubjectAdmin.get_urls`` mounts :func:`memory_admin_urls`. Every view runs through
 ``admin_site.admin_view`` (staff only) and checks the Django permission it needs —
 ``tenants.view_memory``, ``tenants.change_memory``, ``tenants.forget_memory`` (declared on
-``MemorySubject``, the model memories belong to) — then calls :mod:`memory.pages`, which reads with the
+``MemorySubject``, the model memories belong to) — with :func:`memory_permitted`, the check every other
+admin page that shows memory text asks too, then calls :mod:`memory.pages`, which reads with the
 subject's own key and audits.
 """
 
@@ -38,6 +39,12 @@ def _actor(request: HttpRequest) -> str:
     return f"admin:{request.user.email}"
 
 
+def memory_permitted(request: HttpRequest, permission: str = VIEW) -> bool:
+    """Whether the operator holds the memory permission: the one check of every admin page that shows
+    memory text (these pages, the consolidation runs' plans and dropped items) or changes memories."""
+    return request.user.has_perm(permission)
+
+
 def _link(subject: MemorySubject) -> Callable[..., str]:
     def link(view: str, memory_id: str | None = None) -> str:
         args = [subject.pk] if memory_id is None else [subject.pk, memory_id]
@@ -62,7 +69,7 @@ class MemoryAdminViews:
 
     # ------------------------------------------------------------------ helpers
     def _subject(self, request: HttpRequest, subject_pk: int, permission: str) -> MemorySubject:
-        if not request.user.has_perm(permission):
+        if not memory_permitted(request, permission):
             raise PermissionDenied(f"you need the permission {permission}")
         subject = MemorySubject.objects.select_related("tenant", "person").filter(pk=subject_pk).first()
         if subject is None:
@@ -89,8 +96,8 @@ class MemoryAdminViews:
                 "title": title,
                 "subject_url": reverse("admin:tenants_memorysubject_change", args=[subject.pk]) if subject else None,
                 "browse_url": _link(subject)("browse") if subject else None,
-                "can_change": request.user.has_perm(CHANGE),
-                "can_forget": request.user.has_perm(FORGET),
+                "can_change": memory_permitted(request, CHANGE),
+                "can_forget": memory_permitted(request, FORGET),
                 **context,
             },
             status=status,

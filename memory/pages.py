@@ -18,10 +18,11 @@ from django.http import QueryDict
 from atlas_site.errors import ValidationFailed
 from memory import selectors
 from memory.authority import by_operator
+from memory.models import ConsolidationRun
 from memory.provenance import memory_provenance
 from memory.recall import memory_recall
 from memory.services import forget, writes
-from tenants.models import MemorySubject
+from tenants.models import MemorySubject, Tenant
 from tenants.services import audit_record
 
 PAGE_SIZE = 25
@@ -263,6 +264,20 @@ def edit(*, subject: MemorySubject, memory_id: str, form: Mapping[str, str], act
 def forget_one(*, subject: MemorySubject, memory_id: str, actor: str) -> dict[str, Any]:
     """Delete one of the subject's own memories for good (audited by the service)."""
     return forget.memory_forget(subject=subject, memory_id=memory_id, actor=actor)
+
+
+def run_viewed(*, run: ConsolidationRun, actor: str) -> None:
+    """Someone read a consolidation run's plan, dropped items and error (they quote the subject's memories):
+    audited like every other look at them."""
+    _view_audited(run.subject, actor, "memory.run_view", f"{run.subject}:run:{run.pk}")
+
+
+def runs_listed(*, tenant: Tenant, runs: list[ConsolidationRun], actor: str) -> None:
+    """Someone saw a list of the tenant's runs with their errors (an error can quote the LLM answer that
+    failed, and the memories with it): audited, naming the runs whose error was shown."""
+    shown = [run.pk for run in runs if run.error]
+    if shown:
+        audit_record(tenant=tenant, actor=actor, action="memory.runs_list", target=tenant.slug, detail={"runs": shown})
 
 
 def proposals(*, subject: MemorySubject, actor: str, link: Link) -> dict[str, Any]:

@@ -13,17 +13,17 @@ from typing import Any
 from elasticsearch import ConflictError
 
 from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
-from atlas_site.idempotency import idempotency_records_forget
+from atlas_site.idempotency import idempotency_tenant_records_forget
 from memory.elastic import queries, store
 from memory.embeddings import query_caches_clear
 from memory.scope import tenant_read_filters
-from tenants.models import Tenant
+from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
 from . import gate
 from .documents import PreparedMemory, catalog_prepare, embed_into
-from .forget import forget_receipt
+from .forget import forget_receipt, stored_answer_matcher
 from .languages import non_english_marked
 from .writes import EDIT_ATTEMPTS, edit_backoff, memory_etag, stored_view
 
@@ -114,8 +114,9 @@ def catalog_entry_update(
 
 
 def catalog_entry_delete(*, tenant: Tenant, entry_id: Any, actor: str) -> dict[str, Any]:
-    """Delete the entry with every copy of its text: in older index generations, and the stored answer
-    of the POST that created it (replayed to retries for 24 hours)."""
+    """Delete the entry with every copy of its text: in older index generations, and every stored answer
+    in the tenant (replayed to retries for 24 hours) that holds its id or text — the POST that created
+    it, any subject's recall or ``/turn`` that found it."""
     hit = catalog_entry_fetch(tenant=tenant, entry_id=entry_id)
     entry_id = hit["_id"]
     copies = store.memories_scan(
@@ -125,8 +126,11 @@ def catalog_entry_delete(*, tenant: Tenant, entry_id: Any, actor: str) -> dict[s
         every_generation=True,
     )
     store.memories_delete(writer_es_client(), [(hit["_index"], entry_id), *((c["_index"], c["_id"]) for c in copies)])
-    idempotency = idempotency_records_forget(
-        tenant_id=str(tenant.es_id), subject="", matches=lambda record: (record.get("body") or {}).get("id") == entry_id
+    # Its POST's answer (the tenant's), and every subject's answer that recalled it, whichever token asked.
+    idempotency = idempotency_tenant_records_forget(
+        tenant_id=str(tenant.es_id),
+        subjects=MemorySubject.objects.filter(tenant=tenant).values_list("external_id", flat=True),
+        matches=stored_answer_matcher(entry_id, hit["_source"]),
     )
     receipt = forget_receipt(
         deleted={"catalog": [entry_id]}, runs=[], idempotency=idempotency, cache_entries=query_caches_clear()

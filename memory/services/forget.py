@@ -8,7 +8,8 @@ Every copy of the text goes, and the answer is a receipt saying what went from e
   exist, and a kept plan could be approved or resumed into the index again; forgetting one memory
   scrubs its text from the subject's records and keeps the rest of them;
 - idempotency records (a POST's stored answer, replayed to retries for 24 hours): the subject's (or
-  the tenant's) all, or for one memory those whose answer holds its text;
+  the tenant's) all, or for one memory those of its subject whose answer holds its id or quotes its
+  text, whichever token stored them (catalog.py does the same across the tenant for an entry);
 - this process's query-embedding caches (keyed by query text).
 
 The audit record (who, what, how many) goes to the SQL database, never into a recall corpus, and
@@ -17,15 +18,16 @@ never carries the forgotten text.
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from django.db.models import QuerySet
 
 from atlas_site.errors import NotFound, ValidationFailed
-from atlas_site.idempotency import idempotency_records_forget
+from atlas_site.idempotency import idempotency_records_forget, idempotency_tenant_records_forget
 from memory.elastic import queries, store
 from memory.elastic.indices import MEMORY_TYPES, memory_type_of_index
 from memory.elastic.queries import own_documents_filter
@@ -153,12 +155,16 @@ def _runs_delete(runs) -> list[int]:
     return ids
 
 
-def _holds_any(record: dict[str, Any], memory_id: str, texts: list[str]) -> bool:
-    """Whether a stored answer is the memory's (its POST's answer) or quotes its text."""
-    body = record.get("body")
-    if isinstance(body, dict) and body.get("id") == memory_id:
-        return True
-    return _scrubbed(body, texts) != body
+def stored_answer_matcher(memory_id: str, source: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
+    """Whether a stored answer holds the memory: its id anywhere (the POST that made it, a fact naming it
+    as a source, a recall hit or evidence) or its text quoted."""
+    texts = _memory_texts(source)
+
+    def holds(record: dict[str, Any]) -> bool:
+        body = record.get("body")
+        return memory_id in json.dumps(body, ensure_ascii=False, default=str) or _scrubbed(body, texts) != body
+
+    return holds
 
 
 @contextmanager
@@ -199,10 +205,12 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
         runs = _runs_scrub(subject=subject, texts=texts)
+    # Every route that can answer with a subject's memory names the subject, so its records are the
+    # subject's, whichever token asked; the tenant-wide routes (catalog, subjects) answer with none.
     idempotency = idempotency_records_forget(
         tenant_id=str(subject.tenant.es_id),
         subject=subject.external_id,
-        matches=lambda record: _holds_any(record, memory_id, texts),
+        matches=stored_answer_matcher(memory_id, hit["_source"]),
     )
     receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     audit_record(
@@ -276,9 +284,10 @@ def tenant_memories_forget(*, tenant: Tenant, actor: str) -> dict[str, Any]:
         deleted = _delete_all(reader, writer_es_client(), query, ALL_INDICES)
         runs = _runs_delete(ConsolidationRun.objects.filter(tenant=tenant))
         RejectedProposal.objects.filter(tenant=tenant).delete()
-    idempotency = idempotency_records_forget(tenant_id=str(tenant.es_id), subject="")  # the catalog's routes
-    for external_id in MemorySubject.objects.filter(tenant=tenant).values_list("external_id", flat=True):
-        idempotency += idempotency_records_forget(tenant_id=str(tenant.es_id), subject=external_id)
+    idempotency = idempotency_tenant_records_forget(
+        tenant_id=str(tenant.es_id),
+        subjects=MemorySubject.objects.filter(tenant=tenant).values_list("external_id", flat=True),
+    )
     receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     non_english_census(tenant=tenant)
     counts = _counts(deleted)

@@ -365,6 +365,7 @@ def job_runs(request: HttpRequest) -> HttpResponse:
     if status:
         runs = runs.filter(status=status)
     page = Paginator(runs.order_by("-started_at", "-id"), AUDIT_PER_PAGE).get_page(_page_number(request))
+    pages.runs_listed(tenant=request.tenant, runs=list(page), actor=actor_of(request))  # errors may quote memories
     query = urlencode({"status": status}) if status else ""
     return _render(
         request, "jobs.html", page=page, chosen=status, statuses=ConsolidationRun.Status.choices, query=query
