@@ -179,10 +179,11 @@ def existing_refused(*, memory_type: str, external_id: str, memory_id: str) -> C
 
 
 def content_guard(*, principal: Principal, prepared: Any) -> None:
-    """What an agent writes is read back into agents' prompts: a fact or playbook that holds a secret,
-    reads as an injected instruction or would send conversations or data out is refused (400), with the
-    consolidation guards' rules (memory/services/consolidation_guards.py). The person and operators
-    write what they mean."""
+    """What an agent writes is read back into agents' prompts: a fact or playbook that reads as an
+    injected instruction or would send conversations or data out is refused (400), with the consolidation
+    guards' rules (memory/services/consolidation_guards.py); a playbook's steps that hold a secret too.
+    A fact may hold what the person told their agent to keep (a locker code): it is theirs, read only
+    with their key. The person and operators write what they mean."""
     if principal.authority != AGENT:
         return
     source = prepared.source
@@ -190,7 +191,7 @@ def content_guard(*, principal: Principal, prepared: Any) -> None:
         steps_guard(principal=principal, name=source.get("name") or "", steps=source.get("steps") or [])
         return
     if prepared.memory_type == "semantic":
-        _text_guard(source.get("text") or "", field="text", instructions=injection_like)
+        _text_guard(source.get("text") or "", field="text", instructions=injection_like, secrets=False)
 
 
 def steps_guard(*, principal: Principal, name: str, steps: list[dict[str, Any]]) -> None:
@@ -198,13 +199,13 @@ def steps_guard(*, principal: Principal, name: str, steps: list[dict[str, Any]])
     if principal.authority != AGENT:
         return
     everything = ".\n".join([name, *(s.get("instruction") or "" for s in steps)])  # one sentence a step
-    _text_guard(everything, field="steps", instructions=instruction_like)
+    _text_guard(everything, field="steps", instructions=instruction_like, secrets=True)
 
 
-def _text_guard(text: str, *, field: str, instructions: Any) -> None:
-    secrets = secret_kinds(text)
-    if secrets:
-        raise ValidationFailed(f"refused: it holds a secret ({', '.join(secrets).replace('_', ' ')})", field=field)
+def _text_guard(text: str, *, field: str, instructions: Any, secrets: bool) -> None:
+    found = secret_kinds(text) if secrets else []
+    if found:
+        raise ValidationFailed(f"refused: it holds a secret ({', '.join(found).replace('_', ' ')})", field=field)
     if instructions(text):
         raise ValidationFailed("refused: it reads as an instruction to the assistant", field=field)
     if exfiltration_like(text):

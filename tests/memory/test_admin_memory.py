@@ -229,7 +229,7 @@ def test_an_operators_correction_is_stamped_operator_and_replaces_the_persons_fa
     assert edited.status_code == 302
     new_id = edited["Location"].rstrip("/").rsplit("/", 1)[1]
     new = selectors.memory_get(subject=maya, memory_id=new_id)
-    assert (new["authority"], new["written_by"], new["status"]) == ("operator", "operator:ops@example.com", "current")
+    assert (new["authority"], new["written_by"], new["status"]) == ("operator", f"operator:{operator.pk}", "current")
     assert selectors.memory_get(subject=maya, memory_id=mine["id"])["superseded_by"] == [new_id]
     listed = client.get(_url("memories", maya.pk)).content.decode()
     assert "<td>operator</td>" in listed

@@ -84,18 +84,21 @@ def test_another_subjects_external_id_makes_a_memory_of_ones_own(pair, admin, ro
     assert _stored(admin, alice_id) == alice_before
 
 
-def test_resending_ones_own_external_id_still_overwrites(pair, admin) -> None:
+def test_resending_ones_own_external_id_is_the_same_write_or_a_409_never_an_overwrite(pair, admin) -> None:
+    """A write never replaces a stored memory in place (issue 32, finding 1; docs/governance.md)."""
     base, alice = pair["base"], pair["alice"]
     session = requests.Session()
     first = session.post(f"{base}subjects/alice/facts", json=WRITES["facts"]("alice"), headers=alice["headers"])
+    same = session.post(f"{base}subjects/alice/facts", json=WRITES["facts"]("alice"), headers=alice["headers"])
+    assert same.status_code == 201 and same.json()["id"] == first.json()["id"]
     again = session.post(
         f"{base}subjects/alice/facts",
         json={**WRITES["facts"]("alice"), "text": "alice is vegan now"},
         headers=alice["headers"],
     )
-    assert again.status_code == 201 and again.json()["id"] == first.json()["id"]
+    assert again.status_code == 409 and again.json()["errors"][0]["field"] == "external_id"
     [stored] = _stored(admin, first.json()["id"])
-    assert stored["text"] == "alice is vegan now"
+    assert stored["text"] == first.json()["text"]
 
 
 def test_a_service_token_writing_for_bob_never_reaches_alices_memory_or_the_catalog(pair, admin) -> None:
