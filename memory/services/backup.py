@@ -219,11 +219,27 @@ def _database_and_keys_copy(layout: SiteLayout, destination: Path, progress: Pro
         lock.close()
 
 
-def _engine_state_saved_blocked(layout: SiteLayout, blocked: set[str], progress: Progress | None) -> bytes | None:
-    """The engine's first save that shows every index write-blocked (blocking any index that appeared)."""
+def _state_saved_at(layout: SiteLayout) -> int:
+    """When the engine last saved its state (the file's mtime in ns; 0 before its first save)."""
+    try:
+        return (layout.es_data_dir / ENGINE_STATE).stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
+
+
+def _engine_state_saved_blocked(
+    layout: SiteLayout, blocked: set[str], progress: Progress | None, *, saved_before: int = 0
+) -> bytes | None:
+    """The engine's first save after the block was set (``saved_before``: the last save's time before it)
+    that shows every index write-blocked (blocking any index that appeared). A save from before the block
+    may show every index blocked too — the previous backup's, not yet followed by a save of the lifted
+    state — while missing what was written since: it is never taken."""
     state_file = layout.es_data_dir / ENGINE_STATE
     deadline = time.monotonic() + PERSIST_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
+        if _state_saved_at(layout) <= saved_before and saved_before:
+            time.sleep(0.1)
+            continue
         try:
             raw = state_file.read_bytes()
             state = json.loads(raw)
@@ -329,12 +345,13 @@ def site_backup(
                     "block with `manage.py atlas_backup --lift-write-block` first"
                 )
             progress_say(progress, f"blocking writes to {len(existing)} index(es) while the copy is taken")
+            saved_before = _state_saved_at(layout)
             indices_write_block_set(names=sorted(existing), blocked=True)
             blocked.update(existing)
         _database_and_keys_copy(layout, destination, progress)
         if running:
             progress_say(progress, "waiting for the engine to save its blocked state")
-            engine_state = _engine_state_saved_blocked(layout, blocked, progress)
+            engine_state = _engine_state_saved_blocked(layout, blocked, progress, saved_before=saved_before)
         else:
             state_file = layout.es_data_dir / ENGINE_STATE
             engine_state = state_file.read_bytes() if state_file.is_file() else None

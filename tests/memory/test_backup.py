@@ -30,7 +30,7 @@ from memory.elastic.maintenance import (
 )
 from memory.recall import memory_recall
 from memory.selectors import catalog_list, memory_chain_get, memory_counts
-from memory.services.backup import SiteLayout, site_backup, write_block_lift
+from memory.services.backup import ENGINE_STATE, ES_DIR, SiteLayout, site_backup, write_block_lift
 from memory.services.catalog import catalog_entry_write
 from memory.services.forget import memory_forget
 from memory.services.restore import site_restore
@@ -564,3 +564,14 @@ def test_back_to_back_writers_do_not_starve_the_backups_write_lock(tmp_path) -> 
         stop.set()
         thread.join(timeout=30)
     assert waited < 1, waited
+
+
+def test_a_backup_right_after_another_holds_what_was_written_in_between(cluster, maya, tmp_path) -> None:
+    """The engine's state file still shows the first backup's write block until the engine saves the
+    lifted state: the second backup must wait for a save made after its own block, or it copies a state
+    without the fact written in between (the order dependence issue 33 reported in this file)."""
+    site_backup(destination=tmp_path / "first", layout=_layout(cluster, tmp_path / "live"))
+    fact_write(subject=maya, text="Maya learns the cello")
+    second = site_backup(destination=tmp_path / "second", layout=_layout(cluster, tmp_path / "live"))
+    saved = (second.destination / ES_DIR / ENGINE_STATE).read_bytes()
+    assert b"Maya learns the cello" in saved
