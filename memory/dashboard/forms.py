@@ -121,7 +121,7 @@ class TokenCreateForm(forms.Form):
             ("read", "read — recall and list my memories"),
             ("write", "write — store new memories"),
             ("forget", "forget — delete my memories"),
-            ("review", "review — accept or reject proposals in my name, as if I clicked (only for an agent I trust)"),
+            ("review", "review — accept or reject proposals for me, as if I clicked (only for an agent I trust)"),
         ],
         widget=forms.CheckboxSelectMultiple,
         initial=["read", "write"],

@@ -153,7 +153,7 @@ def test_a_partial_import_says_so_once_and_fails_unless_allowed(atlas_es, db, tm
     )
     assert str(failed.value) == (
         "nothing was imported: fix the lines above and import the file again, or pass --allow-partial "
-        "to import the other lines (re-importing overwrites, it does not duplicate)"
+        "to import the other lines (re-importing leaves what is stored as it is)"
     )
     out, err = run("atlas_import", str(path), "--tenant", "partial-co", "--create", "--allow-partial")
     assert out == (

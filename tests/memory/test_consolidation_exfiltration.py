@@ -82,6 +82,8 @@ def test_an_existing_playbooks_secret_is_redacted_before_the_llm(maya, llm) -> N
         name="Router reset",
         trigger_text="the internet is down",
         steps=["Unplug the router", "Log in with admin password R0uter!pass", "Restart it"],
+        authority="person",  # the person's own playbook may hold it; an agent's would be refused (gate.py)
+        written_by="person:1",
     )
     say(maya, "The internet is down again, I had to reset the router", 0)
     llm.script(empty_plan())

@@ -95,19 +95,23 @@ def test_an_import_line_cannot_supersede_or_cite_another_subjects_memory(tenant,
     assert {i: after[i] for i in mayas} == mayas
 
 
-def test_reimporting_a_file_overwrites_the_same_subjects_memories(tenant, maya, admin) -> None:
+def test_reimporting_a_file_leaves_the_same_subjects_memories_and_refuses_a_changed_line(tenant, maya, admin) -> None:
+    """Ids derive from the owner and the external id: a file imported again stores nothing twice, and a
+    line that changed is refused, not written over the stored memory (issue 32: a write never replaces)."""
     lines = _lines("maya", "Maya")
     memories_import(tenant=tenant, lines=lines, create_subjects=False, actor="test")
     first = _docs(admin, tenant)
 
+    again = memories_import(tenant=tenant, lines=lines, create_subjects=False, actor="test")
+    assert again.errors == [] and sum(again.written.values()) == 0 and sum(again.unchanged.values()) == 4
     changed = [line.replace("lentils for lunch", "beans for lunch") for line in lines]
-    report = memories_import(tenant=tenant, lines=changed, create_subjects=False, actor="test")
+    report = memories_import(tenant=tenant, lines=changed, create_subjects=False, actor="test", partial=True)
 
-    assert report.errors == [] and sum(report.written.values()) == 4
+    assert [n for n, _ in report.errors] == [1] and "already stored" in report.errors[0][1]
     second = _docs(admin, tenant)
     assert set(second) == set(first)  # the same four ids: nothing duplicated
     [episode] = [d for d in second.values() if d["memory_type"] == "episodic"]
-    assert episode["text"] == "Maya: beans for lunch"
+    assert episode["text"] == "Maya: lentils for lunch"
     by_external = {d["external_id"]: i for i, d in second.items()}
     assert second[by_external["f-old"]]["superseded_by"] == [by_external["f-diet"]]
 
