@@ -384,6 +384,11 @@ class ReceiptOut(serializers.Serializer):
     run_records = StoreReceiptOut(help_text="Consolidation run records deleted, or scrubbed of the memory's text.")
     idempotency_records = StoreReceiptOut(help_text="Stored POST answers (Idempotency-Key replays) dropped.")
     query_embedding_cache = StoreReceiptOut(help_text="Query-embedding cache entries cleared (this process).")
+    turn_contexts = StoreReceiptOut(
+        required=False,
+        help_text="A forgotten turn: the later turns of its session that carried its text as their context, "
+        "rewritten (and re-embedded) without it.",
+    )
 
 
 class ForgottenOut(serializers.Serializer):

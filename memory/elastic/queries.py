@@ -242,6 +242,19 @@ def previous_turn_body(*, filters: list[dict[str, Any]], user_id: str, session_i
     }
 
 
+def next_turns_query(*, tenant_id: str, user_id: str, episode_id: str) -> dict[str, Any]:
+    """The subject's turns that follow ``episode_id`` in its session (they carry it as their context)."""
+    return {
+        "bool": {
+            "filter": [
+                {"term": {"tenant_id": tenant_id}},
+                {"term": {"user_id": user_id}},
+                {"term": {"previous_turn_id": episode_id}},
+            ]
+        }
+    }
+
+
 def created_between(*, since: datetime | None, until: datetime | None) -> list[dict[str, Any]]:
     """Memories created in [since, until)."""
     bounds: dict[str, str] = {}

@@ -161,6 +161,27 @@ def memory_index(
     return True
 
 
+def memory_source_replace(
+    writer: Elasticsearch, *, index: str, memory_id: str, source: dict[str, Any], if_version: tuple[int, int]
+) -> bool:
+    """Store ``source`` over the memory in this concrete ``index`` (any generation), only over the exact
+    version that was read; False when it changed or went meanwhile. Forgetting's scrub of the copies of
+    a forgotten text inside other memories — never a way to write a memory's content (the write gate)."""
+    try:
+        with es_errors("rewrite a memory"):
+            writer.index(
+                index=index,
+                id=memory_id,
+                document=source,
+                refresh="wait_for",
+                if_seq_no=if_version[0],
+                if_primary_term=if_version[1],
+            )
+    except ConflictError:
+        return False
+    return True
+
+
 def memories_bulk_index(
     writer: Elasticsearch, items: list[tuple[str, str, dict[str, Any]]], *, create_only: bool = False
 ) -> list[tuple[str, str]]:
@@ -448,15 +469,19 @@ def memories_scan(
     page: int = 500,
     include_embedding: bool = False,
     every_generation: bool = False,
+    versions: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """Every matching hit (index, id, source), paged with search_after; ``every_generation`` reads every
-    concrete index of the types, not only those behind their aliases (forgetting reaches old versions)."""
+    concrete index of the types, not only those behind their aliases (forgetting reaches old versions);
+    ``versions``: hits carry ``_seq_no``/``_primary_term`` for a compare-and-set."""
     excludes = [] if include_embedding else VECTOR_FIELDS
     index = generations_pattern(memory_types) if every_generation else indices_of(memory_types)
     after = None
     while True:
         # _id cannot be sorted on (no doc values); memory_id is its keyword copy.
         body: dict[str, Any] = {"query": query, "size": page, "sort": [{"created_at": "asc"}, {"memory_id": "asc"}]}
+        if versions:
+            body["seq_no_primary_term"] = True
         if after is not None:
             body["search_after"] = after
         with es_errors("list memories"):

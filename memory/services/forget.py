@@ -41,6 +41,7 @@ from tenants.services import audit_record
 
 from .consolidation import consolidation_leases_release, consolidation_leases_take_over
 from .consolidation_guards import secrets_redacted
+from .documents import PreparedMemory, embed_into
 from .languages import non_english_census
 
 ALL_INDICES = tuple(MEMORY_TYPES)
@@ -205,6 +206,7 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
         runs = _runs_scrub(subject=subject, texts=texts)
+        contexts = _turn_contexts_scrub(scope, memory_id) if memory_type == "episodic" else []
     # Every route that can answer with a subject's memory names the subject, so its records are the
     # subject's, whichever token asked; the tenant-wide routes (catalog, subjects) answer with none.
     idempotency = idempotency_records_forget(
@@ -213,6 +215,8 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         matches=stored_answer_matcher(memory_id, hit["_source"]),
     )
     receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
+    if memory_type == "episodic":  # the turns that carried it as their context, rewritten without it
+        receipt["turn_contexts"] = _store_receipt(contexts)
     audit_record(
         tenant=subject.tenant,
         actor=actor,
@@ -221,6 +225,33 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         detail={"memory_type": memory_type},
     )
     return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt, "orphaned": orphaned}
+
+
+def _turn_contexts_scrub(scope: SubjectScope, episode_id: str) -> list[str]:
+    """The turns that followed a forgotten turn in its session carry its text as their context
+    (``embedding_context``, ATLAS_CONTEXTUAL_EPISODES) and its id (``previous_turn_id``): both go, and
+    their vectors are made again from the turn alone — in every generation of the index. The ids of the
+    turns rewritten."""
+    query = queries.next_turns_query(tenant_id=scope.tenant_id, user_id=scope.user_id, episode_id=episode_id)
+    rewritten: list[str] = []
+    for _ in range(5):  # a turn changed between the read and the rewrite (a use count) is read again
+        hits = list(
+            store.memories_scan(
+                scope.reader(), memory_types=("episodic",), query=query, every_generation=True, versions=True
+            )
+        )
+        if not hits:
+            break
+        for hit in hits:
+            source = {k: v for k, v in hit["_source"].items() if k not in ("embedding_context", "previous_turn_id")}
+            prepared = PreparedMemory("episodic", hit["_id"], source)
+            embed_into([prepared])
+            version = (hit["_seq_no"], hit["_primary_term"])
+            if store.memory_source_replace(
+                scope.writer(), index=hit["_index"], memory_id=hit["_id"], source=prepared.source, if_version=version
+            ):
+                rewritten.append(hit["_id"])
+    return sorted(set(rewritten))
 
 
 def episode_forget_with_orphans(

@@ -104,7 +104,8 @@ def proposal_accept(
     scope = SubjectScope.of(subject)
     hit = _proposal_read(scope, proposal_id)
     memory_type, memory_id = _type_of(hit), hit["_id"]
-    _decision_check(subject, reviewer, hit, version)
+    targets = _targets(scope, hit)
+    _decision_check(subject, reviewer, hit, version, targets)
     source = {k: v for k, v in hit["_source"].items() if k not in ("review_state", "proposal_for")}
     edited = text is not None
     if edited:
@@ -115,8 +116,8 @@ def proposal_accept(
         embed_into([PreparedMemory(memory_type, memory_id, source)])
     if memory_type == "procedural" and proposal_targets(hit["_source"]):
         return _steps_accept(subject, scope, hit, actor=actor, reviewer=reviewer, settle=settle)
-    targets = _targets(scope, hit) if memory_type == "semantic" else []
-    gate.replacement_decide_check(principal=reviewer, targets=targets, memory_id=memory_id)
+    if memory_type != "semantic":
+        targets = []
     claimed = supersession_claim(
         scope=scope,
         targets=targets,
@@ -162,8 +163,12 @@ def proposal_accept(
     return _view(memory_id, memory_type, source)
 
 
-def _decision_check(subject: MemorySubject, reviewer: Principal, hit: dict[str, Any], version: Any) -> None:
-    """The write gate on a decision: who may decide, and that the version shown is the version stored."""
+def _decision_check(
+    subject: MemorySubject, reviewer: Principal, hit: dict[str, Any], version: Any, targets: list[dict[str, Any]]
+) -> None:
+    """The write gate on a decision: who may decide — a replacement of what the person wrote only the
+    person, accepted or rejected — then that the version shown is the version stored (a refusal first:
+    it shows nothing of the proposal)."""
     gate.write_decide(
         principal=reviewer,
         action=gate.DECIDE,
@@ -171,6 +176,7 @@ def _decision_check(subject: MemorySubject, reviewer: Principal, hit: dict[str, 
         review_mode=subject.tenant.review_mode,
         memory_id=hit["_id"],
     )
+    gate.replacement_decide_check(principal=reviewer, targets=targets, memory_id=hit["_id"])
     if version is None and reviewer.authority == OPERATOR:
         return  # an operator approving a held run accepts what the run proposed, as the run recorded it
     gate.version_check(
@@ -207,7 +213,6 @@ def _steps_accept(
     ).get(target_id)
     if target is None or target["_source"].get("user_id") != scope.user_id:
         raise Conflict(f"the playbook {target_id} these steps were proposed for is gone", field="proposal_id")
-    gate.replacement_decide_check(principal=reviewer, targets=[target], memory_id=hit["_id"])
     if not store.memory_delete_versioned(
         scope.writer(), index=hit["_index"], memory_id=hit["_id"], if_version=(hit["_seq_no"], hit["_primary_term"])
     ):
@@ -242,14 +247,13 @@ def _steps_accept(
 
 
 def _targets(scope: SubjectScope, hit: dict[str, Any]) -> list[dict[str, Any]]:
-    """The facts an accepted proposal replaces: those of ``proposal_for`` still stored (one the person
-    forgot meanwhile is simply no longer replaced)."""
+    """What an accepted proposal replaces: the facts of ``proposal_for`` (or the playbook whose steps it
+    refines) still stored — one the person forgot meanwhile is simply no longer replaced."""
     ids = proposal_targets(hit["_source"])
     if not ids:
         return []
-    found = store.memories_fetch(
-        scope.reader(), ids=ids, memory_types=store.FACT_TYPES_INDICES, filters=scope.read_filters()
-    )
+    types = ("procedural",) if _type_of(hit) == "procedural" else store.FACT_TYPES_INDICES
+    found = store.memories_fetch(scope.reader(), ids=ids, memory_types=types, filters=scope.read_filters())
     return [h for h in found.values() if h["_source"].get("user_id") == scope.user_id]
 
 
@@ -267,7 +271,7 @@ def proposal_reject(
     scope = SubjectScope.of(subject)
     hit = _proposal_read(scope, proposal_id)
     memory_type, memory_id = _type_of(hit), hit["_id"]
-    _decision_check(subject, reviewer, hit, version)
+    _decision_check(subject, reviewer, hit, version, _targets(scope, hit))
     if not store.memory_delete_versioned(
         scope.writer(), index=hit["_index"], memory_id=memory_id, if_version=(hit["_seq_no"], hit["_primary_term"])
     ):

@@ -50,6 +50,7 @@ def test_forget_one_memory(maya, tom) -> None:
             "indices": {"episodic": {"count": 1, "ids": [mine["id"]], "truncated": False}},
             "run_records": {"count": 0, "ids": [], "truncated": False},
             "idempotency_records": {"count": 0, "ids": [], "truncated": False},
+            "turn_contexts": {"count": 0, "ids": [], "truncated": False},
         },
         "orphaned": [],
     }
@@ -143,3 +144,22 @@ def test_recall_is_a_read_and_only_the_usage_service_schedules_the_bump(maya, se
     settings.ATLAS_USAGE_RECORDING = "off"
     recall_usage_schedule(targets=result.targets)
     assert len(scheduled) == 1
+
+
+def test_forgetting_a_turn_takes_its_text_out_of_the_next_turns_context(maya, settings, admin) -> None:
+    """A turn's vector is made with the turn before it (ATLAS_CONTEXTUAL_EPISODES): that turn's text sits
+    in the next turn's ``embedding_context``. Forgetting it rewrites the next turn without it, re-embedded
+    from the turn alone (found by the invariant machine, tests/memory/test_invariants.py)."""
+    settings.ATLAS_CONTEXTUAL_EPISODES = True
+    first = episode_write(subject=maya, text="my locker is zqforgetme", session_id="s")
+    second = episode_write(subject=maya, text="yes, that one", session_id="s")
+    stored = admin.get(index=f"{settings.ATLAS_ES_INDEX_PREFIX}-episodic", id=second["id"])["_source"]
+    assert "zqforgetme" in stored["embedding_context"] and stored["previous_turn_id"] == first["id"]
+    forgotten = memory_forget(subject=maya, memory_id=first["id"], actor="test")
+    assert forgotten["receipt"]["turn_contexts"] == {"count": 1, "ids": [second["id"]], "truncated": False}
+    rewritten = admin.get(index=f"{settings.ATLAS_ES_INDEX_PREFIX}-episodic", id=second["id"])["_source"]
+    assert "embedding_context" not in rewritten and "previous_turn_id" not in rewritten
+    assert rewritten["text"] == "yes, that one" and "zqforgetme" not in str(rewritten)
+    alone = episode_write(subject=maya, text="yes, that one", session_id="other")  # a turn with no context
+    stored_alone = admin.get(index=f"{settings.ATLAS_ES_INDEX_PREFIX}-episodic", id=alone["id"])["_source"]
+    assert rewritten["embedding"] == stored_alone["embedding"]

@@ -169,6 +169,7 @@ STORE_WRITES = {
     "fact_successor_release",
     "fact_chain_set",
     "memory_delete_versioned",
+    "memory_source_replace",
 }
 GATED = {
     "memory/services/writes.py",
@@ -177,7 +178,12 @@ GATED = {
     "memory/services/catalog.py",
     "memory/services/supersession.py",
 }
-MAINTENANCE = {"memory/services/archive.py", "memory/services/reindex.py", "memory/services/id_upgrade.py"}
+MAINTENANCE = {
+    "memory/services/archive.py",
+    "memory/services/reindex.py",
+    "memory/services/id_upgrade.py",
+    "memory/services/forget.py",  # forgetting's scrub of a forgotten turn's text from the next turn's context
+}
 
 
 def _store_writes_called(path: Path) -> set[str]:

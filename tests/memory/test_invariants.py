@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import string
+import sys
 import time
 import uuid
 from collections import Counter
@@ -47,8 +48,10 @@ from hypothesis.stateful import (
 )
 
 from memory.services import importing, writes
+from memory.services.consolidation import consolidation_run
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, Person, Tenant
+from tests.fake_llm import FakeLlm, remembering
 from tests.memory.dashboard.conftest import linked_person
 from tests.memory.mcp.conftest import call
 
@@ -56,6 +59,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 STEPS = int(os.environ.get("ATLAS_INVARIANT_STEPS", "120"))
 STEPS_PER_RUN = 30
+PROGRESS = bool(os.environ.get("ATLAS_INVARIANT_REPORT"))  # the benchmark's long runs say how far they are
 #: The embedded engine's bound for forgotten text to leave its files (docs/embedded-elasticsearch.md).
 ENGINE_FORGET_BOUND_S = 6.0
 EXTERNAL_IDS = ("ext-a", "ext-b", "ext-c")
@@ -290,7 +294,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
 
         @rule(
             data=st.data(),
-            who=st.sampled_from(["reviewer", "both", "personal", "writer", "person"]),
+            who=st.sampled_from(["reviewer", "both", "personal", "writer", "person", "reviewer over MCP"]),
             decision=st.sampled_from(["accept", "reject"]),
             stale=st.booleans(),
         )
@@ -306,12 +310,24 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if who == "person":
                 answer = self.dashboard.post(f"/review/{proposal.id}/{decision}/", {"version": version})
                 assert answer.status_code == 302
+            elif who == "reviewer over MCP":
+                arguments = {"proposal_id": proposal.id, "decision": decision, "version": version, "subject": "alice"}
+                result = call(world["server"].url, self.tokens["reviewer"].secret, "review_proposal", arguments)
+                code = result.structured_content["error"]["code"] if result.is_error else "ok"
+                if replaces_person:
+                    assert code == "forbidden", result.content[0].text
+                elif stale:
+                    assert code == "conflict", result.content[0].text
+                else:
+                    assert code in ("ok", "conflict"), result.content[0].text
+                self._follow_decision(proposal, shown, decision, expect_pending=code != "ok")
+                return
             else:
                 answer = self.tokens[who](
                     "POST", f"subjects/alice/proposals/{proposal.id}/{decision}", json={"version": version}
                 )
                 own = proposal.author == f"token:{who}"
-                allowed = who in ("reviewer", "both") and not own and not (decision == "accept" and replaces_person)
+                allowed = who in ("reviewer", "both") and not own and not replaces_person
                 if not allowed:  # no review scope, its own proposal, or the person's fact: refused
                     assert answer.status_code == 403, (who, own, answer.text)
                 elif stale:
@@ -400,6 +416,32 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                 body = self._stored(line["id"]).json()
             self._learn(body, canary, "import:ops")
 
+        @rule(word=st.sampled_from(WORDS))
+        def user_says_something(self, word: str) -> None:
+            STATS.operations["REST episode"] += 1
+            canary = _canary()
+            answer = self.tokens["writer"](
+                "POST",
+                "subjects/alice/episodes",
+                json={"text": f"remember: Alice enjoys {word} {canary}", "session_id": "s"},
+            )
+            assert answer.status_code == 201, answer.text
+            self._learn(answer.json(), canary, "")
+
+        @rule()
+        def nightly_consolidation(self) -> None:
+            """The nightly run with the fake LLM: a fact per new turn; what it wrote speaks for the run."""
+            STATS.operations["consolidation (fake LLM)"] += 1
+            world["llm"].script(remembering)
+            outcome = consolidation_run(subject=self.subject)
+            assert outcome.status in ("done", "skipped", "needs_review"), (outcome.status, outcome.error)
+            for memory_id, stored in self._all_stored().items():
+                if memory_id in self.known or stored["type"] not in ("semantic", "procedural"):
+                    continue
+                assert stored["authority"] == "consolidation" and stored["written_by"].startswith("run:"), stored
+                canary = next((w for w in stored["text"].split() if w.startswith("zq")), "")
+                self._learn(stored, canary, stored["written_by"])
+
         @rule(mode=st.sampled_from(["off", "consolidation", "agents"]))
         def admin_sets_the_review_mode(self, mode: str) -> None:
             STATS.operations["review mode"] += 1
@@ -437,6 +479,8 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if not hasattr(self, "known"):
                 return
             STATS.steps += 1
+            if PROGRESS and STATS.steps % 100 == 0:
+                print(f"invariants: {STATS.steps} of about {STEPS} steps checked", file=sys.stderr, flush=True)
             stored_all = self._all_stored()
             for known in list(self.known.values()):
                 stored = stored_all.get(known.id)
@@ -526,6 +570,11 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
 
 @pytest.fixture
 def world(atlas_server, atlas_es, settings, db):
+    llm = FakeLlm().start()
+    settings.ATLAS_LLM_BASE_URL = llm.base_url
+    settings.ATLAS_LLM_MODEL = "fake-model"
+    settings.ATLAS_LLM_API_KEY = "sk-test-fake-key"
+    settings.ATLAS_LLM_RETRIES = 0
     settings.ATLAS_USAGE_RECORDING = "off"  # no worker here: a queued use-count task would wait forever
     settings.ATLAS_API_RATE = "100000/min"  # the machine's pace is not what is under test
     services.shared_credential_ensure(kind=ApiKeyCredential.Kind.WRITER, actor="test")
@@ -540,13 +589,15 @@ def world(atlas_server, atlas_es, settings, db):
     staff.user_permissions.set(
         Permission.objects.filter(content_type__app_label="tenants").exclude(codename__in=codenames)
     )
-    return {
+    yield {
+        "llm": llm,
         "server": atlas_server,
         "es": atlas_es.admin(),
         "data_dir": atlas_es.server.data_dir if atlas_es.server else None,
         "operator": operator,
         "staff": staff,
     }
+    llm.stop()
 
 
 def test_the_promises_hold_under_random_sequences(world) -> None:
