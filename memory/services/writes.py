@@ -214,7 +214,8 @@ def fact_store(
     existing = _named_existing(scope, prepared)
     if existing is not None:
         return _existing_answer(prepared, existing)
-    if pending or _fact_verdict(scope, prepared, targets) == gate.PROPOSE:
+    verdict = _fact_verdict(scope, prepared, targets)  # always: a pending or replaced target is refused
+    if pending or verdict == gate.PROPOSE:
         proposal_make(prepared)
         targets = []
     claimed = (
