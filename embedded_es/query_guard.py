@@ -25,7 +25,7 @@ from typing import Any
 from .errors import EsError
 
 # Compound queries: where their sub-queries sit. A value of None: the clause holds no query.
-_COMPOUND: dict[str, tuple[str, ...]] = {
+COMPOUND_QUERIES: dict[str, tuple[str, ...]] = {
     "bool": ("must", "should", "filter", "must_not"),
     "boosting": ("positive", "negative"),
     "constant_score": ("filter",),
@@ -35,6 +35,7 @@ _COMPOUND: dict[str, tuple[str, ...]] = {
     "nested": ("query",),
     "pinned": ("organic",),
 }
+_COMPOUND = COMPOUND_QUERIES
 # Leaf queries: they look at the document being matched and nothing else.
 _LEAF = {
     "match",

@@ -47,6 +47,7 @@ from . import routes
 from .errors import EsError
 from .principal import Principal
 from .privileges import SUPERUSER_DESCRIPTORS
+from .query_guard import COMPOUND_QUERIES
 
 MAX_CLAUSE_COUNT = 1024  # SearchUtils.DEFAULT_MAX_CLAUSE_COUNT, the floor of ES 8's computed limit
 MAX_REGEX_LENGTH = 1000  # IndexSettings.MAX_REGEX_LENGTH_SETTING's default
@@ -55,16 +56,7 @@ SEARCHES_PER_KEY = 4
 QUEUE_PER_SLOT = 4  # searches of a key that may wait for each of its slots before the next is refused
 _SETTING = "search.allow_expensive_queries"
 
-_COMPOUND: dict[str, tuple[str, ...]] = {
-    "bool": ("must", "should", "filter", "must_not"),
-    "boosting": ("positive", "negative"),
-    "constant_score": ("filter",),
-    "dis_max": ("queries",),
-    "function_score": ("query",),
-    "script_score": ("query",),
-    "nested": ("query",),
-    "pinned": ("organic",),
-}
+_COMPOUND = COMPOUND_QUERIES  # where compound queries hold their sub-queries (query_guard's table)
 _MULTI_FIELD = {"multi_match", "combined_fields", "query_string", "simple_query_string"}
 _TEXT = {
     *_MULTI_FIELD,

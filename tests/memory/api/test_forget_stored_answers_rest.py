@@ -15,18 +15,9 @@ import requests
 
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, ApiToken, Tenant
+from tests.memory.api.test_rest import Api
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-class Api:
-    def __init__(self, base: str, token: str) -> None:
-        self.base = base + "/api/v1/"
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {token}"
-
-    def __call__(self, method: str, path: str, **kwargs) -> requests.Response:
-        return self.session.request(method, self.base + path, timeout=60, **kwargs)
 
 
 @pytest.fixture
