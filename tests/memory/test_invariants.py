@@ -514,6 +514,12 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             )
             assert not pending & {m["id"] for m in listed.json()["memories"]}
             STATS.checks["pending never recalled or listed"] += 1
+            if STATS.steps % 5 == 0:  # the export (streamed, a whole subject): every fifth step
+                lines = self.tokens["reviewer"]("GET", "subjects/alice/export").text.splitlines()[1:]
+                exported = {r["id"]: r for r in map(json.loads, lines)}
+                assert all(exported[i].get("review_state") == "pending" for i in pending if i in exported)
+                assert pending <= set(exported), pending - set(exported)  # kept, marked as waiting
+                STATS.checks["pending exported as pending, never as current"] += 1
 
         @invariant()
         def every_chain_has_one_current_version(self) -> None:
