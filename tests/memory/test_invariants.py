@@ -18,6 +18,7 @@ ordinary regression test beside the others (tests/memory/api/test_write_gate_res
 from __future__ import annotations
 
 import json
+import logging
 import os
 import string
 import sys
@@ -47,13 +48,17 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from memory import embeddings
+from memory.embeddings import embedding_provider
 from memory.services import importing, writes
+from memory.services.backup import ENGINE_STATE, ES_DIR, SiteLayout, site_backup
 from memory.services.consolidation import consolidation_run
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, Person, Tenant
 from tests.fake_llm import FakeLlm, remembering
 from tests.memory.dashboard.conftest import linked_person
 from tests.memory.mcp.conftest import call
+from tests.memory.test_forget_canary import _cache_entries_holding, _rows_holding
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -141,6 +146,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             self.operators[False].force_login(world["staff"])
             self.known: dict[str, Known] = {}
             self.forgotten: list[str] = []
+            self.backed_up = False
             # The person's own facts, as an import of our export format carries them.
             for word in WORDS[:2]:
                 self._person_fact(f"Alice's favourite is {word}")
@@ -442,6 +448,26 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                 canary = next((w for w in stored["text"].split() if w.startswith("zq")), "")
                 self._learn(stored, canary, stored["written_by"])
 
+        @precondition(
+            lambda self: connection.vendor == "sqlite" and world["data_dir"] is not None and not self.backed_up
+        )
+        @rule()
+        def operator_backs_up(self) -> None:
+            """A backup taken while the machine runs holds every memory acknowledged before it (once a run:
+            it blocks writes for a second)."""
+            STATS.operations["backup"] += 1
+            self.backed_up = True
+            layout = SiteLayout(
+                data_dir=world["tmp"] / uuid.uuid4().hex,
+                database=Path(connection.settings_dict["NAME"]),
+                es_data_dir=world["data_dir"],
+            )
+            report = site_backup(destination=world["tmp"] / f"backup-{uuid.uuid4().hex[:8]}", layout=layout)
+            saved = (report.destination / ES_DIR / ENGINE_STATE).read_bytes()
+            missing = [k.id for k in self.known.values() if k.id.encode() not in saved]
+            assert missing == [], missing
+            STATS.checks["a backup holds every acknowledged memory"] += 1
+
         @rule(mode=st.sampled_from(["off", "consolidation", "agents"]))
         def admin_sets_the_review_mode(self, mode: str) -> None:
             STATS.operations["review mode"] += 1
@@ -552,7 +578,6 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             for index in es.indices.get(index=f"{django_settings.ATLAS_ES_INDEX_PREFIX}-*"):
                 for hit in helpers.scan(es, index=index, query=tenant_docs):
                     assert canary not in json.dumps(hit["_source"]), f"{canary} still in index {index} doc {hit['_id']}"
-            from tests.memory.test_forget_canary import _rows_holding
 
             assert _rows_holding(canary) == []
             for alias in connections:
@@ -569,13 +594,17 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                     break
                 assert time.monotonic() < deadline, f"{canary} still in engine files {holding}"
                 time.sleep(0.25)
+            assert _cache_entries_holding(canary.encode()) == [], "in Django's cache"
+            for provider in (embedding_provider(), *embeddings._extra_providers.values()):
+                assert not any(canary in text for text in list(provider.query_cache._entries)), provider.model_id
+            assert not any(canary in line for line in world["log"]), "in the logs"
             STATS.checks["forgotten text in no store"] += 1
 
     return Promises
 
 
 @pytest.fixture
-def world(atlas_server, atlas_es, settings, db):
+def world(atlas_server, atlas_es, settings, db, tmp_path):
     llm = FakeLlm().start()
     settings.ATLAS_LLM_BASE_URL = llm.base_url
     settings.ATLAS_LLM_MODEL = "fake-model"
@@ -595,7 +624,11 @@ def world(atlas_server, atlas_es, settings, db):
     staff.user_permissions.set(
         Permission.objects.filter(content_type__app_label="tenants").exclude(codename__in=codenames)
     )
+    log = _LogLines()
+    logging.getLogger().addHandler(log)
     yield {
+        "log": log.lines,
+        "tmp": tmp_path,
         "llm": llm,
         "server": atlas_server,
         "es": atlas_es.admin(),
@@ -604,24 +637,38 @@ def world(atlas_server, atlas_es, settings, db):
         "staff": staff,
     }
     llm.stop()
+    logging.getLogger().removeHandler(log)
+
+
+class _LogLines(logging.Handler):
+    """Every log line any logger writes while the machine runs (memory text must never be logged)."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
 
 
 def test_the_promises_hold_under_random_sequences(world) -> None:
-    runs = max(1, STEPS // STEPS_PER_RUN)
     machine = _machine(world)
     if os.environ.get("ATLAS_INVARIANT_SEED"):  # replay a run Hypothesis reported
         machine.TestCase = seed(int(os.environ["ATLAS_INVARIANT_SEED"]))(machine.TestCase)
-    run_state_machine_as_test(
-        machine,
-        settings=settings(
-            max_examples=runs,
-            stateful_step_count=STEPS_PER_RUN,
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-            database=None,
-            print_blob=True,
-        ),
-    )
+    # Runs of up to STEPS_PER_RUN steps each (Hypothesis ends some earlier) until STEPS steps were checked.
+    while STATS.steps < STEPS:
+        remaining = STEPS - STATS.steps
+        run_state_machine_as_test(
+            machine,
+            settings=settings(
+                max_examples=max(1, -(-remaining // STEPS_PER_RUN)),
+                stateful_step_count=STEPS_PER_RUN,
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+                database=None,
+                print_blob=True,
+            ),
+        )
     report = os.environ.get("ATLAS_INVARIANT_REPORT")
     if report:
         Path(report).write_text(
@@ -634,4 +681,4 @@ def test_the_promises_hold_under_random_sequences(world) -> None:
                 }
             )
         )
-    assert STATS.steps >= runs  # the machine ran and checked
+    assert STATS.steps >= STEPS  # the machine ran and checked every step
