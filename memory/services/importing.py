@@ -552,9 +552,14 @@ def _supersessions_store(
             missing = [i for i in fact.supersedes if i not in targets]
             if missing:
                 raise ValidationFailed(f"supersedes {len(missing)} fact(s) of this user that were not imported")
-            fact_store(scope=SubjectScope.of(subject), prepared=fact, targets=list(targets.values()), refresh=True)
+            stored_already = fact_store(
+                scope=SubjectScope.of(subject), prepared=fact, targets=list(targets.values()), refresh=True
+            )
         except AtlasError as err:
             report.errors.append((line_no, err.message))
+            continue
+        if stored_already is not None:  # the file imported again: the replacement is stored as it is
+            report.unchanged[fact.memory_type] += 1
             continue
         report.written[fact.memory_type] += 1
         if not is_pending(fact.source):  # a proposal (it would replace a person's fact) links nothing yet
