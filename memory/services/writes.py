@@ -52,11 +52,6 @@ def stored_view(prepared: PreparedMemory) -> dict[str, Any]:
     return {"id": prepared.memory_id, "type": prepared.memory_type, **out}
 
 
-def review_required(*, subject: MemorySubject, authority: str) -> bool:
-    """Whether the tenant's review mode holds what a writer of ``authority`` writes (gate.review_holds)."""
-    return gate.review_holds(review_mode=subject.tenant.review_mode, authority=authority)
-
-
 def _writer(authority: str, written_by: str, writer_id: str) -> Principal:
     """The write gate's principal for a service's ``authority``/``written_by``/``writer_id`` arguments."""
     return Principal(authority=authority, written_by=written_by, identity=writer_id or written_by)
