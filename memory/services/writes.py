@@ -111,14 +111,12 @@ def _existing_answer(prepared: PreparedMemory, hit: dict[str, Any]) -> dict[str,
 
 
 def _stored_new(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> dict[str, Any]:
-    """Store ``prepared`` unless its external id names a stored memory (then _existing_answer): its view."""
-    existing = _named_existing(scope, prepared)
-    if existing is not None:
-        return _existing_answer(prepared, existing)
+    """Store ``prepared`` unless its external id names a stored memory (then _existing_answer): its view.
+    The create itself finds a stored one (no read before every write); only then is it read."""
     if not _index(scope, prepared, refresh=refresh) and prepared.source.get("external_id"):
-        raced = _named_existing(scope, prepared)  # a concurrent write of the same external id won
-        if raced is not None:
-            return _existing_answer(prepared, raced)
+        stored = _named_existing(scope, prepared)
+        if stored is not None:
+            return _existing_answer(prepared, stored)
     return stored_view(prepared)
 
 
