@@ -8,7 +8,9 @@ permissions, or the person's acceptance; no write deletes (every acknowledged me
 readable, and a fact's or turn's text never changes in place); a pending memory is never recalled nor
 listed as current; every chain has one current version; provenance names the true author; no answer
 is a 5xx. After every forget: the forgotten text is in no index, no database row, not in the SQLite
-file read raw, and — within the engine's stated bound — in none of the engine's files.
+file read raw, and — within the engine's stated bound — in none of the engine's files. Once a run, a
+backup taken mid-sequence is restored into a new site that answers every acknowledged memory as written
+and holds none of the text forgotten before it.
 
 ``ATLAS_INVARIANT_STEPS`` sets the number of steps (CI: the default below; benchmarks/invariants.py
 runs ≥ 5,000 and prints the table it writes to ``ATLAS_INVARIANT_REPORT``). A shrunk failure becomes an
@@ -48,11 +50,14 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from embedded_es import EmbeddedElasticsearch
 from memory import embeddings
+from memory.elastic.maintenance import cluster_admin_client
 from memory.embeddings import embedding_provider
 from memory.services import importing, writes
 from memory.services.backup import ENGINE_STATE, ES_DIR, SiteLayout, site_backup
 from memory.services.consolidation import consolidation_run
+from memory.services.restore import site_restore
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, Person, Tenant
 from tests.fake_llm import FakeLlm, remembering
@@ -467,6 +472,40 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             missing = [k.id for k in self.known.values() if k.id.encode() not in saved]
             assert missing == [], missing
             STATS.checks["a backup holds every acknowledged memory"] += 1
+            self._restore_holds(report)
+
+        def _restore_holds(self, report: Any) -> None:
+            """The backup restores (site_restore checks the engine's counts against the manifest) into a
+            site that answers every acknowledged memory with the text, author and review state it had,
+            and holds none of the text forgotten before the backup."""
+            STATS.operations["restore"] += 1
+            target = world["tmp"] / f"restored-{uuid.uuid4().hex[:8]}"
+            layout = SiteLayout(data_dir=target, database=target / "atlas.sqlite3", es_data_dir=target / "es")
+            restored = site_restore(source=report.destination, layout=layout)
+            assert restored.documents == {name: index["docs"] for name, index in report.manifest["indices"].items()}
+            for canary in self.forgotten:
+                holding = [p for p in target.rglob("*") if p.is_file() and canary.encode() in p.read_bytes()]
+                assert holding == [], f"forgotten {canary} restored in {holding}"
+            with EmbeddedElasticsearch(data_dir=layout.es_data_dir, password=uuid.uuid4().hex) as server:
+                admin = cluster_admin_client(url=server.url, password=server.password)
+                try:
+                    found = admin.search(
+                        index=f"{django_settings.ATLAS_ES_INDEX_PREFIX}-*",
+                        query={"ids": {"values": [k.id for k in self.known.values()]}},
+                        size=10_000,
+                    )["hits"]["hits"]
+                finally:
+                    admin.close()
+            sources = {hit["_id"]: hit["_source"] for hit in found}
+            for known in self.known.values():
+                source = sources.get(known.id)
+                assert source is not None, f"{known} not restored"
+                if known.type in ("semantic", "episodic"):
+                    assert source["text"] == known.text, (known, source)
+                if known.type in ("semantic", "procedural"):
+                    assert source["authority"] == known.authority and source["written_by"] == known.author, source
+                    assert (source.get("review_state") == "pending") == known.pending, (known, source)
+            STATS.checks["a restored backup answers every acknowledged memory as written"] += 1
 
         @rule(mode=st.sampled_from(["off", "consolidation", "agents"]))
         def admin_sets_the_review_mode(self, mode: str) -> None:
