@@ -169,10 +169,9 @@ def legs_search(
             dense_functions = [] if settings.ATLAS_DENSE_PLAIN_SIMILARITY else plan.functions
             knn += plan.dense("dense", "embedding", vectors["embedding"], dense_functions)
         if "embedding_multilingual" in vectors:
-            # Plain similarity, no ranking functions: multilingual-e5's cosines crowd into a narrow band
-            # (≈ 0.8–0.95), where a decay or prior factor outweighs relevance — with them the leg ranked
-            # recent episodes first and never a catalog entry (atlas_v1 R@10 0.948 → 0.759). Decay, use,
-            # priors and outcomes still reach the fused ranking through the other legs.
+            # Plain similarity, no ranking functions: multilingual-e5's cosines crowd into a narrow band,
+            # where a decay or prior factor outweighs relevance (docs/recall-quality.md "Recall quality"). Decay,
+            # use, priors and outcomes still reach the fused ranking through the other legs.
             knn += plan.dense("multilingual", "embedding_multilingual", vectors["embedding_multilingual"], [])
         if "embedding_crosslingual" in vectors:
             knn += plan.crosslingual(vectors["embedding_crosslingual"])

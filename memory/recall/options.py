@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.scope import SubjectScope
 
 
 @dataclass
@@ -30,3 +34,41 @@ class RecallResult:
     targets: list[tuple[str, str]] = field(default_factory=list)  # (index, id) of facts/playbooks returned
     legs: list[str] = field(default_factory=list)  # the legs searched: bm25, dense, multilingual, crosslingual
     explain: dict[str, Any] | None = None  # with explain or expect: filters, fusion weights, expected memories
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecallRun:
+    """One recall's question, filters and levers, validated: what every stage of the recall reads."""
+
+    scope: SubjectScope
+    text: str
+    k: int
+    types: tuple[str, ...]
+    as_of: datetime | None
+    include_superseded: bool
+    fact_type: str | None
+    since: Any
+    until: Any
+    narrowing: list[dict[str, Any]]  # the fact_type/since/until filters every leg applies
+    options: RecallOptions
+    question_reads_english: bool
+    expected: list[str]  # ids or external ids ``expect`` asked about
+    explain: bool
+    fold_evidence: bool
+    origin: datetime  # the instant ages are taken from: as_of, or the moment recall started
+
+    @property
+    def traced(self) -> bool:
+        """Whether the run keeps a trace: ``explain`` or ``expect`` asks why."""
+        return self.explain or bool(self.expected)
+
+    def filters(self) -> dict[str, Any]:
+        """The filters every leg applies, as :func:`memory.recall.explain.filters_described` names them."""
+        return {
+            "types": self.types,
+            "include_superseded": self.include_superseded,
+            "as_of": self.as_of,
+            "fact_type": self.fact_type,
+            "since": self.since,
+            "until": self.until,
+        }

@@ -21,7 +21,7 @@ from .explain import Trace, expected_explain, filters_described, hit_explain
 from .folding import evidence_attach, evidence_fold
 from .fusion import fuse, near_duplicates_spread, replies_inherit
 from .legs import LegSearches, crosslingual_judged_types, legs_search
-from .options import RecallOptions, RecallResult
+from .options import RecallOptions, RecallResult, RecallRun
 from .turn_kind import turn_classify
 from .turn_priors import turn_priors_apply
 
@@ -68,9 +68,60 @@ def memory_recall(
     did, and ``expect`` (ids) says for each of those memories where it stood and what removed it
     (memory.recall.explain).
     """
+    started = time.perf_counter()
+    run = _run(
+        subject=subject,
+        query=query,
+        k=k,
+        memory_types=memory_types,
+        include_superseded=include_superseded,
+        as_of=as_of,
+        fact_type=fact_type,
+        since=since,
+        until=until,
+        options=options or RecallOptions(),
+        fold_evidence=fold_evidence,
+        explain=explain,
+        expect=expect,
+    )
+    timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
+    trace = Trace() if run.traced else None
+    plan, pending = _plan(run)
+    ranked = legs_search(reader=run.scope.reader(), plan=plan, options=run.options, pending=pending, timings=timings)
+    fused = _fused(run, ranked=ranked, plan=plan, trace=trace, timings=timings)
+    top, folded = evidence_fold(fused, run.k) if run.fold_evidence else (fused[: run.k], {})
+    hits = [memory_shape(hit) | {"score": round(score, 6), "rank": rank} for rank, (_, score, hit) in enumerate(top, 1)]
+    if run.fold_evidence:
+        t0 = time.perf_counter()
+        evidence_attach(hits, fused, fetch=lambda ids: _episodes_fetch(run.scope, ids))
+        timings["evidence"] = (time.perf_counter() - t0) * 1000
+    targets = [(hit["_index"], memory_id) for memory_id, _, hit in top if hit["_source"].get("memory_type") in OWN_USED]
+    result = RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _leg in ranked])
+    if trace is not None:
+        result.explain = _explained(run, result=result, trace=trace, top=top, fused=fused, folded=folded)
+    timings["total"] = (time.perf_counter() - started) * 1000
+    return result
+
+
+def _run(
+    *,
+    subject: MemorySubject,
+    query: Any,
+    k: Any,
+    memory_types: Any,
+    include_superseded: bool,
+    as_of: Any,
+    fact_type: Any,
+    since: Any,
+    until: Any,
+    options: RecallOptions,
+    fold_evidence: bool,
+    explain: bool,
+    expect: Any,
+) -> RecallRun:
+    """The recall's arguments checked (a clear 400 for each bad one) and gathered into one run."""
     from memory.services.documents import id_list, timestamp
 
-    started = time.perf_counter()
     text, k, types = _validate(query, k, memory_types)
     expected = id_list(expect, field_name="expect")[:MAX_EXPECTED]
     at = timestamp(as_of, field_name="as_of") if as_of is not None else None
@@ -79,32 +130,27 @@ def memory_recall(
         if "semantic" not in types:
             raise ValidationFailed("fact_type recalls facts only: include semantic in the types", field="fact_type")
         types = ("semantic",)
-    options = options or RecallOptions()
-    scope = SubjectScope.of(subject)
-    question_reads_english = reads_as_english(text)
-    timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
-    trace = Trace() if explain or expected else None
-    plan, pending = _plan(scope, text, k, types, at, include_superseded, narrowing, options, question_reads_english)
-    ranked = legs_search(reader=scope.reader(), plan=plan, options=options, pending=pending, timings=timings)
-    fused = _fused(ranked, plan, options, text, k, at, question_reads_english, trace, timings)
-    top, folded = evidence_fold(fused, k) if fold_evidence else (fused[:k], {})
-    hits = [memory_shape(hit) | {"score": round(score, 6), "rank": rank} for rank, (_, score, hit) in enumerate(top, 1)]
-    if fold_evidence:
-        t0 = time.perf_counter()
-        evidence_attach(hits, fused, fetch=lambda ids: _episodes_fetch(scope, ids))
-        timings["evidence"] = (time.perf_counter() - t0) * 1000
-    targets = [(hit["_index"], memory_id) for memory_id, _, hit in top if hit["_source"].get("memory_type") in OWN_USED]
-    result = RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _leg in ranked])
-    if trace is not None:
-        filters = dict(types=types, include_superseded=include_superseded, as_of=at, fact_type=fact_type)
-        result.explain = _explained(
-            result, trace, top, fused, folded, k, scope, options, at, expected, explain, since, until, filters
-        )
-    timings["total"] = (time.perf_counter() - started) * 1000
-    return result
+    return RecallRun(
+        scope=SubjectScope.of(subject),
+        text=text,
+        k=k,
+        types=types,
+        as_of=at,
+        include_superseded=include_superseded,
+        fact_type=fact_type,
+        since=since,
+        until=until,
+        narrowing=narrowing,
+        options=options,
+        question_reads_english=reads_as_english(text),
+        expected=expected,
+        explain=explain,
+        fold_evidence=fold_evidence,
+        origin=at or datetime.now(UTC),
+    )
 
 
-def _fused(ranked, plan, options, text, k, at, question_reads_english, trace, timings):
+def _fused(run: RecallRun, *, ranked: list, plan: LegSearches, trace: Trace | None, timings: dict[str, float]) -> list:
     """The legs as one ranked list: fused, replies inheriting, near-duplicates spread, optionally reranked."""
     t0 = time.perf_counter()
     shares = trace.fusion if trace is not None else None
@@ -112,7 +158,7 @@ def _fused(ranked, plan, options, text, k, at, question_reads_english, trace, ti
         [leg for _name, leg in ranked],
         method=plan.method,
         language_aware=settings.ATLAS_LANGUAGE_AWARE_FUSION,
-        question_reads_english=question_reads_english,
+        question_reads_english=run.question_reads_english,
         shares=shares,
     )
     if trace is not None:
@@ -120,9 +166,9 @@ def _fused(ranked, plan, options, text, k, at, question_reads_english, trace, ti
         trace.fused = {memory_id: score for memory_id, score, _ in fused}
     fused = replies_inherit(fused, settings.ATLAS_REPLY_INHERITANCE)
     # Ranking for turns: priors by the kind of turn (memory.recall.turn_priors), within the window.
-    kind = turn_classify(text=text)
+    kind = turn_classify(text=run.text)
     priors = trace.turn_priors if trace is not None else None
-    fused = turn_priors_apply(fused, text=text, kind=kind, window=plan.window, priors=priors)
+    fused = turn_priors_apply(fused, text=run.text, kind=kind, window=plan.window, priors=priors)
     if trace is not None:
         trace.turn_kind = kind
     # Within the window only: the comparison is quadratic, and beyond it nothing reaches the top k.
@@ -130,48 +176,50 @@ def _fused(ranked, plan, options, text, k, at, question_reads_english, trace, ti
     spread = near_duplicates_spread(fused[: plan.window], settings.ATLAS_DEDUP_JACCARD, moved_ids=moved)
     fused = spread + fused[plan.window :]
     timings["fusion"] = (time.perf_counter() - t0) * 1000
-    use_rerank = options.rerank if options.rerank is not None else settings.ATLAS_RERANK_DEFAULT
+    use_rerank = run.options.rerank if run.options.rerank is not None else settings.ATLAS_RERANK_DEFAULT
     if use_rerank and fused:
         from memory.rerank import rerank_provider, reranked
 
         t0 = time.perf_counter()
-        fused = reranked(rerank_provider(), text, fused[: max(plan.window, k)], now=at or datetime.now(UTC))
+        fused = reranked(rerank_provider(), run.text, fused[: max(plan.window, run.k)], now=run.origin)
         timings["rerank"] = (time.perf_counter() - t0) * 1000
         if trace is not None:
             trace.reranked = True
     return fused
 
 
-def _explained(result, trace, top, fused, folded, k, scope, options, at, expected, explain, since, until, filters):
+def _explained(
+    run: RecallRun, *, result: RecallResult, trace: Trace, top: list, fused: list, folded: dict[str, str]
+) -> dict[str, Any]:
     """The recall's explanation: per hit (with ``explain``), the filters, and the expected memories."""
-    origin = at or datetime.now(UTC)
-    if explain:
+    if run.explain:
         under: dict[str, list[str]] = {}
         for episode, fact in folded.items():
             under.setdefault(fact, []).append(episode)
         for shaped, (memory_id, _, hit) in zip(result.hits, top, strict=True):
             shaped["explain"] = hit_explain(
-                memory_id, hit, trace=trace, origin=origin, options=options, folded_under=under
+                memory_id, hit, trace=trace, origin=run.origin, options=run.options, folded_under=under
             )
     out: dict[str, Any] = {
-        "filters": filters_described(since=since, until=until, **filters),
+        "filters": filters_described(**run.filters()),
         "fusion": {name: leg.weight for name, leg in trace.legs} | {"method": settings.ATLAS_FUSION},
         "turn_kind": trace.turn_kind,
     }
     if "bm25_pool" in result.timings_ms:  # memory.recall.lexical: no BM25 search, the leg judged the candidates
         out["bm25_leg"] = "scored in the app over the other legs' candidates (ATLAS_BM25_POOL)"
-    if expected:
+    if run.expected:
+        scope = run.scope
         out["expected"] = expected_explain(
-            expected,
+            run.expected,
             top=top,
             ranked=fused,
             folded=folded,
             trace=trace,
-            k=k,
+            k=run.k,
             fetch=lambda ids: store.memories_fetch(
                 scope.reader(), ids=ids, memory_types=(*RECALL_TYPES, "archive"), filters=scope.read_filters()
             ),
-            why_filtered=lambda source: _why_filtered(source, since=since, until=until, **filters),
+            why_filtered=lambda source: _why_filtered(source, run),
         )
     return out
 
@@ -179,22 +227,22 @@ def _explained(result, trace, top, fused, folded, k, scope, options, at, expecte
 MAX_EXPECTED = 20  # memories an ``expect`` may name
 
 
-def _why_filtered(source, *, types, include_superseded, as_of, fact_type, since, until) -> str | None:
+def _why_filtered(source: dict[str, Any], run: RecallRun) -> str | None:
     """Which of this recall's filters keeps ``source`` out, in words; None when none does."""
     from memory.services.documents import timestamp
 
     memory_type = "semantic" if source.get("memory_type") == "archive" else source.get("memory_type")
-    if memory_type not in types:
+    if memory_type not in run.types:
         return f"its type ({memory_type}) was not searched"
     created = timestamp(source.get("created_at"), field_name="created_at")
-    if as_of is not None and created and created > as_of:
+    if run.as_of is not None and created and created > run.as_of:
         return f"stored after as_of ({source.get('created_at')})"
-    if as_of is None and not include_superseded and (source.get("superseded_by") or source.get("retracted")):
+    if run.as_of is None and not run.include_superseded and (source.get("superseded_by") or source.get("retracted")):
         newer = ", ".join(source.get("superseded_by") or [])
         return f"replaced by {newer}: replaced versions are hidden unless include_superseded"
-    if fact_type and source.get("fact_type") != fact_type:
-        return f"its fact_type is {source.get('fact_type')}, not {fact_type}"
-    start, end = timestamp(since, field_name="since"), timestamp(until, field_name="until")
+    if run.fact_type and source.get("fact_type") != run.fact_type:
+        return f"its fact_type is {source.get('fact_type')}, not {run.fact_type}"
+    start, end = timestamp(run.since, field_name="since"), timestamp(run.until, field_name="until")
     if created and start and created < start:
         return f"stored before since ({source.get('created_at')})"
     if created and end and created >= end:
@@ -202,34 +250,33 @@ def _why_filtered(source, *, types, include_superseded, as_of, fact_type, since,
     return None
 
 
+# The types whose use recall counts (use_count, last_used_at).
 OWN_USED = ("semantic", "procedural")
 
 
 def _episodes_fetch(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, Any]]:
-    return store.memories_fetch(
-        scope.reader(), ids=ids, memory_types=("episodic",), filters=scope.read_filters()
-    )  # the types whose use recall counts (use_count, last_used_at)
+    return store.memories_fetch(scope.reader(), ids=ids, memory_types=("episodic",), filters=scope.read_filters())
 
 
-def _plan(scope, text, k, types, at, include_superseded, narrowing, options, question_reads_english):
+def _plan(run: RecallRun) -> tuple[LegSearches, dict[str, Any]]:
     """The legs' searches and the query embeddings, started now on worker threads: the first msearch
     (BM25, cross-lingual) goes out while the main and multilingual models embed the question."""
     from memory.embeddings import crosslingual_embedding_provider, embedding_provider, multilingual_embedding_provider
 
+    options, scope, types = run.options, run.scope, run.types
     multilingual = multilingual_embedding_provider() if options.multilingual else None
     crosslingual = crosslingual_embedding_provider() if options.crosslingual else None
     if not (options.bm25 or options.dense or multilingual or crosslingual):
         raise ValidationFailed("recall needs at least one leg (BM25, dense, multilingual, cross-lingual)")
     crosslingual_types = (
-        crosslingual_judged_types(scope, types, question_reads_english, options) if crosslingual is not None else ()
+        crosslingual_judged_types(scope, types, run.question_reads_english, options) if crosslingual is not None else ()
     )
     if not crosslingual_types:
         crosslingual = None
-    # The query embeddings (≈ 20 ms for all-mpnet-base-v2-int8, ≈ 25 ms for multilingual-e5, < 1 ms for
-    # the cross-lingual model) run on worker threads while the first msearch is in flight; the
-    # cross-lingual query is submitted first: its leg joins the first msearch.
+    # The query embeddings run on worker threads while the first msearch is in flight (their cost:
+    # docs/recall-latency.md); the cross-lingual query is submitted first: its leg joins the first msearch.
     pending = {
-        field_name: QUERY_EMBEDDER.submit(provider.embed_query, text)
+        field_name: QUERY_EMBEDDER.submit(provider.embed_query, run.text)
         for field_name, provider in (
             ("embedding_crosslingual", crosslingual),
             ("embedding", embedding_provider() if options.dense else None),
@@ -237,14 +284,14 @@ def _plan(scope, text, k, types, at, include_superseded, narrowing, options, que
         )
         if provider is not None
     }
-    indices = types + (("archive",) if (include_superseded or at) and "semantic" in types else ())
+    indices = types + (("archive",) if (run.include_superseded or run.as_of) and "semantic" in types else ())
     filters = [
         *scope.read_filters(),
-        *queries.visibility_filter(include_superseded=include_superseded, as_of=at),
-        *narrowing,
+        *queries.visibility_filter(include_superseded=run.include_superseded, as_of=run.as_of),
+        *run.narrowing,
     ]
     functions = queries.ranking_functions(
-        origin=(at or datetime.now(UTC)).isoformat(),
+        origin=run.origin.isoformat(),
         decay=options.decay,
         use_boost=options.use_boost,
         catalog_prior=options.catalog_prior,
@@ -254,12 +301,12 @@ def _plan(scope, text, k, types, at, include_superseded, narrowing, options, que
     # (dfs_query_then_fetch), so a term is as rare in the catalog as in the user's own memories and
     # scores compare across types.
     plan = LegSearches(
-        text=text,
+        text=run.text,
         indices=indices,
         filters=filters,
         functions=functions,
-        window=rc.window_size(k),
+        window=rc.window_size(run.k),
         crosslingual_types=crosslingual_types,
-        origin=at or datetime.now(UTC),
+        origin=run.origin,
     )
     return plan, pending
