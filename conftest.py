@@ -14,6 +14,7 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from embedded_es import EmbeddedElasticsearch
+from tests._ordering import SEED_VARIABLE, files_shuffled, order_seed
 
 # The live server and the browser harness, for every test package that asks for their fixtures.
 pytest_plugins = ["tests.live_server", "tests.browser"]
@@ -31,8 +32,16 @@ def _longest(nodeid: str) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seed = order_seed()
+    if seed is not None:  # tests/_ordering.py: the files in a random order, the same on every worker
+        items[:] = files_shuffled(items, file_of=lambda item: item.nodeid.split("::", 1)[0], seed=seed)
     if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects the same order
         items.sort(key=lambda item: not _longest(item.nodeid))  # stable: the rest keep their order
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    seed = order_seed()
+    return f"test files in random order: {SEED_VARIABLE}={seed}" if seed is not None else None
 
 
 @pytest.hookimpl(optionalhook=True)
