@@ -48,7 +48,7 @@ def main() -> int:
         import memory.recall.recall as recall_module
         from memory.evaluation import EvalReport, eval_queries_parse, eval_row, gold_types
         from memory.recall import RecallOptions, memory_recall
-        from memory.recall.folding import evidence_fold
+        from memory.recall.folding import Citations, evidence_lift
         from memory.recall.fusion import near_duplicates_spread
         from memory.recall.turn_kind import turn_classify
         from memory.recall.turn_priors import turn_priors_apply
@@ -86,7 +86,7 @@ def main() -> int:
             for q, (fused, text, _kind, window) in zip(queries, fused_lists, strict=True):
                 ranked = turn_priors_apply(fused, text=text, kind=turn_classify(text=text), window=window)
                 ranked = near_duplicates_spread(ranked[:window], settings.ATLAS_DEDUP_JACCARD) + ranked[window:]
-                top, _ = evidence_fold(ranked, 10)
+                top = evidence_lift(ranked, Citations()).ranked[:10]  # the candidates' own citations
                 hits = [
                     {"external_id": h["_source"].get("external_id"), "type": h["_source"]["memory_type"]}
                     for _, _, h in top

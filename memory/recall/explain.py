@@ -16,6 +16,7 @@ from typing import Any
 from memory import recall_constants as rc
 from memory.authority import is_pending
 
+from .folding import Lifted
 from .fusion import Leg
 from .options import RecallOptions
 
@@ -73,7 +74,8 @@ def hit_explain(
     trace: Trace,
     origin: datetime,
     options: RecallOptions,
-    folded_under: dict[str, list[str]],
+    lifted: Lifted,
+    fused_rank: dict[str, int],
 ) -> dict[str, Any]:
     """One returned hit's explanation."""
     fusion = trace.fusion.get(memory_id, {})
@@ -92,8 +94,13 @@ def hit_explain(
         "legs": legs,
         "fused_score": round(fused, 6) if fused is not None else None,
         "multipliers": multipliers(hit["_source"], origin=origin, options=options),
-        "folded": folded_under.get(memory_id, []),
+        "folded": [turn for turn, fact in lifted.folded.items() if fact == memory_id],
     }
+    if memory_id in lifted.lifted:
+        out["lifted_by"] = _lifted_by(lifted.lifted[memory_id], lifted=lifted, fused_rank=fused_rank)
+    past = [turn for turn, (_old, fact) in lifted.past.items() if fact == memory_id]
+    if past:
+        out["past_evidence_folded"] = past
     if memory_id in trace.turn_priors:
         # The turn's kind's prior (memory.recall.turn_priors), on the fused score above the candidates' floor;
         # not among the multipliers, which the engine applies to each leg's score.
@@ -105,6 +112,15 @@ def hit_explain(
     if trace.reranked:
         out["reranked"] = True
     return out
+
+
+def _lifted_by(turn: str, *, lifted: Lifted, fused_rank: dict[str, int]) -> dict[str, Any]:
+    """Which turn's place a fact took: its own evidence, or the evidence of a version it replaced."""
+    if turn in lifted.past:
+        old = lifted.past[turn][0]
+        why = f"lifted by the evidence of the version it replaced ({old}): the turn said what no longer holds"
+        return {"turn": turn, "turn_fused_rank": fused_rank.get(turn), "replaced_version": old, "why": why}
+    return {"turn": turn, "turn_fused_rank": fused_rank.get(turn), "why": "lifted by its evidence"}
 
 
 def filters_described(
@@ -139,7 +155,7 @@ def expected_explain(
     *,
     top: Ranked,
     ranked: Ranked,
-    folded: dict[str, str],
+    lifted: Lifted,
     trace: Trace,
     k: int,
     fetch: Callable[[list[str]], dict[str, dict[str, Any]]],
@@ -181,9 +197,16 @@ def expected_explain(
         entry["fused_rank"] = fused_rank[memory_id]
         if memory_id in shown:
             entry["rank"] = shown[memory_id]
-        elif memory_id in folded:
+        elif memory_id in lifted.folded:
             entry["removed_by"] = "fold"
-            entry["detail"] = f"folded under the fact {folded[memory_id]} as its evidence"
+            entry["detail"] = f"folded under the fact {lifted.folded[memory_id]} as its evidence"
+        elif memory_id in lifted.past:
+            old, current = lifted.past[memory_id]
+            entry["removed_by"] = "fold"
+            entry["detail"] = (
+                f"evidence of the replaced version {old} only: folded away, its current version {current} "
+                "took its place"
+            )
         else:
             entry["removed_by"] = "rank"
             entry["detail"] = f"fused rank {fused_rank[memory_id]}, below the {k} returned"
@@ -205,8 +228,13 @@ def explain_line(why: dict[str, Any]) -> str:
     parts += [f"{name} ×{factor:.3f}" for name, factor in why["multipliers"].items()]
     if why.get("turn_prior") is not None:
         parts.append(f"turn prior ×{why['turn_prior']:.3f}")
+    if why.get("lifted_by"):
+        lift = why["lifted_by"]
+        parts.append(f"{lift['why']} (turn {lift['turn']} at fused #{lift['turn_fused_rank']})")
     if why["folded"]:
         parts.append(f"{len(why['folded'])} turn(s) folded under it")
+    if why.get("past_evidence_folded"):
+        parts.append(f"{len(why['past_evidence_folded'])} turn(s) of a replaced version folded away")
     if why.get("moved_below_a_near_duplicate"):
         parts.append("moved below a near-duplicate")
     return "; ".join(parts)

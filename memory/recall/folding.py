@@ -6,11 +6,18 @@ to Lisbon last month" under "Alice lives in Lisbon") only repeats it and pushes 
 agent needs; under the fact it still says where the fact came from and when. Episodes nothing returned
 cites keep their place. A superseded fact's episodes are not folded (nor do they bring that fact back):
 what they said is no longer what the user holds.
+
+Evidence also lifts its fact (issue 34): when a turn that a current fact cites ranks, the fact takes the
+better of its own place and the turn's, and the turn folds under it — the agent gets the durable
+statement, not the passing remark. A turn cited only by replaced versions of a fact is evidence of the
+past: the chain's current version takes its place and the turn folds away (``past``), so an old turn
+never stands above the correction that replaced what it said.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 Ranked = list[tuple[str, float, dict[str, Any]]]  # (memory id, fused score, hit), best first
@@ -26,6 +33,74 @@ def _citations(hit: dict[str, Any]) -> list[str]:
     if source.get("memory_type") != "semantic" or source.get("superseded_by") or source.get("retracted"):
         return []
     return list(source.get("source_episodes") or [])
+
+
+@dataclass
+class Citations:
+    """Which facts cite the ranked turns, beyond the facts among the candidates (recall.py looks them up
+    with one search beside the legs)."""
+
+    current: dict[str, str] = field(default_factory=dict)  # turn id → a current fact citing it
+    past: dict[str, tuple[str, str]] = field(default_factory=dict)  # turn id → (replaced version, current one)
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # fact id → hit, for the facts named above
+
+
+@dataclass
+class Lifted:
+    """The ranking once evidence lifted its facts: ``ranked`` best first; ``folded`` turn → the fact it is
+    evidence of; ``past`` turn → (replaced version, current version) for evidence of the past; ``lifted``
+    fact → the turn whose place it took."""
+
+    ranked: Ranked
+    folded: dict[str, str] = field(default_factory=dict)
+    past: dict[str, tuple[str, str]] = field(default_factory=dict)
+    lifted: dict[str, str] = field(default_factory=dict)
+
+
+def evidence_lift(ranked: Ranked, citations: Citations) -> Lifted:
+    """Each current fact at the better of its own place and that of the best-ranked turn it cites, the
+    turn folded under it; a turn cited only by replaced versions gives its place to the current version
+    and folds away. A fact citing a turn among the candidates counts even if the lookup missed it."""
+    citing = dict(citations.current)
+    for memory_id, _, hit in ranked:  # the candidates' own citations: the better-ranked fact first
+        for episode in _citations(hit):
+            citing.setdefault(episode, memory_id)
+    hits = {memory_id: hit for memory_id, _, hit in ranked} | citations.facts
+    out = Lifted(ranked=[])
+    placed: set[str] = set()
+    for memory_id, score, hit in ranked:
+        if memory_id in placed:
+            continue
+        fact = _fact_of(memory_id, hit, citing=citing, past=citations.past, hits=hits)
+        if fact is None:
+            out.ranked.append((memory_id, score, hit))
+            placed.add(memory_id)
+            continue
+        if memory_id in citing:
+            out.folded[memory_id] = fact
+        else:
+            out.past[memory_id] = citations.past[memory_id]
+        if fact not in placed:
+            out.ranked.append((fact, score, hits[fact]))
+            out.lifted[fact] = memory_id
+            placed.add(fact)
+    return out
+
+
+def _fact_of(
+    memory_id: str,
+    hit: dict[str, Any],
+    *,
+    citing: dict[str, str],
+    past: dict[str, tuple[str, str]],
+    hits: dict[str, dict[str, Any]],
+) -> str | None:
+    """The fact a turn gives its place to: a current fact citing it, else the current version of a replaced
+    one citing it; None for any other memory (or a fact this recall cannot show)."""
+    if hit["_source"].get("memory_type") != "episodic":
+        return None
+    fact = citing.get(memory_id) or (past[memory_id][1] if memory_id in past else None)
+    return fact if fact in hits else None
 
 
 def evidence_fold(ranked: Ranked, k: int) -> tuple[Ranked, dict[str, str]]:

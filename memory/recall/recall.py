@@ -11,6 +11,7 @@ from django.conf import settings
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
+from memory.elastic.documents import VECTOR_FIELDS
 from memory.language import reads_as_english
 from memory.scope import SubjectScope
 from memory.selectors import RECALL_TYPES, list_filters, memory_shape
@@ -18,7 +19,7 @@ from tenants.models import MemorySubject
 
 from .embedding import QUERY_EMBEDDER
 from .explain import Trace, expected_explain, filters_described, hit_explain
-from .folding import evidence_attach, evidence_fold
+from .folding import Citations, Lifted, evidence_attach, evidence_lift
 from .fusion import fuse, near_duplicates_spread, replies_inherit
 from .legs import LegSearches, crosslingual_judged_types, legs_search
 from .options import RecallOptions, RecallResult, RecallRun
@@ -89,7 +90,8 @@ def memory_recall(
     plan, pending = _plan(run)
     ranked = legs_search(reader=run.scope.reader(), plan=plan, options=run.options, pending=pending, timings=timings)
     fused = _fused(run, ranked=ranked, plan=plan, trace=trace, timings=timings)
-    top, folded = evidence_fold(fused, run.k) if run.fold_evidence else (fused[: run.k], {})
+    lifted = evidence_lift(fused, _citations_lookup(run, plan, fused)) if run.fold_evidence else Lifted(ranked=fused)
+    top = lifted.ranked[: run.k]
     hits = [memory_shape(hit) | {"score": round(score, 6), "rank": rank} for rank, (_, score, hit) in enumerate(top, 1)]
     if run.fold_evidence:
         t0 = time.perf_counter()
@@ -98,7 +100,7 @@ def memory_recall(
     targets = [(hit["_index"], memory_id) for memory_id, _, hit in top if hit["_source"].get("memory_type") in OWN_USED]
     result = RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _leg in ranked])
     if trace is not None:
-        result.explain = _explained(run, result=result, trace=trace, top=top, fused=fused, folded=folded)
+        result.explain = _explained(run, result=result, trace=trace, top=top, fused=fused, lifted=lifted)
     timings["total"] = (time.perf_counter() - started) * 1000
     return result
 
@@ -189,16 +191,20 @@ def _fused(run: RecallRun, *, ranked: list, plan: LegSearches, trace: Trace | No
 
 
 def _explained(
-    run: RecallRun, *, result: RecallResult, trace: Trace, top: list, fused: list, folded: dict[str, str]
+    run: RecallRun, *, result: RecallResult, trace: Trace, top: list, fused: list, lifted: Lifted
 ) -> dict[str, Any]:
     """The recall's explanation: per hit (with ``explain``), the filters, and the expected memories."""
     if run.explain:
-        under: dict[str, list[str]] = {}
-        for episode, fact in folded.items():
-            under.setdefault(fact, []).append(episode)
+        fused_rank = {memory_id: rank for rank, (memory_id, _, _) in enumerate(fused, start=1)}
         for shaped, (memory_id, _, hit) in zip(result.hits, top, strict=True):
             shaped["explain"] = hit_explain(
-                memory_id, hit, trace=trace, origin=run.origin, options=run.options, folded_under=under
+                memory_id,
+                hit,
+                trace=trace,
+                origin=run.origin,
+                options=run.options,
+                lifted=lifted,
+                fused_rank=fused_rank,
             )
     out: dict[str, Any] = {
         "filters": filters_described(**run.filters()),
@@ -213,7 +219,7 @@ def _explained(
             run.expected,
             top=top,
             ranked=fused,
-            folded=folded,
+            lifted=lifted,
             trace=trace,
             k=run.k,
             fetch=lambda ids: store.memories_fetch(
@@ -252,6 +258,89 @@ def _why_filtered(source: dict[str, Any], run: RecallRun) -> str | None:
 
 # The types whose use recall counts (use_count, last_used_at).
 OWN_USED = ("semantic", "procedural")
+# The turns whose citing facts recall looks up: those that could still reach the top k once facts are
+# lifted and turns folded (each fold frees one slot).
+LIFT_HEAD_PER_K, LIFT_HEAD_MIN = 3, 20
+# The facts one lookup reads: a turn is cited by a few facts at most.
+CITING_FACTS_MAX = 200
+# How far the lookup follows a replaced version's successors to the chain's current version.
+CHAIN_STEPS_MAX = 5
+
+
+def _citations_lookup(run: RecallRun, plan: LegSearches, ranked: list) -> Citations:
+    """Which facts cite the turns at the head of the ranking (memory.recall.folding): the current facts this
+    recall may show, in one _msearch with the replaced versions citing them; for a turn cited only by
+    replaced versions, the chain's current version (read only then)."""
+    head = ranked[: LIFT_HEAD_PER_K * run.k + LIFT_HEAD_MIN]
+    turns = [memory_id for memory_id, _, hit in head if hit["_source"].get("memory_type") == "episodic"]
+    if not turns or "semantic" not in run.types:
+        return Citations()
+    cites = {"terms": {"source_episodes": turns}}
+    fact_indices = tuple(t for t in plan.indices if t in ("semantic", "archive"))
+    every_version = [*run.scope.read_filters(), queries.NOT_PENDING]
+    visible, replaced = store.memories_msearch(
+        run.scope.reader(),
+        searches=[
+            (fact_indices, _filtered(cites, plan.filters, source={"excludes": VECTOR_FIELDS})),
+            (("semantic", "archive"), _filtered(cites, every_version, source=["source_episodes", "superseded_by"])),
+        ],
+        what="find the facts citing the ranked turns",
+    )
+    wanted, citations = set(turns), Citations()
+    for hit in visible["hits"]["hits"]:
+        source = hit["_source"]
+        if source.get("memory_type") != "semantic" or source.get("superseded_by") or source.get("retracted"):
+            continue
+        citations.facts[hit["_id"]] = hit
+        for turn in wanted.intersection(source.get("source_episodes") or ()):
+            citations.current.setdefault(turn, hit["_id"])
+    past: dict[str, str] = {}  # turn → a replaced version citing it
+    successors: dict[str, list[str]] = {}
+    for hit in replaced["hits"]["hits"]:
+        if hit["_source"].get("superseded_by"):
+            successors[hit["_id"]] = list(hit["_source"]["superseded_by"])
+            for turn in wanted.intersection(hit["_source"].get("source_episodes") or ()) - set(citations.current):
+                past.setdefault(turn, hit["_id"])
+    if past and not (run.include_superseded or run.as_of):  # a look at history shows the old turns as they were
+        heads = _current_versions(run, plan, {old: successors[old] for old in set(past.values())}, every_version)
+        for turn, old in past.items():
+            if old in heads:
+                citations.past[turn] = (old, heads[old]["_id"])
+                citations.facts[heads[old]["_id"]] = heads[old]
+    return citations
+
+
+def _filtered(query: dict[str, Any], filters: list[dict[str, Any]], *, source: Any) -> dict[str, Any]:
+    return {"query": {"bool": {"filter": [query, *filters]}}, "size": CITING_FACTS_MAX, "_source": source}
+
+
+def _current_versions(
+    run: RecallRun, plan: LegSearches, successors: dict[str, list[str]], every_version: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """replaced version → the hit of its chain's current version, when this recall may show it: the
+    successors followed (each step one read), the last one read with the recall's own filters."""
+    reader, found = run.scope.reader(), {}
+    frontier = successors
+    for _ in range(CHAIN_STEPS_MAX):
+        ids = sorted({i for newer in frontier.values() for i in newer})
+        if not ids:
+            break
+        hits = store.memories_fetch(reader, ids=ids, memory_types=("semantic", "archive"), filters=every_version)
+        following: dict[str, list[str]] = {}
+        for old, newer in frontier.items():
+            for memory_id in newer:
+                source = (hits.get(memory_id) or {}).get("_source", {})
+                if source.get("superseded_by"):
+                    following.setdefault(old, []).extend(source["superseded_by"])
+                elif source and not source.get("retracted"):
+                    found[old] = hits[memory_id]["_id"]
+        frontier = {old: newer for old, newer in following.items() if old not in found}
+    if not found:
+        return {}
+    shown = store.memories_fetch(
+        reader, ids=sorted(set(found.values())), memory_types=("semantic",), filters=plan.filters
+    )
+    return {old: shown[head] for old, head in found.items() if head in shown}
 
 
 def _episodes_fetch(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, Any]]:

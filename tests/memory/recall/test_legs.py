@@ -69,9 +69,9 @@ def test_literal_scores_bm25_over_the_dense_legs_candidates_without_searching(ma
     bodies: list[dict] = []
     original = store.memories_msearch
 
-    def recording(reader, *, searches):
+    def recording(reader, *, searches, **kwargs):
         bodies.extend(body for _, body in searches)
-        return original(reader, searches=searches)
+        return original(reader, searches=searches, **kwargs)
 
     monkeypatch.setattr(store, "memories_msearch", recording)
     question = "Which hospital unit did Amara move to?"
