@@ -22,9 +22,11 @@ install: $(STAMP)
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Style, complexity limits and the import contracts (pyproject.toml [tool.importlinter]); CI runs it.
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 # The committed OpenAPI snapshot (tests/memory/api/test_schema.py compares it): regenerate after an API change.
 schema: install
