@@ -61,6 +61,8 @@ class EvalReport:
             if empty:  # no gold: how often a distilled memory still came first
                 metrics["no_gold_queries"] = len(empty)
                 metrics["no_gold_distilled_first"] = _mean(r["first_type"] in DISTILLED_TYPES for r in empty)
+                # Silence when nothing fits (memory.recall.floor): the share answered with no memory at all.
+                metrics["no_gold_silent"] = _mean(r["first_type"] is None for r in empty)
             out[name] = metrics
         return out
 

@@ -136,7 +136,12 @@ class RecallOptionsIn(Strict):
         required=False,
         max_length=20,
         help_text="Ids (or external ids) of memories you expected: for each, where it stood in each leg and what "
-        "removed it (filter, fold, rank, not found).",
+        "removed it (filter, fold, floor, rank, not found).",
+    )
+    min_score = serializers.FloatField(
+        required=False,
+        help_text="Return only hits whose `score` is at least this, instead of the relevance floor (by default "
+        "recall returns fewer than k hits, or none, when fewer fit: below the floor or small talk).",
     )
 
 

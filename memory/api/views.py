@@ -112,6 +112,7 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         fold_evidence=options.get("fold_evidence", True),
         explain=options.get("explain", False),
         expect=options.get("expect"),
+        min_score=options.get("min_score"),
     )
     usage.recall_usage_schedule(targets=result.targets)
     answer = {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}

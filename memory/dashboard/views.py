@@ -143,6 +143,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         legs=result.legs,
         took_ms=round(result.timings_ms.get("total", 0.0)),
         turn_kind=TURN_KIND_WORDS.get((result.explain or {}).get("turn_kind"), "a search"),
+        floor=(result.explain or {}).get("floor"),
     )
     return render(request, "dashboard/memories.html", context)
 

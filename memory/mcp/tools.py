@@ -143,6 +143,7 @@ def recall_memory(
     fold_evidence: bool = True,
     explain: bool = False,
     expect: list[str] | None = None,
+    min_score: float | None = None,
 ) -> dict[str, Any]:
     result = memory_recall(
         subject=subject,
@@ -157,6 +158,7 @@ def recall_memory(
         fold_evidence=fold_evidence,
         explain=explain,
         expect=expect,
+        min_score=min_score,
     )
     recall_usage_schedule(targets=result.targets)
     answer: dict[str, Any] = {"memories": [_shaped(hit) for hit in result.hits]}
@@ -387,6 +389,11 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "items": _MEMORY_ID,
                     "maxItems": 20,
                     "description": "Ids of memories you expected: where each stood and what kept it out.",
+                },
+                "min_score": {
+                    "type": "number",
+                    "description": "Only memories scoring at least this, instead of the relevance floor (by default "
+                    "fewer than k come back, or none, when fewer fit).",
                 },
             },
             ["query"],

@@ -156,6 +156,7 @@ def expected_explain(
     top: Ranked,
     ranked: Ranked,
     lifted: Lifted,
+    dropped: dict[str, str],
     trace: Trace,
     k: int,
     fetch: Callable[[list[str]], dict[str, dict[str, Any]]],
@@ -200,6 +201,9 @@ def expected_explain(
         elif memory_id in lifted.folded:
             entry["removed_by"] = "fold"
             entry["detail"] = f"folded under the fact {lifted.folded[memory_id]} as its evidence"
+        elif memory_id in dropped:
+            entry["removed_by"] = "floor"
+            entry["detail"] = dropped[memory_id]
         elif memory_id in lifted.past:
             old, current = lifted.past[memory_id]
             entry["removed_by"] = "fold"

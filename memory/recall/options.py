@@ -25,6 +25,8 @@ class RecallOptions:
     # The cross-lingual dense leg, when ATLAS_CROSSLINGUAL_EMBEDDING_MODEL names a model.
     crosslingual: bool = True
     rerank: bool | None = None  # None: the configured default
+    # The relevance floor (memory.recall.floor, ATLAS_RECALL_FLOOR) and small talk's silence.
+    floor: bool = True
 
 
 @dataclass
@@ -55,6 +57,8 @@ class RecallRun:
     expected: list[str]  # ids or external ids ``expect`` asked about
     explain: bool
     fold_evidence: bool
+    min_score: float | None  # the request's own floor on the returned score, instead of the relevance floor
+    turn_kind: str  # memory.recall.turn_kind
     origin: datetime  # the instant ages are taken from: as_of, or the moment recall started
 
     @property

@@ -19,6 +19,7 @@ from tenants.models import MemorySubject
 
 from .embedding import QUERY_EMBEDDER
 from .explain import Trace, expected_explain, filters_described, hit_explain
+from .floor import Floored, floor_apply
 from .folding import Citations, Lifted, evidence_attach, evidence_lift
 from .fusion import fuse, near_duplicates_spread, replies_inherit
 from .legs import LegSearches, crosslingual_judged_types, legs_search
@@ -56,6 +57,7 @@ def memory_recall(
     fold_evidence: bool = True,
     explain: bool = False,
     expect: Any = None,
+    min_score: Any = None,
 ) -> RecallResult:
     """One hybrid recall over the subject's memories and the tenant catalog.
 
@@ -67,7 +69,8 @@ def memory_recall(
     ``fold_evidence``: a current fact carries the episodes it cites as ``evidence``, and those episodes
     take no slot of their own (memory.recall.folding). ``explain``: each hit says why it ranked where it
     did, and ``expect`` (ids) says for each of those memories where it stood and what removed it
-    (memory.recall.explain).
+    (memory.recall.explain). Fewer than ``k`` come back when fewer clear the relevance floor, none for small
+    talk (memory.recall.floor); ``min_score`` sets the request's own floor on the returned score instead.
     """
     started = time.perf_counter()
     run = _run(
@@ -84,6 +87,7 @@ def memory_recall(
         fold_evidence=fold_evidence,
         explain=explain,
         expect=expect,
+        min_score=min_score,
     )
     timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
     trace = Trace() if run.traced else None
@@ -91,7 +95,19 @@ def memory_recall(
     ranked = legs_search(reader=run.scope.reader(), plan=plan, options=run.options, pending=pending, timings=timings)
     fused = _fused(run, ranked=ranked, plan=plan, trace=trace, timings=timings)
     lifted = evidence_lift(fused, _citations_lookup(run, plan, fused)) if run.fold_evidence else Lifted(ranked=fused)
-    top = lifted.ranked[: run.k]
+    floored = (
+        Floored(ranked=lifted.ranked, rule="off")
+        if not (run.options.floor or run.min_score is not None)
+        else floor_apply(
+            lifted,
+            legs=ranked,
+            text=run.text,
+            kind=run.turn_kind,
+            floor=settings.ATLAS_RECALL_FLOOR if run.options.floor and settings.ATLAS_DENSE_PLAIN_SIMILARITY else 0.0,
+            min_score=run.min_score,
+        )
+    )
+    top = floored.ranked[: run.k]
     hits = [memory_shape(hit) | {"score": round(score, 6), "rank": rank} for rank, (_, score, hit) in enumerate(top, 1)]
     if run.fold_evidence:
         t0 = time.perf_counter()
@@ -100,7 +116,9 @@ def memory_recall(
     targets = [(hit["_index"], memory_id) for memory_id, _, hit in top if hit["_source"].get("memory_type") in OWN_USED]
     result = RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _leg in ranked])
     if trace is not None:
-        result.explain = _explained(run, result=result, trace=trace, top=top, fused=fused, lifted=lifted)
+        result.explain = _explained(
+            run, result=result, trace=trace, top=top, fused=fused, lifted=lifted, floored=floored
+        )
     timings["total"] = (time.perf_counter() - started) * 1000
     return result
 
@@ -120,6 +138,7 @@ def _run(
     fold_evidence: bool,
     explain: bool,
     expect: Any,
+    min_score: Any,
 ) -> RecallRun:
     """The recall's arguments checked (a clear 400 for each bad one) and gathered into one run."""
     from memory.services.documents import id_list, timestamp
@@ -128,6 +147,8 @@ def _run(
     expected = id_list(expect, field_name="expect")[:MAX_EXPECTED]
     at = timestamp(as_of, field_name="as_of") if as_of is not None else None
     narrowing = list_filters(fact_type=fact_type, since=since, until=until)
+    if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, int | float)):
+        raise ValidationFailed("min_score must be a number", field="min_score")
     if fact_type is not None:
         if "semantic" not in types:
             raise ValidationFailed("fact_type recalls facts only: include semantic in the types", field="fact_type")
@@ -148,6 +169,8 @@ def _run(
         expected=expected,
         explain=explain,
         fold_evidence=fold_evidence,
+        min_score=float(min_score) if min_score is not None else None,
+        turn_kind=turn_classify(text=text),
         origin=at or datetime.now(UTC),
     )
 
@@ -168,11 +191,10 @@ def _fused(run: RecallRun, *, ranked: list, plan: LegSearches, trace: Trace | No
         trace.fused = {memory_id: score for memory_id, score, _ in fused}
     fused = replies_inherit(fused, settings.ATLAS_REPLY_INHERITANCE)
     # Ranking for turns: priors by the kind of turn (memory.recall.turn_priors), within the window.
-    kind = turn_classify(text=run.text)
     priors = trace.turn_priors if trace is not None else None
-    fused = turn_priors_apply(fused, text=run.text, kind=kind, window=plan.window, priors=priors)
+    fused = turn_priors_apply(fused, text=run.text, kind=run.turn_kind, window=plan.window, priors=priors)
     if trace is not None:
-        trace.turn_kind = kind
+        trace.turn_kind = run.turn_kind
     # Within the window only: the comparison is quadratic, and beyond it nothing reaches the top k.
     moved = trace.moved if trace is not None else None
     spread = near_duplicates_spread(fused[: plan.window], settings.ATLAS_DEDUP_JACCARD, moved_ids=moved)
@@ -191,7 +213,7 @@ def _fused(run: RecallRun, *, ranked: list, plan: LegSearches, trace: Trace | No
 
 
 def _explained(
-    run: RecallRun, *, result: RecallResult, trace: Trace, top: list, fused: list, lifted: Lifted
+    run: RecallRun, *, result: RecallResult, trace: Trace, top: list, fused: list, lifted: Lifted, floored: Floored
 ) -> dict[str, Any]:
     """The recall's explanation: per hit (with ``explain``), the filters, and the expected memories."""
     if run.explain:
@@ -210,6 +232,7 @@ def _explained(
         "filters": filters_described(**run.filters()),
         "fusion": {name: leg.weight for name, leg in trace.legs} | {"method": settings.ATLAS_FUSION},
         "turn_kind": trace.turn_kind,
+        "floor": floored.rule,
     }
     if "bm25_pool" in result.timings_ms:  # memory.recall.lexical: no BM25 search, the leg judged the candidates
         out["bm25_leg"] = "scored in the app over the other legs' candidates (ATLAS_BM25_POOL)"
@@ -220,6 +243,7 @@ def _explained(
             top=top,
             ranked=fused,
             lifted=lifted,
+            dropped=floored.dropped,
             trace=trace,
             k=run.k,
             fetch=lambda ids: store.memories_fetch(

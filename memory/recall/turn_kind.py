@@ -62,7 +62,7 @@ _SMALL_TALK_WORDS = frozenset(
     ok okay k kk alright right sure cool nice great awesome perfect brilliant lovely fine fab amazing wow
     yes yeah yep yup no nope nah maybe hmm hm um uh oh ah lol lmao haha hahaha hehe xd
     that's thats is was sounds fair enough one mate man dude buddy the best you're youre your a have much so
-    really very too it all good done got noted
+    really very too it all good done got noted again there back im i'm everyone folks guys
     """.split()
 )
 _MAX_SMALL_TALK_WORDS = 6

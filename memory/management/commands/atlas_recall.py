@@ -52,6 +52,11 @@ class Command(AtlasCommand):
             metavar="ID",
             help="a memory you expected (repeatable): where it stood and what kept it out",
         )
+        parser.add_argument(
+            "--min-score",
+            type=float,
+            help="only hits scoring at least this, instead of the relevance floor (which may return fewer than k)",
+        )
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, query: str, tenant: str, subject: str | None, k: int, **options) -> None:
@@ -67,6 +72,7 @@ class Command(AtlasCommand):
             fold_evidence=options["fold_evidence"],
             explain=options["explain"],
             expect=options["expect"] or None,
+            min_score=options["min_score"],
         )
         if options["json"]:
             shown = {"hits": result.hits, "legs": result.legs, "timings_ms": result.timings_ms}
