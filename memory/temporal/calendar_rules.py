@@ -73,7 +73,7 @@ def _numeric(found: Found, context: Context) -> Reading | None:
 
 
 def _ordinal(found: Found, context: Context) -> Reading | None:
-    """"the 14th": that day of the month before, this month or the one after, whichever the tense picks."""
+    """For "the 14th": that day of the month before, this month or the one after, whichever the tense picks."""
     day = int(found.match["day"])
     months = [month_shift(context.today, offset) for offset in range(-2, 3)]
     candidates = [exact for year, month in months if (exact := date_or_none(year, month, day))]
@@ -109,7 +109,7 @@ def _occurrence(found: Found, context: Context, candidates: list[Span]) -> Span 
 
 
 def _month(found: Found, context: Context) -> Reading | None:
-    """"in May", "last May", "next March": May of the year the relation or the tense picks."""
+    """For "in May", "last May", "next March": May of the year the relation or the tense picks."""
     month = month_number(found, context)
     if month is None:
         return None
@@ -153,9 +153,7 @@ CALENDAR_RULES = (
     ),
     Rule(
         "month_day",
-        re.compile(
-            rf"(?P<month>{MONTH})\s+(?:the\s+)?(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?![\d:.,/]\d)\b{_YEAR_TAIL}"
-        ),
+        re.compile(rf"(?P<month>{MONTH})\s+(?:the\s+)?(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?![\d:.,/]\d)\b{_YEAR_TAIL}"),
         _day_month,
         _DIGITS,
         before=_WEEKDAY_BEFORE,

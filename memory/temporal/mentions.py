@@ -91,7 +91,7 @@ def _part_apply(context: Context, start: int, reading: Reading) -> tuple[int, Re
 
 
 def _since_apply(context: Context, start: int, reading: Reading) -> tuple[int, Reading]:
-    """"since March": from the first day of March to today; a "since" before a date to come is ignored."""
+    """For "since March": from the first day of March to today; a "since" before a date to come is ignored."""
     found = _SINCE.search(context.lowered, max(0, start - _LOOK_BACK), start)
     if found is None or reading.start > context.today:
         return start, reading

@@ -88,7 +88,7 @@ def _day_word(found: Found, context: Context) -> Reading:
 
 
 def _unit_relative(found: Found, context: Context) -> Reading:
-    """"last week", "next month", "this year", "the week before last": the calendar unit, not 7 days."""
+    """For "last week", "next month", "this year", "the week before last": the calendar unit, not 7 days."""
     unit = found.group("unit")
     offset = _OFFSETS[_words(found.group("relation") or found.group("which"))]
     start, end = unit_bounds(context.today, unit, offset)
@@ -96,7 +96,7 @@ def _unit_relative(found: Found, context: Context) -> Reading:
 
 
 def _counted(found: Found, context: Context) -> Reading | None:
-    """"two days ago", "a couple of weeks ago", "in three months", "a year from now": the calendar units that
+    """For "two days ago", "a couple of weeks ago", "in three months", "a year from now": the calendar units that
     far back or ahead, every unit a vague count may mean included. "In three years" is a duration, no date,
     in a past clause ("I finished it in two weeks") or after "first", "never" … ("the first holiday in
     three years")."""
@@ -117,7 +117,7 @@ def _is_duration(context: Context, position: int) -> bool:
 
 
 def _rolling(found: Found, context: Context) -> Reading:
-    """"the past two weeks", "the last few days", "within a month", "the next 3 days": from today that many
+    """For "the past two weeks", "the last few days", "within a month", "the next 3 days": from today that many
     days back or ahead (not calendar units: "the past week" ends today, "last week" ended on Sunday). Not
     "the last week of June": that is a part of June, which this grammar does not resolve."""
     unit = found.group("unit")
@@ -128,10 +128,10 @@ def _rolling(found: Found, context: Context) -> Reading:
 
 
 def _weekday(found: Found, context: Context) -> Reading:
-    """"this Tuesday" is the one of the current Monday-to-Sunday week; "last"/"next Tuesday" the nearest one
+    """A weekday: "this Tuesday" is the one of the current Monday-to-Sunday week; "last"/"next Tuesday" the nearest one
     before/after today (never today); a bare "Tuesday" the nearest one in the direction of the tense."""
     weekday = WEEKDAYS[found.group("weekday")]
-    relation = _OFFSETS.get((found.group("relation") or ""))
+    relation = _OFFSETS.get(found.group("relation") or "")
     if relation == 0:
         day = week_bounds(context.today)[0] + timedelta(days=weekday)
         return Reading(day, day, "day")
@@ -145,7 +145,7 @@ def _weekday(found: Found, context: Context) -> Reading:
 
 
 def _weekend(found: Found, context: Context) -> Reading | None:
-    """"over the weekend": the last Saturday and Sunday that began before today in a past clause, else the
+    """For "over the weekend": the last Saturday and Sunday that began before today in a past clause, else the
     weekend of the current week."""
     if context.word_before(found.start) not in _WEEKEND_CUES:
         return None
@@ -157,7 +157,7 @@ def _weekend(found: Found, context: Context) -> Reading | None:
 
 
 def _current_unit(found: Found, context: Context) -> Reading | None:
-    """"the month" in "the end of the month": the current one. Alone, "the month" is no date."""
+    """The current month for "the month" in "the end of the month". Alone, "the month" is no date."""
     if not _PART_OF.search(context.lowered, max(0, found.start - 16), found.start):
         return None
     unit = found.group("unit")

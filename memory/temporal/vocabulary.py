@@ -66,9 +66,11 @@ COUNTS = {
     "few": (2, 4),
     "several": (3, 6),
 }
-COUNT = r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|" + "|".join(
-    word for word in COUNTS if word not in {"couple", "few", "several"}
-) + r")"
+COUNT = (
+    r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|several|"
+    + "|".join(word for word in COUNTS if word not in {"couple", "few", "several"})
+    + r")"
+)
 UNIT = r"(?P<unit>day|week|month|year)s?\b"
 
 # Words before a bare month, season or year that make it a date ("in May", "since 2019", "end of June"):
