@@ -19,6 +19,7 @@ from memory.temporal.relative_rules import RELATIVE_RULES
 from memory.temporal.tense import Direction, TenseReader
 
 _RULES = CALENDAR_RULES + RELATIVE_RULES
+_NEEDS = frozenset(needed for rule in _RULES for needed in rule.needs)
 _PART = re.compile(r"(?:\bthe\s+)?\b(?P<part>early|late|mid|beginning\s+of|start\s+of|middle\s+of|end\s+of)[\s-]*$")
 _PARTS = {"early": "early", "beginning": "early", "start": "early", "mid": "mid", "middle": "mid", "late": "late"}
 _PARTS["end"] = "late"
@@ -55,9 +56,10 @@ def _found_at_word(rule: Rule, match: re.Match[str], context: Context) -> Found 
 
 
 def _matches_collect(context: Context) -> list[tuple[Found, Rule]]:
+    present = {needed for needed in _NEEDS if needed in context.lowered}
     found = []
     for rule in _RULES:
-        if not any(needed in context.lowered for needed in rule.needs):
+        if present.isdisjoint(rule.needs):
             continue
         for match in rule.pattern.finditer(context.lowered):
             at_word = _found_at_word(rule, match, context)
@@ -80,8 +82,10 @@ def _readings_choose(context: Context, matches: list[tuple[Found, Rule]]) -> lis
 
 
 def _part_apply(context: Context, start: int, reading: Reading) -> tuple[int, Reading]:
+    if reading.granularity not in _PART_GRANULARITY:
+        return start, reading
     found = _PART.search(context.lowered, max(0, start - _LOOK_BACK), start)
-    if found is None or reading.granularity not in _PART_GRANULARITY:
+    if found is None:
         return start, reading
     part = _PARTS[found["part"].split()[0]]
     bounds = part_bounds((reading.start, reading.end), part=part)
@@ -92,7 +96,10 @@ def _part_apply(context: Context, start: int, reading: Reading) -> tuple[int, Re
 
 def _since_apply(context: Context, start: int, reading: Reading) -> tuple[int, Reading]:
     """For "since March": from the first day of March to today; a "since" before a date to come is ignored."""
-    found = _SINCE.search(context.lowered, max(0, start - _LOOK_BACK), start)
+    window = max(0, start - _LOOK_BACK)
+    if "since" not in context.lowered[window:start]:  # the usual case, and a regex search costs more
+        return start, reading
+    found = _SINCE.search(context.lowered, window, start)
     if found is None or reading.start > context.today:
         return start, reading
     return found.start(), Reading(reading.start, context.today, reading.granularity)

@@ -128,8 +128,8 @@ def _rolling(found: Found, context: Context) -> Reading:
 
 
 def _weekday(found: Found, context: Context) -> Reading:
-    """A weekday: "this Tuesday" is the one of the current Monday-to-Sunday week; "last"/"next Tuesday" the nearest one
-    before/after today (never today); a bare "Tuesday" the nearest one in the direction of the tense."""
+    """A weekday: "this Tuesday" is the one of the current Monday-to-Sunday week; "last"/"next Tuesday" the
+    nearest one before/after today (never today); a bare "Tuesday" the nearest one the tense points to."""
     weekday = WEEKDAYS[found.group("weekday")]
     relation = _OFFSETS.get(found.group("relation") or "")
     if relation == 0:

@@ -9,7 +9,6 @@ first (", ", ";", "and", "but" … end one), then, when that clause is only a fe
 
 from __future__ import annotations
 
-import bisect
 import re
 from typing import Literal
 
@@ -18,26 +17,25 @@ from memory.temporal.vocabulary import FUTURE_PHRASES, FUTURE_WORDS, NOT_PAST_ED
 Direction = Literal["past", "future"]
 
 _WORD = re.compile(r"[a-z']+")
-_SENTENCE_END = re.compile(r"[.!?\n]+(?:\s|$)")
-_CLAUSE_END = re.compile(r"[.!?\n;]+(?:\s|$)|,\s|\s(?:and|but|so|because|although)\s")
+# What ends a sentence, and what else ends a clause. Found with str.find around the date, several times
+# faster than a regex over the whole text.
+_SENTENCE_ENDS = (". ", "! ", "? ", "\n")
+_CLAUSE_ENDS = (*_SENTENCE_ENDS, "; ", ", ", " and ", " but ", " so ", " because ", " although ")
 # A clause this short has no verb of its own ("On Friday, I went"): its sentence's verb decides.
 _SHORT_CLAUSE_WORDS = 3
 
 
-class _Breaks:
-    """Where a text's clauses (or sentences) end: the clause around a position, found by bisection."""
-
-    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
-        found = [(match.start(), match.end()) for match in pattern.finditer(text)]
-        self._starts = [start for start, _ in found]
-        self._ends = [end for _, end in found]
-        self._length = len(text)
-
-    def around(self, position: int) -> tuple[int, int]:
-        index = bisect.bisect_right(self._starts, position)
-        start = self._ends[index - 1] if index else 0
-        end = self._starts[index] if index < len(self._starts) else self._length
-        return start, end
+def _around(text: str, position: int, separators: tuple[str, ...]) -> tuple[int, int]:
+    """The stretch of ``text`` around ``position`` between the nearest separators."""
+    start, end = 0, len(text)
+    for separator in separators:
+        before = text.rfind(separator, 0, position)
+        if before >= 0:
+            start = max(start, before + len(separator))
+        after = text.find(separator, position)
+        if after >= 0:
+            end = min(end, after)
+    return start, end
 
 
 def _direction_of(text: str) -> Direction | None:
@@ -54,17 +52,12 @@ class TenseReader:
 
     def __init__(self, lowered: str) -> None:
         self._lowered = lowered
-        # Found on the first question: most texts have no date whose reading depends on the tense.
-        self._clauses: _Breaks | None = None
-        self._sentences: _Breaks | None = None
         self._read: dict[int, Direction | None] = {}
 
     def direction_at(self, position: int) -> Direction | None:
         """The direction of the clause around ``position`` (its sentence's, when the clause is a few words
         without a verb); None when they do not say."""
-        if self._clauses is None:
-            self._clauses = _Breaks(self._lowered, _CLAUSE_END)
-        clause_start, clause_end = self._clauses.around(position)
+        clause_start, clause_end = _around(self._lowered, position, _CLAUSE_ENDS)
         if clause_start not in self._read:
             self._read[clause_start] = self._clause_read(clause_start, clause_end)
         return self._read[clause_start]
@@ -73,8 +66,6 @@ class TenseReader:
         clause = self._lowered[start:end]
         direction = _direction_of(clause)
         if direction is None and len(clause.split()) <= _SHORT_CLAUSE_WORDS:
-            if self._sentences is None:
-                self._sentences = _Breaks(self._lowered, _SENTENCE_END)
-            sentence_start, sentence_end = self._sentences.around(start)
+            sentence_start, sentence_end = _around(self._lowered, start, _SENTENCE_ENDS)
             direction = _direction_of(self._lowered[sentence_start:sentence_end])
         return direction
