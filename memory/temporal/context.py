@@ -40,6 +40,9 @@ class Context:
     tenses: TenseReader
 
     def direction(self, position: int) -> Direction:
+        # "Since Tuesday" can only look back, whatever the clause's tense.
+        if self.word_before(position) == "since":
+            return "past"
         return self.tenses.direction_at(position) or self.default_direction
 
     def choice(self, position: int) -> Choice:
@@ -49,7 +52,7 @@ class Context:
 
     def word_before(self, position: int) -> str:
         found = _WORD_BEFORE.search(self.lowered, max(0, position - _LOOK_BACK), position)
-        return found.group(1).lower() if found else ""
+        return found.group(1) if found else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +75,8 @@ class Rule:
     """A pattern over the lowered text and what its matches mean.
 
     Every pattern starts with the word that makes it a date (a month, a digit, "weekend" …), so that the
-    regex engine skips ahead to it instead of trying the whole pattern at every character (ten times
-    faster); optional words before it ("last", "a couple of", "Tuesday,") are ``before``: a pattern ending
+    regex engine skips ahead to it instead of trying the whole pattern at every character (several
+    times faster); optional words before it ("last", "a couple of", "Tuesday,") are ``before``: a pattern ending
     in ``$``, matched against the few characters before. ``needs``: strings one of which any match holds,
     so that a rule is not run over a text without (most texts name no date)."""
 

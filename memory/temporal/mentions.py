@@ -21,10 +21,21 @@ from memory.temporal.tense import Direction, TenseReader
 _RULES = CALENDAR_RULES + RELATIVE_RULES
 _NEEDS = frozenset(needed for rule in _RULES for needed in rule.needs)
 _PART = re.compile(r"(?:\bthe\s+)?\b(?P<part>early|late|mid|beginning\s+of|start\s+of|middle\s+of|end\s+of)[\s-]*$")
-_PARTS = {"early": "early", "beginning": "early", "start": "early", "mid": "mid", "middle": "mid", "late": "late"}
-_PARTS["end"] = "late"
+_PARTS = {
+    "early": "early",
+    "beginning": "early",
+    "start": "early",
+    "mid": "mid",
+    "middle": "mid",
+    "late": "late",
+    "end": "late",
+}
+# "I was late last week", "running early today": after these words "late" and "early" say how someone was,
+# not which part of the week.
+_NOT_A_PART_AFTER = frozenset({"was", "were", "is", "are", "am", "i'm", "be", "been", "running", "too", "so", "very"})
 # A part of a period is one step finer than the period.
 _PART_GRANULARITY: dict[str, Granularity] = {"week": "day", "month": "week", "season": "month", "year": "season"}
+_WORD_APOSTROPHE_BEFORE = re.compile(r"([a-z']+)\s+$")
 _SINCE = re.compile(r"\b(?:ever\s+)?since\s+$")
 _LOOK_BACK = 24
 
@@ -81,6 +92,11 @@ def _readings_choose(context: Context, matches: list[tuple[Found, Rule]]) -> lis
     return chosen
 
 
+def _word_before(context: Context, position: int) -> str:
+    found = _WORD_APOSTROPHE_BEFORE.search(context.lowered, max(0, position - 12), position)
+    return found[1] if found else ""
+
+
 def _part_apply(context: Context, start: int, reading: Reading) -> tuple[int, Reading]:
     if reading.granularity not in _PART_GRANULARITY:
         return start, reading
@@ -88,6 +104,8 @@ def _part_apply(context: Context, start: int, reading: Reading) -> tuple[int, Re
     if found is None:
         return start, reading
     part = _PARTS[found["part"].split()[0]]
+    if found["part"] in {"early", "late"} and _word_before(context, found.start("part")) in _NOT_A_PART_AFTER:
+        return start, reading
     bounds = part_bounds((reading.start, reading.end), part=part)
     if bounds is None:
         return start, reading

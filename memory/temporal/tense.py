@@ -53,11 +53,14 @@ class TenseReader:
     def __init__(self, lowered: str) -> None:
         self._lowered = lowered
         self._read: dict[int, Direction | None] = {}
+        # Only the separators the text holds (a few of them) are looked for around each date.
+        self._clause_ends = tuple(separator for separator in _CLAUSE_ENDS if separator in lowered)
+        self._sentence_ends = tuple(separator for separator in _SENTENCE_ENDS if separator in lowered)
 
     def direction_at(self, position: int) -> Direction | None:
         """The direction of the clause around ``position`` (its sentence's, when the clause is a few words
         without a verb); None when they do not say."""
-        clause_start, clause_end = _around(self._lowered, position, _CLAUSE_ENDS)
+        clause_start, clause_end = _around(self._lowered, position, self._clause_ends)
         if clause_start not in self._read:
             self._read[clause_start] = self._clause_read(clause_start, clause_end)
         return self._read[clause_start]
@@ -66,6 +69,6 @@ class TenseReader:
         clause = self._lowered[start:end]
         direction = _direction_of(clause)
         if direction is None and len(clause.split()) <= _SHORT_CLAUSE_WORDS:
-            sentence_start, sentence_end = _around(self._lowered, start, _SENTENCE_ENDS)
+            sentence_start, sentence_end = _around(self._lowered, start, self._sentence_ends)
             direction = _direction_of(self._lowered[sentence_start:sentence_end])
         return direction

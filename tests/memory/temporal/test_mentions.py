@@ -91,6 +91,7 @@ PHRASINGS = [
     ("We moved in December 2025", "December 2025", "2025-12-01", "2025-12-31", "month"),
     ("Not since March", "since March", "2026-03-01", "2026-03-18", "month"),
     ("Not since last May", "since last May", "2025-05-01", "2026-03-18", "month"),
+    ("Not seen him since Tuesday", "since Tuesday", "2026-03-17", "2026-03-18", "day"),
     # Parts of a period.
     ("Arriving early May", "early May", "2026-05-01", "2026-05-10", "week"),
     ("Arriving mid-May", "mid-May", "2026-05-11", "2026-05-20", "week"),
@@ -103,6 +104,7 @@ PHRASINGS = [
     ("Can we talk early next week", "early next week", "2026-03-23", "2026-03-24", "day"),
     ("They married late last year", "late last year", "2025-09-01", "2025-12-31", "season"),
     ("Report due end of next month", "end of next month", "2026-04-21", "2026-04-30", "week"),
+    ("I was late last week", "last week", "2026-03-09", "2026-03-15", "week"),
     # Dates written out.
     ("The flight is on 2026-06-14", "2026-06-14", "2026-06-14", "2026-06-14", "day"),
     ("The flight is on 14/06/2026", "14/06/2026", "2026-06-14", "2026-06-14", "day"),
