@@ -178,6 +178,13 @@ class FactEditIn(Strict):
     contradiction = serializers.ChoiceField(
         choices=CONTRADICTION_CHOICES, required=False, help_text=CONTRADICTION_HELP + " Default natural."
     )
+    source_episodes = serializers.ListField(
+        child=serializers.CharField(max_length=128),
+        required=False,
+        max_length=50,
+        help_text="The turns that say the corrected version (e.g. the user's correction). A natural change keeps "
+        "the old version's evidence and adds these; a harsh one has these alone.",
+    )
 
 
 class StepIn(Strict):

@@ -197,6 +197,7 @@ def update_fact(
     text: str,
     fact_type: str | None = None,
     contradiction: str = "natural",
+    source_episodes: list[str] | None = None,
 ) -> dict[str, Any]:
     new = fact_edit(
         subject=subject,
@@ -204,6 +205,7 @@ def update_fact(
         text=text,
         fact_type=fact_type,
         contradiction=contradiction,
+        source_episodes=source_episodes,
         **by_token(principal),
     )
     return _stored_shaped(new)
@@ -482,6 +484,13 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS, "description": "New text."},
                 "fact_type": _FACT_TYPE,
                 "contradiction": {"type": "string", "enum": list(CONTRADICTIONS), "default": "natural"},
+                "source_episodes": {
+                    "type": "array",
+                    "items": _MEMORY_ID,
+                    "maxItems": 50,
+                    "description": "Ids of the user's turns that say the new version (their correction). A natural "
+                    "update keeps the old version's evidence and adds these; a harsh one has these alone.",
+                },
             },
             ["memory_id", "text"],
         ),

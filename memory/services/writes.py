@@ -298,19 +298,24 @@ def fact_write(
     # Links are stored as the memories' own ids, whichever id (own or external) the caller named.
     prepared.supersedes = list(dict.fromkeys(hit["_id"] for hit in targets.values()))
     prepared.source["supersedes"] = prepared.supersedes
-    episodes = prepared.source.get("source_episodes") or []
-    if episodes:
-        seen = store.memories_fetch(
-            scope.reader(), ids=episodes, memory_types=("episodic",), filters=scope.read_filters()
-        )
-        missing = [e for e in episodes if e not in seen or seen[e]["_source"].get("user_id") != scope.user_id]
-        if missing:
-            raise NotFound(f"no episode {names_listed(missing)} for this user", field="source_episodes")
-        prepared.source["source_episodes"] = list(dict.fromkeys(seen[e]["_id"] for e in episodes))
+    _source_episodes_resolve(scope, prepared)
     existing = fact_store(
         scope=scope, prepared=prepared, targets=list(targets.values()), refresh=refresh or bool(targets), pending=review
     )
     return existing if existing is not None else stored_view(prepared)
+
+
+def _source_episodes_resolve(scope: SubjectScope, prepared: PreparedMemory) -> None:
+    """The episodes a fact cites, checked to be this subject's and stored by their own ids (a 404 naming
+    those that are not)."""
+    episodes = prepared.source.get("source_episodes") or []
+    if not episodes:
+        return
+    seen = store.memories_fetch(scope.reader(), ids=episodes, memory_types=("episodic",), filters=scope.read_filters())
+    missing = [e for e in episodes if e not in seen or seen[e]["_source"].get("user_id") != scope.user_id]
+    if missing:
+        raise NotFound(f"no episode {names_listed(missing)} for this user", field="source_episodes")
+    prepared.source["source_episodes"] = list(dict.fromkeys(seen[e]["_id"] for e in episodes))
 
 
 EDIT_ATTEMPTS = 20
@@ -332,6 +337,7 @@ def fact_edit(
     fact_type: Any = None,
     confidence: Any = None,
     contradiction: Any = "natural",
+    source_episodes: Any = None,
     if_match: str | None = None,
     authority: str = AGENT,
     written_by: str = "",
@@ -339,6 +345,9 @@ def fact_edit(
 ) -> dict[str, Any]:
     """Correct a fact: a supersession (natural unless the old version was wrong: harsh), so the old
     version stays in the chain. The fact type, confidence and provenance carry over unless given.
+    The evidence links that still hold carry over too: a natural change keeps the turns the fact grew
+    from and adds ``source_episodes`` (the turns that changed it); a harsh correction says the old
+    version was wrong, so only its own ``source_episodes`` are its evidence.
 
     A correction by ``person`` (or ``operator``) replaces any fact; one by a lower authority of a fact the
     person wrote — or any the tenant's review mode holds — is stored as a pending proposal instead.
@@ -385,9 +394,7 @@ def fact_edit(
             text=text,
             fact_type=fact_type if fact_type is not None else old.get("fact_type", "world"),
             confidence=confidence if confidence is not None else old.get("confidence", 0.8),
-            # A harsh correction says the old version was wrong: what it was distilled from is not the
-            # correction's source (the correction is). A natural change keeps the history it grew from.
-            source_episodes=None if contradiction == "harsh" else old.get("source_episodes") or None,
+            source_episodes=_evidence_kept(old, contradiction=contradiction, given=source_episodes),
             valid_from=old.get("valid_from"),
             valid_to=old.get("valid_to"),
             supersedes=[memory_id],
@@ -395,6 +402,7 @@ def fact_edit(
         )
         authority_stamp(prepared.source, authority=authority, written_by=written_by, writer_id=writer_id)
         gate.content_guard(principal=writer, prepared=prepared)
+        _source_episodes_resolve(scope, prepared)
         if verdict == gate.PROPOSE:
             proposal_make(prepared)
             _index(scope, prepared, refresh=True)
@@ -412,6 +420,15 @@ def fact_edit(
             raise
         return stored_view(prepared)
     raise Conflict(f"fact {memory_id} kept changing while it was edited; read it again", field="memory_id")
+
+
+def _evidence_kept(old: dict[str, Any], *, contradiction: Any, given: Any) -> list[Any] | None:
+    """A correction's evidence: what it was given, after the old version's for a natural change (a harsh
+    one says the old version was wrong: what it was distilled from is no evidence of the correction)."""
+    if given is not None and not isinstance(given, list):
+        return given  # fact_prepare refuses it with a clear error
+    kept = [] if contradiction == "harsh" else list(old.get("source_episodes") or [])
+    return list(dict.fromkeys([*kept, *(given or [])])) or None
 
 
 def playbook_write(

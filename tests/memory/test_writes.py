@@ -169,3 +169,28 @@ def test_writer_key_is_used_for_writes_and_cannot_read(maya) -> None:
 
     with pytest.raises(AuthorizationException):
         store.memories_fetch(SubjectScope.writer(), ids=["x"], memory_types=("semantic",), filters=[])
+
+
+def test_a_correction_keeps_the_evidence_that_still_holds(maya) -> None:
+    """Issue 34 point 2: a harsh correction cites the turns that say it; a natural change keeps the turns
+    the fact grew from and adds those that changed it."""
+    from memory.services.writes import fact_edit
+
+    miso = episode_write(subject=maya, text="My cat is called Miso")
+    mochi = episode_write(subject=maya, text="Sorry, I got it wrong: my cat is called Mochi")
+    old = fact_write(subject=maya, text="Maya's cat is called Miso", source_episodes=[miso["id"]])
+    harsh = fact_edit(
+        subject=maya, memory_id=old["id"], text="Maya's cat is called Mochi", contradiction="harsh",
+        source_episodes=[mochi["id"]],
+    )  # fmt: skip
+    assert harsh["source_episodes"] == [mochi["id"]]
+    porto = episode_write(subject=maya, text="I live in Porto")
+    foz = episode_write(subject=maya, text="We moved to Foz, still in Porto")
+    home = fact_write(subject=maya, text="Maya lives in Porto", source_episodes=[porto["id"]])
+    moved = fact_edit(subject=maya, memory_id=home["id"], text="Maya lives in Foz, Porto", source_episodes=[foz["id"]])
+    assert moved["source_episodes"] == [porto["id"], foz["id"]]
+    unchanged = fact_edit(subject=maya, memory_id=moved["id"], text="Maya lives in Foz do Douro, Porto")
+    assert unchanged["source_episodes"] == [porto["id"], foz["id"]]
+    with pytest.raises(NotFound, match="no episode"):
+        fact_edit(subject=maya, memory_id=unchanged["id"], text="x", source_episodes=["not-a-turn"])
+    assert not memory_get(subject=maya, memory_id=unchanged["id"]).get("superseded_by")  # nothing changed
