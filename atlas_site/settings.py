@@ -340,7 +340,7 @@ ATLAS_MCP_STATELESS = env.bool("ATLAS_MCP_STATELESS", default=True)
 # may hold open at once, and how long one stays open before the server closes it (the client reopens it).
 ATLAS_MCP_STREAMS_PER_TOKEN = env.int("ATLAS_MCP_STREAMS_PER_TOKEN", default=4)
 ATLAS_MCP_STREAM_SECONDS = env.float("ATLAS_MCP_STREAM_SECONDS", default=300.0)
-# --- Consolidation (memory/services/consolidation.py, docs/consolidation.md) -------------------
+# --- Consolidation (memory/consolidation/, docs/consolidation.md) ----------------------------
 # Any OpenAI-compatible chat-completions endpoint; unset → every run is recorded "skipped: no LLM
 # configured" and nothing else changes.
 ATLAS_LLM_BASE_URL = env.str("ATLAS_LLM_BASE_URL", default="")  # e.g. https://api.openai.com/v1

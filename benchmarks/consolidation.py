@@ -129,7 +129,7 @@ def main() -> None:
         from django.conf import settings
 
         from memory import llm as llm_module
-        from memory.services import consolidation as job
+        from memory.consolidation import run as job  # the run looks these names up in its own module
         from memory.services.importing import memories_import
         from tenants.services import tenant_create
         from tests.fake_llm import FakeLlm
@@ -143,7 +143,7 @@ def main() -> None:
         recall_queries = settings.ATLAS_CONSOLIDATION_RECALL_QUERIES
         phases = Phases()
         phases.wrap(job, "consolidation_input_gather", "gather")
-        phases.wrap(job._Validator, "plan", "validate")
+        phases.wrap(job.PlanValidator, "plan", "validate")
         phases.wrap(job, "plan_apply", "apply")
         original_chat = llm_module.ChatClient.chat_json
 

@@ -144,7 +144,7 @@ def main() -> None:
         from django.urls import reverse
 
         from memory import selectors
-        from memory.services.consolidation import consolidation_run
+        from memory.consolidation.run import consolidation_run
         from memory.services.importing import memories_import
         from tenants import services, tokens
         from tenants.models import MemorySubject, Person

@@ -1,22 +1,42 @@
-"""Celery tasks of the memory app (thin: each calls one service). All idempotent and safe to retry."""
+"""Celery tasks of the memory app (thin: each calls one service), and the scheduling the interfaces ask
+for. All idempotent and safe to retry. Services never import this module: what a service decides to
+queue, the task or interface that called it queues (consolidation's fan-out takes ``enqueue``)."""
 
 from __future__ import annotations
+
+import logging
 
 from celery import shared_task
 from django.conf import settings
 
 from tenants.models import MemorySubject, Tenant
 
+from .consolidation.run import consolidation_run
+from .consolidation.scheduling import consolidation_fan_out
 from .services.archive import superseded_facts_archive
-from .services.consolidation import consolidation_fan_out, consolidation_run
 from .services.retention import episodes_retention_apply
 from .services.supersession import supersessions_reconcile
 from .services.usage import memories_usage_record
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="memory.usage_record", acks_late=True)
 def memories_usage_record_task(targets: list[list[str]]) -> int:
     return memories_usage_record(targets=[(index, memory_id) for index, memory_id in targets])
+
+
+def recall_usage_schedule(*, targets: list[tuple[str, str]]) -> None:
+    """Schedule the bump of what an agent's recall returned (``RecallResult.targets``), off the request path.
+
+    Only the agents' interfaces (REST, MCP) call this: a person's own searches, an operator's look,
+    evaluations and consolidation's neighbour search are not the agent using a memory."""
+    if not targets or settings.ATLAS_USAGE_RECORDING == "off":
+        return
+    try:
+        memories_usage_record_task.delay([list(t) for t in targets])
+    except Exception:  # the bump is best effort; recall has already answered
+        log.exception("could not schedule the use-count bump of %d memories", len(targets))
 
 
 @shared_task(name="memory.supersessions_reconcile", acks_late=True)
@@ -46,9 +66,15 @@ def consolidation_subject_task(self, subject_id: int) -> dict[str, object]:
     return {"status": str(outcome.status), "run": outcome.run.pk if outcome.run else None}
 
 
+def _consolidation_enqueue(subject: MemorySubject) -> None:
+    consolidation_subject_task.delay(subject.pk)
+
+
 @shared_task(name="memory.consolidation_nightly", acks_late=True)
 def consolidation_nightly_task() -> dict[str, int]:
-    return consolidation_fan_out(min_new=1, budget=settings.ATLAS_CONSOLIDATION_NIGHTLY_MAX_SUBJECTS)
+    return consolidation_fan_out(
+        min_new=1, budget=settings.ATLAS_CONSOLIDATION_NIGHTLY_MAX_SUBJECTS, enqueue=_consolidation_enqueue
+    )
 
 
 @shared_task(name="memory.consolidation_early", acks_late=True)
@@ -59,7 +85,9 @@ def consolidation_early_task() -> dict[str, int]:
     if settings.ATLAS_CONSOLIDATION_EARLY_EPISODES <= 0 or not llm_configured():
         return {}
     return consolidation_fan_out(
-        min_new=settings.ATLAS_CONSOLIDATION_EARLY_EPISODES, budget=settings.ATLAS_CONSOLIDATION_NIGHTLY_MAX_SUBJECTS
+        min_new=settings.ATLAS_CONSOLIDATION_EARLY_EPISODES,
+        budget=settings.ATLAS_CONSOLIDATION_NIGHTLY_MAX_SUBJECTS,
+        enqueue=_consolidation_enqueue,
     )
 
 

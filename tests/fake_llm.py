@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -188,3 +190,18 @@ def remembering(request: dict[str, Any]) -> dict[str, Any]:
         if FACT_MARK in text:
             facts.append(fact(text.split(FACT_MARK, 1)[1].strip(), [turn["id"]]))
     return empty_plan(facts=facts)
+
+
+@contextmanager
+def llm_serving(settings: Any, **overrides: Any) -> Iterator[FakeLlm]:
+    """A fake LLM started and configured as the app's LLM (model ``fake-model``; ``overrides``: more
+    settings, e.g. ``ATLAS_LLM_RETRIES=1``), stopped afterwards: the body of a test's ``llm`` fixture."""
+    fake = FakeLlm().start()
+    settings.ATLAS_LLM_BASE_URL = fake.base_url
+    settings.ATLAS_LLM_MODEL = "fake-model"
+    for name, value in overrides.items():
+        setattr(settings, name, value)
+    try:
+        yield fake
+    finally:
+        fake.stop()

@@ -30,10 +30,12 @@ from atlas_site.errors import ValidationFailed
 from atlas_site.streaming import primed, streamed
 from memory import selectors
 from memory.authority import AUTHORITIES, by_token, token_principal
+from memory.consolidation.run import consolidation_runs_settle
 from memory.portable.export import export_line, memories_export
 from memory.provenance import memory_provenance
 from memory.recall import RecallOptions, memory_recall
-from memory.services import catalog, forget, review, usage, writes
+from memory.services import catalog, forget, review, writes
+from memory.tasks import recall_usage_schedule
 
 from . import serializers as s
 
@@ -114,7 +116,7 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         expect=options.get("expect"),
         min_score=options.get("min_score"),
     )
-    usage.recall_usage_schedule(targets=result.targets)
+    recall_usage_schedule(targets=result.targets)
     answer = {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}
     if result.explain is not None:
         answer["explain"] = result.explain
@@ -518,7 +520,8 @@ class ProposalAcceptView(SubjectView):
             reviewer=token_principal(principal_of(request)),
             version=_version_shown(request, fields),
         )
-        return Response(_shaped(accepted))
+        consolidation_runs_settle(subject=who, run_ids=accepted.runs_complete, actor=actor_of(request))
+        return Response(_shaped(accepted.shown))
 
 
 class ProposalRejectView(SubjectView):
@@ -534,15 +537,15 @@ class ProposalRejectView(SubjectView):
     def post(self, request: Request, subject: str, proposal_id: str) -> Response:
         who = self.subject(request, subject, "review")
         fields = _valid(s.ProposalDecideIn, request.data)
-        return Response(
-            review.proposal_reject(
-                subject=who,
-                proposal_id=proposal_id,
-                actor=actor_of(request),
-                reviewer=token_principal(principal_of(request)),
-                version=_version_shown(request, fields),
-            )
+        rejected = review.proposal_reject(
+            subject=who,
+            proposal_id=proposal_id,
+            actor=actor_of(request),
+            reviewer=token_principal(principal_of(request)),
+            version=_version_shown(request, fields),
         )
+        consolidation_runs_settle(subject=who, run_ids=rejected.runs_complete, actor=actor_of(request))
+        return Response(rejected.shown)
 
 
 def _version_shown(request: Request, fields: dict[str, Any]) -> str | None:

@@ -22,6 +22,7 @@ from atlas_site.errors import AtlasError, Conflict, NotFound, PermissionDenied, 
 from atlas_site.streaming import primed, streamed
 from memory import pages, selectors
 from memory.authority import by_person, person_principal
+from memory.consolidation.run import consolidation_runs_settle
 from memory.pages import provenance_linked
 from memory.portable.export import export_line, memories_export
 from memory.provenance import episode_orphans, memory_provenance
@@ -465,9 +466,11 @@ def review(request: HttpRequest) -> HttpResponse:
 
 
 def _decided(request: HttpRequest, decide: Any, done: str) -> HttpResponse:
-    """Run one decision; a refusal (decided meanwhile, its fact replaced since) is said on the tab."""
+    """Run one decision, and finish the consolidation run it completed; a refusal (decided meanwhile, its
+    fact replaced since) is said on the tab."""
     try:
-        decide()
+        decided = decide()
+        consolidation_runs_settle(subject=request.subject, run_ids=decided.runs_complete, actor=actor_of(request))
     except (Conflict, NotFound, PermissionDenied) as error:
         messages.error(request, f"{error.message}. Nothing was changed.")
     else:
@@ -529,7 +532,7 @@ def review_all(request: HttpRequest) -> HttpResponse:
         messages.error(request, "Choose accept or reject, for one group of proposals.")
         return redirect("dashboard:review")
     decision, writer = form.cleaned_data["decision"], form.cleaned_data["written_by"]
-    result = review_service.proposals_decide(
+    outcome = review_service.proposals_decide(
         subject=request.subject,
         decision=decision,
         written_by=writer,
@@ -537,6 +540,8 @@ def review_all(request: HttpRequest) -> HttpResponse:
         reviewer=person_principal(request.user),
         shown=form.shown(request.POST),
     )
+    consolidation_runs_settle(subject=request.subject, run_ids=outcome.runs_complete, actor=actor_of(request))
+    result = outcome.shown
     decided = result["accepted" if decision == "accept" else "rejected"]
     verb = "Accepted" if decision == "accept" else "Rejected"
     messages.success(

@@ -24,6 +24,7 @@ from atlas_site.echo import MESSAGE_CHARS, schema_message, shortened
 from atlas_site.errors import AtlasError, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.authority import AUTHORITIES, by_token, token_principal
+from memory.consolidation.run import consolidation_runs_settle
 from memory.elastic.client import es_errors
 from memory.provenance import memory_provenance
 from memory.recall import memory_recall
@@ -39,8 +40,8 @@ from memory.services.documents import (
 )
 from memory.services.forget import memory_forget
 from memory.services.review import proposal_accept, proposal_reject
-from memory.services.usage import recall_usage_schedule
 from memory.services.writes import episode_write, fact_edit, fact_write, playbook_outcome_record, playbook_write
+from memory.tasks import recall_usage_schedule
 from tenants.models import MemorySubject
 from tenants.tokens import TokenPrincipal
 
@@ -299,13 +300,16 @@ def review_proposal(
     if decision == "reject":
         if text is not None:
             raise ValidationFailed("text applies to accept only (a corrected text to accept)", field="text")
-        return proposal_reject(
+        rejected = proposal_reject(
             subject=subject, proposal_id=proposal_id, actor=actor, reviewer=reviewer, version=version
         )
+        consolidation_runs_settle(subject=subject, run_ids=rejected.runs_complete, actor=actor)
+        return rejected.shown
     accepted = proposal_accept(
         subject=subject, proposal_id=proposal_id, text=text, actor=actor, reviewer=reviewer, version=version
     )
-    return _stored_shaped(accepted)
+    consolidation_runs_settle(subject=subject, run_ids=accepted.runs_complete, actor=actor)
+    return _stored_shaped(accepted.shown)
 
 
 # --- the tool table ----------------------------------------------------------------------------------

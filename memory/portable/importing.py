@@ -37,7 +37,13 @@ from memory.services.documents import (
     playbook_prepare,
     timestamp,
 )
-from memory.services.importing import BATCH, ImportReport, prepared_store, supersession_cycle_errors
+from memory.services.import_batch import (
+    BATCH,
+    ImportReport,
+    has_lone_surrogate,
+    prepared_store,
+    supersession_cycle_errors,
+)
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import EXTERNAL_ID_PATTERN, audit_record, subject_create
@@ -137,12 +143,10 @@ def foreign_import(
 
 def line_parse(line: str) -> Any:
     """One line as JSON; a null field counts as absent, as it does in every other import."""
-    from memory.services.importing import _has_lone_surrogate
-
-    if _has_lone_surrogate(line):
+    if has_lone_surrogate(line):
         raise ValidationFailed("not UTF-8 text")
     value = json_parse(line, field=None, what="the line")
-    if _has_lone_surrogate(value):
+    if has_lone_surrogate(value):
         raise ValidationFailed("a string holds an unpaired surrogate escape (\\ud800-\\udfff)")
     return {k: v for k, v in value.items() if v is not None} if isinstance(value, dict) else value
 

@@ -64,7 +64,7 @@ def memory_recall(
     ``fact_type`` recalls facts of that type only; ``since``/``until`` only memories created in
     [since, until) — filters of every leg, as :func:`memory.selectors.memory_list` applies them.
     A read only: the facts and playbooks it returned are in ``targets``; an agent's interface passes
-    them to ``memory.services.usage.recall_usage_schedule`` (a person's or operator's look, evaluations
+    them to ``memory.tasks.recall_usage_schedule`` (a person's or operator's look, evaluations
     and consolidation do not count as use).
     ``fold_evidence``: a current fact carries the episodes it cites as ``evidence``, and those episodes
     take no slot of their own (memory.recall.folding). ``explain``: each hit says why it ranked where it

@@ -28,6 +28,8 @@ from django.db.models import QuerySet
 
 from atlas_site.errors import NotFound, ValidationFailed
 from atlas_site.idempotency import idempotency_records_forget, idempotency_tenant_records_forget
+from memory.consolidation.guards import secrets_redacted
+from memory.consolidation.lease import consolidation_leases_release, consolidation_leases_take_over
 from memory.elastic import queries, store
 from memory.elastic.indices import MEMORY_TYPES, memory_type_of_index
 from memory.elastic.queries import own_documents_filter
@@ -39,8 +41,6 @@ from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
-from .consolidation import consolidation_leases_release, consolidation_leases_take_over
-from .consolidation_guards import secrets_redacted
 from .documents import PreparedMemory, embed_into
 from .languages import non_english_census
 

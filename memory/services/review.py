@@ -12,8 +12,7 @@ is audited (no text in the audit record).
 
 from __future__ import annotations
 
-import hashlib
-import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -22,8 +21,9 @@ from elasticsearch import ConflictError
 from atlas_site.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from memory import recall_constants as rc
 from memory.authority import OPERATOR, Principal, authority_stamp, is_pending, memory_etag, proposal_targets
+from memory.consolidation.keys import proposal_key
 from memory.elastic import store
-from memory.models import RejectedProposal
+from memory.models import ConsolidationRun, RejectedProposal
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
 from tenants.services import audit_record
@@ -32,22 +32,18 @@ from . import gate
 from .documents import PreparedMemory, embed_into, now, require_text
 from .supersession import supersession_claim, supersession_release
 
-log = logging.getLogger(__name__)
-
 PROPOSAL_TYPES = ("semantic", "procedural")
 BULK_LIMIT = 500
 
 
-def proposal_key(memory_type: str, source: dict[str, Any]) -> str:
-    """What makes two proposals "the same" for remembering a rejection: the type and normalised text
-    (a playbook's name and trigger) — hashed, so the record keeps no text."""
-    from .consolidation import normalised
+@dataclass(frozen=True)
+class Decided:
+    """A decision's answer: what to show the reviewer, and the consolidation runs held for review whose
+    last proposal it decided. Approving those is the caller's (the interface's) next step
+    (memory.consolidation.run.consolidation_runs_settle): this module never calls back into consolidation."""
 
-    if memory_type == "procedural":
-        text = f"{source.get('name') or ''}\n{source.get('trigger_text') or ''}"
-    else:
-        text = source.get("text") or ""
-    return hashlib.sha256(f"{memory_type}:{normalised(text)}".encode()).hexdigest()
+    shown: dict[str, Any]
+    runs_complete: list[int] = field(default_factory=list)
 
 
 def rejected_keys(*, subject: MemorySubject) -> set[str]:
@@ -91,8 +87,7 @@ def proposal_accept(
     reviewer: Principal,
     version: Any,
     text: Any = None,
-    settle: bool = True,
-) -> dict[str, Any]:
+) -> Decided:
     """Make a pending proposal a current memory; a replacement replaces its facts now (a Conflict naming
     the newest version when one was replaced meanwhile — the proposal stays pending). ``text`` (facts
     only): the reviewer's edit, accepted as theirs (``reviewer``'s authority and writer, re-embedded).
@@ -100,7 +95,17 @@ def proposal_accept(
     The write gate decides who may (gate.write_decide DECIDE: the person, an operator, a token with the
     ``review`` scope — never the proposal's own writer; a replacement of the person's own fact only the
     person), and ``version`` must be the version that was shown (gate.version_check; None only for an
-    operator approving a whole run)."""
+    operator approving a whole run). Shows the memory as now stored; reports the run it completed."""
+    shown, written_by = _accept(
+        subject=subject, proposal_id=proposal_id, actor=actor, reviewer=reviewer, version=version, text=text
+    )
+    return Decided(shown, runs_complete=_runs_complete(subject, written_by))
+
+
+def _accept(
+    *, subject: MemorySubject, proposal_id: Any, actor: str, reviewer: Principal, version: Any, text: Any = None
+) -> tuple[dict[str, Any], Any]:
+    """proposal_accept's decision: the memory as now stored, and who had proposed it."""
     scope = SubjectScope.of(subject)
     hit = _proposal_read(scope, proposal_id)
     memory_type, memory_id = _type_of(hit), hit["_id"]
@@ -115,7 +120,7 @@ def proposal_accept(
         authority_stamp(source, **reviewer.stamp())
         embed_into([PreparedMemory(memory_type, memory_id, source)])
     if memory_type == "procedural" and proposal_targets(hit["_source"]):
-        return _steps_accept(subject, scope, hit, actor=actor, reviewer=reviewer, settle=settle)
+        return _steps_accept(subject, scope, hit, actor=actor), hit["_source"].get("written_by")
     if memory_type != "semantic":
         targets = []
     claimed = supersession_claim(
@@ -158,9 +163,7 @@ def proposal_accept(
         written_by=hit["_source"].get("written_by"),
         replaces=[t["_id"] for t in targets],
     )
-    if settle:
-        _run_settle(subject, hit["_source"].get("written_by"), actor)
-    return _view(memory_id, memory_type, source)
+    return _view(memory_id, memory_type, source), hit["_source"].get("written_by")
 
 
 def _decision_check(
@@ -194,15 +197,7 @@ def _proposal_text(source: dict[str, Any]) -> str:
     return source.get("text") or ""
 
 
-def _steps_accept(
-    subject: MemorySubject,
-    scope: SubjectScope,
-    hit: dict[str, Any],
-    *,
-    actor: str,
-    reviewer: Principal,
-    settle: bool,
-) -> dict[str, Any]:
+def _steps_accept(subject: MemorySubject, scope: SubjectScope, hit: dict[str, Any], *, actor: str) -> dict[str, Any]:
     """Accept refined steps proposed for a playbook: the playbook takes them as its next version,
     credited to whoever proposed them (the proposal's authority and writer), and the proposal, now
     merged, is removed — over the exact version that was read, so one decision wins."""
@@ -240,8 +235,6 @@ def _steps_accept(
         written_by=proposal.get("written_by"),
         replaces=[target["_id"]],
     )
-    if settle:
-        _run_settle(subject, proposal.get("written_by"), actor)
     updated = store.memory_get_current(scope.reader(), index=target["_index"], memory_id=target["_id"])
     return _view(target["_id"], "procedural", updated["_source"] if updated else target["_source"])
 
@@ -258,16 +251,21 @@ def _targets(scope: SubjectScope, hit: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def proposal_reject(
-    *,
-    subject: MemorySubject,
-    proposal_id: Any,
-    actor: str,
-    reviewer: Principal,
-    version: Any,
-    settle: bool = True,
-) -> dict[str, Any]:
+    *, subject: MemorySubject, proposal_id: Any, actor: str, reviewer: Principal, version: Any
+) -> Decided:
     """Delete a pending proposal and remember that the person rejected it (a hash of its text). The gate
-    decides who may, and ``version`` must be the version shown, as for proposal_accept."""
+    decides who may, and ``version`` must be the version shown, as for proposal_accept; reports the run it
+    completed, as proposal_accept does."""
+    shown, written_by = _reject(
+        subject=subject, proposal_id=proposal_id, actor=actor, reviewer=reviewer, version=version
+    )
+    return Decided(shown, runs_complete=_runs_complete(subject, written_by))
+
+
+def _reject(
+    *, subject: MemorySubject, proposal_id: Any, actor: str, reviewer: Principal, version: Any
+) -> tuple[dict[str, Any], Any]:
+    """proposal_reject's decision: what to show, and who had proposed it."""
     scope = SubjectScope.of(subject)
     hit = _proposal_read(scope, proposal_id)
     memory_type, memory_id = _type_of(hit), hit["_id"]
@@ -300,9 +298,7 @@ def proposal_reject(
         authority=hit["_source"].get("authority"),
         written_by=hit["_source"].get("written_by"),
     )
-    if settle:
-        _run_settle(subject, hit["_source"].get("written_by"), actor)
-    return {"id": memory_id, "type": memory_type, "status": "rejected"}
+    return {"id": memory_id, "type": memory_type, "status": "rejected"}, hit["_source"].get("written_by")
 
 
 def proposals_decide(
@@ -313,12 +309,12 @@ def proposals_decide(
     actor: str,
     reviewer: Principal,
     shown: dict[str, str] | None = None,
-    settle: bool = True,
-) -> dict[str, Any]:
+) -> Decided:
     """Accept or reject every pending proposal of one writer (``run:<id>`` for a consolidation run,
     ``token:<name>`` for an agent) that was shown: ``shown`` maps each shown proposal's id to the version
     shown — one that arrived since is left waiting, one that changed is refused (None: every proposal
-    of the writer, for an operator approving a run). What was decided, and what could not be (with why)."""
+    of the writer, for an operator approving a run). Shows what was decided and what could not be (with
+    why); reports the run whose last proposal this decided."""
     from memory.selectors import proposal_hits
 
     if decision not in ("accept", "reject"):
@@ -331,41 +327,34 @@ def proposals_decide(
         if shown is not None and hit["_id"] not in shown:
             continue  # arrived after the page was shown: it waits for its own decision
         version = shown.get(hit["_id"]) if shown is not None else None
-        decide = proposal_accept if decision == "accept" else proposal_reject
+        decide = _accept if decision == "accept" else _reject
         try:
-            decide(
-                subject=subject, proposal_id=hit["_id"], actor=actor, reviewer=reviewer, version=version, settle=settle
-            )
+            decide(subject=subject, proposal_id=hit["_id"], actor=actor, reviewer=reviewer, version=version)
         except (Conflict, NotFound, PermissionDenied, ValidationFailed) as err:
             refused.append({"id": hit["_id"], "detail": err.message})
             continue
         decided.append(hit["_id"])
     key = "accepted" if decision == "accept" else "rejected"
-    return {key: decided, "refused": refused}
+    runs = _runs_complete(subject, written_by) if decided else []
+    return Decided({key: decided, "refused": refused}, runs_complete=runs)
 
 
-def _run_settle(subject: MemorySubject, written_by: Any, actor: str) -> None:
-    """When the person has decided the last proposal of a consolidation run held for review (the
-    mass-change guard), the run is finished: the rest of its plan (confirmations, outcomes) is applied and
-    the subject's watermark moves on — as ``atlas_consolidate --approve`` would, without the rejected items."""
-    from memory.models import ConsolidationRun
+def _runs_complete(subject: MemorySubject, written_by: Any) -> list[int]:
+    """The consolidation run held for review (the mass-change guard) that ``written_by`` names, once no
+    proposal of it waits any more: the person has decided its last one, so the rest of its plan
+    (confirmations, outcomes) may be applied and the watermark move on — the caller's to approve."""
     from memory.selectors import proposal_hits
 
     if not isinstance(written_by, str) or not written_by.startswith("run:"):
-        return
+        return []
     run = ConsolidationRun.objects.filter(
         pk=int(written_by[4:]) if written_by[4:].isdigit() else -1,
         subject=subject,
         status=ConsolidationRun.Status.NEEDS_REVIEW,
     ).first()
     if run is None or proposal_hits(subject=subject, written_by=written_by, limit=1):
-        return
-    from .consolidation import consolidation_run_approve
-
-    try:
-        consolidation_run_approve(run=run, actor=actor)
-    except ValidationFailed as err:  # another run holds the lease, or the window moved: an operator decides
-        log.warning("run %s stays waiting for review after its last proposal: %s", run.pk, err.message)
+        return []
+    return [run.pk]
 
 
 def _view(memory_id: str, memory_type: str, source: dict[str, Any]) -> dict[str, Any]:

@@ -130,7 +130,7 @@ def test_concurrent_use_bumps_lose_no_increment(atlas_es) -> None:
 
 def test_recall_is_a_read_and_only_the_usage_service_schedules_the_bump(maya, settings, monkeypatch) -> None:
     from memory import tasks
-    from memory.services.usage import recall_usage_schedule
+    from memory.tasks import recall_usage_schedule
 
     scheduled: list = []
     monkeypatch.setattr(tasks.memories_usage_record_task, "delay", lambda targets: scheduled.append(targets))

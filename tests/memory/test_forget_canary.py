@@ -30,17 +30,17 @@ from django.urls import reverse
 from elasticsearch import helpers
 
 from memory import embeddings, selectors
+from memory.consolidation.run import consolidation_run
 from memory.elastic.bootstrap import cluster_bootstrap
 from memory.elastic.client import bootstrap_client
 from memory.embeddings import embedding_provider
 from memory.models import ConsolidationRun
 from memory.services import writes
-from memory.services.consolidation import consolidation_run
 from memory.services.importing import memories_import
 from memory.services.reindex import index_reindex
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, AuditRecord, MemorySubject, Person
-from tests.fake_llm import FakeLlm, empty_plan, fact
+from tests.fake_llm import empty_plan, fact, llm_serving
 from tests.memory.dashboard.conftest import linked_person
 from tests.memory.mcp.conftest import call, payload
 
@@ -63,14 +63,8 @@ def canary_prefix(atlas_es, settings):
 
 @pytest.fixture
 def llm(settings):
-    fake = FakeLlm().start()
-    settings.ATLAS_LLM_BASE_URL = fake.base_url
-    settings.ATLAS_LLM_MODEL = "fake-model"
-    settings.ATLAS_LLM_API_KEY = "sk-test-fake-key"
-    settings.ATLAS_LLM_RETRIES = 1
-    settings.ATLAS_LLM_TIMEOUT = 30
-    yield fake
-    fake.stop()
+    with llm_serving(settings, ATLAS_LLM_API_KEY="sk-test-fake-key", ATLAS_LLM_RETRIES=1, ATLAS_LLM_TIMEOUT=30) as fake:
+        yield fake
 
 
 def _api(server, token: str):

@@ -13,25 +13,22 @@ import pytest
 from django.db import connection
 
 from atlas_site.idempotency import idempotency_record_get, idempotency_record_store
+from memory.consolidation.lease import lease_holder
+from memory.consolidation.run import consolidation_run, consolidation_run_approve
 from memory.models import ConsolidationRun
 from memory.selectors import memory_get, memory_list
 from memory.services import forget, writes
-from memory.services.consolidation import consolidation_run, consolidation_run_approve, lease_holder
-from tests.fake_llm import FakeLlm, empty_plan, fact
+from tests.fake_llm import empty_plan, fact, llm_serving
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 def llm(settings):
-    fake = FakeLlm().start()
-    settings.ATLAS_LLM_BASE_URL = fake.base_url
-    settings.ATLAS_LLM_MODEL = "fake-model"
-    settings.ATLAS_LLM_API_KEY = "sk-test-fake-key"
-    settings.ATLAS_LLM_RETRIES = 1
-    settings.ATLAS_USAGE_RECORDING = "off"
-    yield fake
-    fake.stop()
+    with llm_serving(
+        settings, ATLAS_LLM_API_KEY="sk-test-fake-key", ATLAS_LLM_RETRIES=1, ATLAS_USAGE_RECORDING="off"
+    ) as fake:
+        yield fake
 
 
 def _said(subject, text: str, minutes: int = 0) -> str:

@@ -175,6 +175,7 @@ GATED = {
     "memory/services/writes.py",
     "memory/services/review.py",
     "memory/services/importing.py",
+    "memory/services/import_batch.py",  # the batch storage both import formats share
     "memory/services/catalog.py",
     "memory/services/supersession.py",
 }

@@ -442,7 +442,7 @@ def test_a_rest_style_resend_of_a_replaced_fact_keeps_it_replaced(maya) -> None:
 def test_consolidation_skips_and_records_a_supersession_of_a_fact_replaced_meanwhile(maya) -> None:
     """A run planned to replace a fact that a person edited before the plan was applied: the run's
     supersession is skipped and listed under ``replaced`` (naming the newest version); the rest applies."""
-    from memory.services.consolidation import plan_apply
+    from memory.consolidation.apply import plan_apply
 
     porto = fact_write(subject=maya, text="Maya lives in Porto", fact_type="identity")
     edited = fact_edit(subject=maya, memory_id=porto["id"], text="Maya lives in Faro")

@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 
 from memory import selectors
+from memory.models import ConsolidationRun
 from memory.services import writes
 from tenants import tokens
 from tenants.models import AuditRecord, Tenant
 from tests.browser import person_create
 from tests.memory.api.test_rest import Api, _problem, world  # noqa: F401 — the live-server fixture
+from tests.memory.consolidation.scripted import held_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -109,3 +111,20 @@ def test_a_replacement_of_the_persons_fact_is_theirs_to_accept(world, atlas_serv
     )
     chain = svc("GET", f"subjects/alice/memories/{mine['id']}/chain").json()["chain"]
     assert [m["id"] for m in chain] == [mine["id"], pid]
+
+
+def test_the_last_decision_over_rest_finishes_a_run_held_for_review(world) -> None:  # noqa: F811
+    """The decision reports the run complete; the view approves it (the rest of its plan, the watermark)."""
+    run, (first, second) = held_run(world["alice"], "Alice plays the cello", "Alice sings in a choir")
+    reviewer = Api(
+        world["svc"].base.removesuffix("/api/v1/"),
+        tokens.token_create(tenant=world["tenant"], name="reviewer", scopes="read,review", actor="t").secret,
+    )
+    versions = {p["id"]: p["version"] for p in reviewer("GET", "subjects/alice/proposals").json()["proposals"]}
+    rejected = reviewer("POST", f"subjects/alice/proposals/{first}/reject", json={"version": versions[first]})
+    assert rejected.json() == {"id": first, "type": "semantic", "status": "rejected"}
+    assert ConsolidationRun.objects.get(pk=run.pk).status == "needs_review"  # one still waits
+    accepted = reviewer("POST", f"subjects/alice/proposals/{second}/accept", json={"version": versions[second]})
+    assert accepted.status_code == 200 and accepted.json()["status"] == "current"
+    run.refresh_from_db()
+    assert run.status == "done" and run.changes["refused"] == [run.plan["facts"][0]["key"]]

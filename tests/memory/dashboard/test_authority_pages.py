@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memory import selectors
+from memory.models import ConsolidationRun
 from memory.services import writes
+from tests.memory.consolidation.scripted import held_run
 
 pytestmark = pytest.mark.django_db
 
@@ -48,3 +50,18 @@ def test_a_proposals_page_sends_the_person_to_review_it_not_to_edit_it(browser_c
     assert page.status_code == 200 and "This is a proposal waiting for your review" in html
     assert f'href="/review/#proposal-{proposal["id"]}"' in html
     assert page.context.get("form") is None  # no edit form: deciding happens in To review
+
+
+def test_the_persons_last_decision_in_the_dashboard_finishes_a_run_held_for_review(browser_client, maya) -> None:
+    run, (first, second, third) = held_run(maya, "Maya plays the cello", "Maya sings", "Maya paints")
+    version = {m: selectors.memory_get(subject=maya, memory_id=m)["version"] for m in (first, second, third)}
+    response = browser_client.post(f"/review/{first}/reject/", {"version": version[first]})
+    assert response.status_code == 302
+    assert ConsolidationRun.objects.get(pk=run.pk).status == "needs_review"  # two still wait
+    shown = [f"{m}:{version[m]}" for m in (second, third)]
+    response = browser_client.post(
+        "/review/all/", {"decision": "accept", "written_by": f"run:{run.pk}", "shown": shown}
+    )
+    assert response.status_code == 302
+    run.refresh_from_db()
+    assert run.status == "done" and run.changes["refused"] == [run.plan["facts"][0]["key"]]

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from memory.models import ConsolidationRun
 from memory.selectors import memory_get
 from memory.services import writes
 from tenants.models import Tenant
+from tests.memory.consolidation.scripted import held_run
 
 from .conftest import call, mcp_session, payload, run, tenant_with_subjects, token_for, tool_error
 
@@ -99,3 +101,18 @@ def test_review_tools_follow_the_tokens_scopes(atlas_server) -> None:
         f"proposal {proposal['id']} is this writer's own: whoever proposed never decides",
     )
     assert memory_get(subject=alice, memory_id=mine["id"])["status"] == "current"
+
+
+def test_the_last_decision_over_mcp_finishes_a_run_held_for_review(atlas_server) -> None:
+    tenant, (alice,) = tenant_with_subjects("held", "alice")
+    run, (first, second) = held_run(alice, "Alice plays the cello", "Alice sings in a choir")
+    reviewer = token_for(tenant, alice, scopes=["read", "review"])
+    listed = payload(call(atlas_server.url, reviewer, "list_proposals", {}))["proposals"]
+    version = {p["id"]: p["version"] for p in listed}
+    decide = {"decision": "reject", "proposal_id": first, "version": version[first]}
+    assert payload(call(atlas_server.url, reviewer, "review_proposal", decide))["status"] == "rejected"
+    assert ConsolidationRun.objects.get(pk=run.pk).status == "needs_review"  # one still waits
+    decide = {"decision": "accept", "proposal_id": second, "version": version[second]}
+    assert payload(call(atlas_server.url, reviewer, "review_proposal", decide))["status"] == "current"
+    run.refresh_from_db()
+    assert run.status == "done" and run.changes["refused"] == [run.plan["facts"][0]["key"]]

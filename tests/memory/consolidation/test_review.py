@@ -1,19 +1,21 @@
 """Consolidation under review (the fake LLM server): with review_mode=consolidation the run's facts wait
 as proposals, never recalled until accepted; a rejected proposal is not proposed again; a run the
-mass-change guard held appears in the queue and is finished by the person's last decision."""
+mass-change guard held appears in the queue and is finished by the person's last decision — which the
+decision reports, and the caller approves (the review service never calls back into consolidation)."""
 
 from __future__ import annotations
 
 import pytest
 
+from memory.consolidation.run import consolidation_run, consolidation_runs_settle
 from memory.models import ConsolidationRun
 from memory.recall import memory_recall
 from memory.selectors import memory_get, proposals_list
-from memory.services.consolidation import consolidation_run
+from memory.services.review import proposal_accept, proposal_reject, proposals_decide
 from tenants.models import Tenant
 from tests.fake_llm import empty_plan, fact
-from tests.memory.reviewing import accept, decide_all, reject
-from tests.memory.test_consolidation import llm, mass_change_scripted, say, watermark  # noqa: F401 — the fake LLM fixture
+from tests.memory.consolidation.scripted import held_run, mass_change_scripted, say, watermark
+from tests.memory.reviewing import PERSON_REVIEWER, accept, decide_all, reject, version_of
 
 PERSON = {"authority": "person", "written_by": "person:maya@example.org"}
 
@@ -29,7 +31,7 @@ def _recalled(subject, query: str) -> list[str]:
     return [h["text"] for h in memory_recall(subject=subject, query=query, k=10, memory_types=["semantic"]).hits]
 
 
-def test_a_run_under_review_writes_proposals_recall_never_sees_until_accepted(reviewed, llm) -> None:  # noqa: F811
+def test_a_run_under_review_writes_proposals_recall_never_sees_until_accepted(reviewed, llm) -> None:
     maya = reviewed
     seats = say(maya, "On flights I always take a window seat", 0)
     cat = say(maya, "My cat is called Miso", 1)
@@ -50,7 +52,7 @@ def test_a_run_under_review_writes_proposals_recall_never_sees_until_accepted(re
     assert _recalled(maya, "window seat on flights") == ["Maya prefers window seats on flights"]
 
 
-def test_a_rejected_proposal_is_not_proposed_again(reviewed, llm) -> None:  # noqa: F811
+def test_a_rejected_proposal_is_not_proposed_again(reviewed, llm) -> None:
     maya = reviewed
     first = say(maya, "I sometimes drink coffee", 0)
     llm.script(empty_plan(facts=[fact("Maya is a coffee addict", [first])]))
@@ -70,7 +72,7 @@ def test_a_rejected_proposal_is_not_proposed_again(reviewed, llm) -> None:  # no
     assert len(proposals_list(subject=maya)["proposals"]) == 1
 
 
-def test_a_held_mass_change_is_finished_by_the_persons_last_decision(maya, llm, settings) -> None:  # noqa: F811
+def test_a_held_mass_change_is_finished_by_the_persons_last_decision(maya, llm, settings) -> None:
     facts = mass_change_scripted(maya, llm, settings, facts=4, replaced=2, free=1)
     outcome = consolidation_run(subject=maya)
     run = ConsolidationRun.objects.get(pk=outcome.run.pk)
@@ -91,3 +93,23 @@ def test_a_held_mass_change_is_finished_by_the_persons_last_decision(maya, llm, 
     assert run.changes["refused"] == [s["key"] for s in run.plan["supersessions"] if s["text"] == drop["text"]]
     assert memory_get(subject=maya, memory_id=facts[0]["id"])["superseded_by"] == [keep["id"]]
     assert memory_get(subject=maya, memory_id=facts[1]["id"])["status"] == "current"
+
+
+def test_the_last_decision_reports_the_held_run_and_the_caller_approves_it(maya) -> None:
+    run, (first, second) = held_run(maya, "Maya plays the cello", "Maya sings in a choir")
+    person = {"actor": "person:maya", "reviewer": PERSON_REVIEWER}
+    one = proposal_reject(subject=maya, proposal_id=first, version=version_of(maya, first), **person)
+    assert (one.shown["status"], one.runs_complete) == ("rejected", [])  # the other one still waits
+    nothing = proposals_decide(subject=maya, decision="accept", written_by=f"run:{run.pk}", shown={}, **person)
+    assert (nothing.shown, nothing.runs_complete) == ({"accepted": [], "refused": []}, [])  # decided none
+    last = proposal_accept(subject=maya, proposal_id=second, version=version_of(maya, second), **person)
+    assert (last.shown["text"], last.runs_complete) == ("Maya sings in a choir", [run.pk])
+    run.refresh_from_db()
+    assert run.status == "needs_review"  # reported, not approved: approving is the caller's
+    consolidation_runs_settle(subject=maya, run_ids=last.runs_complete, actor="person:maya")
+    run.refresh_from_db()
+    assert run.status == "done" and run.changes["refused"] == [run.plan["facts"][0]["key"]]
+    assert memory_get(subject=maya, memory_id=second)["status"] == "current"
+    # Settling again (a retried request) finds no run waiting: nothing happens twice.
+    consolidation_runs_settle(subject=maya, run_ids=last.runs_complete, actor="person:maya")
+    assert ConsolidationRun.objects.get(pk=run.pk).attempts == run.attempts

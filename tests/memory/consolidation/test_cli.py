@@ -10,25 +10,20 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
+from memory.consolidation.run import NO_LLM
 from memory.models import ConsolidationRun, ConsolidationState
 from memory.selectors import memory_list, proposals_list
 from memory.services import writes
-from memory.services.consolidation import NO_LLM
 from tenants.models import Person
-from tests.fake_llm import FakeLlm, empty_plan, fact
+from tests.fake_llm import empty_plan, fact, llm_serving
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 def llm(settings):
-    fake = FakeLlm().start()
-    settings.ATLAS_LLM_BASE_URL = fake.base_url
-    settings.ATLAS_LLM_MODEL = "fake-model"
-    settings.ATLAS_LLM_RETRIES = 0
-    settings.ATLAS_USAGE_RECORDING = "off"
-    yield fake
-    fake.stop()
+    with llm_serving(settings, ATLAS_LLM_RETRIES=0, ATLAS_USAGE_RECORDING="off") as fake:
+        yield fake
 
 
 def run_cli(*args: str) -> str:

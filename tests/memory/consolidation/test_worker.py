@@ -22,7 +22,7 @@ from memory.tasks import consolidation_nightly_task, consolidation_subject_task
 from tests.atlas_site import test_celery_worker as base_worker
 from tests.fake_llm import FakeLlm, empty_plan, fact, prompt_of, remembering
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 
+from memory.consolidation.run import consolidation_run
+from memory.consolidation.validation import EXFILTRATION
 from memory.selectors import memory_get
 from memory.services import writes
-from memory.services.consolidation import EXFILTRATION, consolidation_run
 from tests.fake_llm import empty_plan, fact
-from tests.memory.test_consolidation import llm, say, stored, texts  # noqa: F401  (llm is a fixture)
+from tests.memory.consolidation.scripted import say, stored, texts
 
 REPORTED = {
     "passwd": "My passwd is hunter2",
@@ -36,7 +37,7 @@ def _playbook(name: str, steps: list[str], episodes: list[str]) -> dict:
     }
 
 
-def test_the_reported_phrasings_are_redacted_and_refused_and_the_look_alikes_kept(maya, llm) -> None:  # noqa: F811
+def test_the_reported_phrasings_are_redacted_and_refused_and_the_look_alikes_kept(maya, llm) -> None:
     said = {key: say(maya, text, n) for n, (key, text) in enumerate({**REPORTED, **LOOK_ALIKES}.items())}
     llm.script(
         empty_plan(
@@ -75,7 +76,7 @@ def test_the_reported_phrasings_are_redacted_and_refused_and_the_look_alikes_kep
         assert memory_get(subject=maya, memory_id=said[key])["text"] == text
 
 
-def test_an_existing_playbooks_secret_is_redacted_before_the_llm(maya, llm) -> None:  # noqa: F811
+def test_an_existing_playbooks_secret_is_redacted_before_the_llm(maya, llm) -> None:
     """Related playbooks go to the LLM too: their name, trigger and steps are redacted like the turns."""
     writes.playbook_write(
         subject=maya,
