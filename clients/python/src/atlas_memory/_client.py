@@ -1,0 +1,155 @@
+"""``Atlas`` and ``AsyncAtlas``: how a call goes over HTTP (httpx), retried within its budget."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import httpx
+
+from ._operations import Call, Operations
+from ._retry import Attempts, Retry
+from ._version import __version__
+from .errors import error_from
+
+
+def _settings(base_url: str, token: str, timeout: float) -> dict[str, Any]:
+    root = base_url.rstrip("/").removesuffix("/api/v1")
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json",
+        "User-Agent": f"atlas-memory-client/{__version__}",
+    }
+    return {"base_url": root, "headers": headers, "timeout": timeout}
+
+
+def _request(call: Call) -> dict[str, Any]:
+    return {"params": call.params, "json": call.json, "headers": call.headers}
+
+
+def _line(raw: str) -> dict[str, Any] | None:
+    return json.loads(raw) if raw.strip() else None
+
+
+class Atlas(Operations):
+    """The Atlas Memory REST API, one method per operation::
+
+        with Atlas("http://127.0.0.1:8000", token) as atlas:
+            turn = atlas.turn(subject="alice", text="I moved to Lisbon")
+            print([hit.text for hit in turn.hits])
+
+    ``retry`` bounds the retries (attempts and seconds; ``NEVER`` for none).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout: float = 30.0,
+        retry: Retry | None = None,
+    ) -> None:
+        self.retry = retry or Retry()
+        self._http = httpx.Client(**_settings(base_url, token, timeout))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Atlas:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _run(self, call: Call) -> Any:
+        attempts = Attempts(self.retry, call.kind)
+        while True:
+            try:
+                outcome: httpx.Response | httpx.TransportError = self._http.request(
+                    call.method, call.path, **_request(call)
+                )
+            except httpx.TransportError as exc:
+                outcome = exc
+            settled = attempts.settle(outcome)
+            if isinstance(settled, httpx.Response):
+                return call.answer(settled)
+            time.sleep(settled)
+
+    def _pages(self, page: Callable[[str | None], Call], items: str) -> Iterator[Any]:
+        cursor = None
+        while True:
+            answer = self._run(page(cursor))
+            yield from getattr(answer, items)
+            cursor = answer.next_cursor
+            if not cursor:
+                return
+
+    def _lines(self, call: Call) -> Iterator[dict[str, Any]]:
+        with self._http.stream(call.method, call.path, **_request(call)) as response:
+            if not response.is_success:
+                response.read()
+                raise error_from(response)
+            for raw in response.iter_lines():
+                if (line := _line(raw)) is not None:
+                    yield line
+
+
+class AsyncAtlas(Operations):
+    """``Atlas`` for asyncio: the same methods, each returning an awaitable of the same answer (the
+    ``*_iter`` methods and ``memory_export`` are async iterators)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout: float = 30.0,
+        retry: Retry | None = None,
+    ) -> None:
+        self.retry = retry or Retry()
+        self._http = httpx.AsyncClient(**_settings(base_url, token, timeout))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncAtlas:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _run(self, call: Call) -> Any:
+        attempts = Attempts(self.retry, call.kind)
+        while True:
+            try:
+                outcome: httpx.Response | httpx.TransportError = await self._http.request(
+                    call.method, call.path, **_request(call)
+                )
+            except httpx.TransportError as exc:
+                outcome = exc
+            settled = attempts.settle(outcome)
+            if isinstance(settled, httpx.Response):
+                return call.answer(settled)
+            await asyncio.sleep(settled)
+
+    async def _pages(self, page: Callable[[str | None], Call], items: str) -> AsyncIterator[Any]:
+        cursor = None
+        while True:
+            answer = await self._run(page(cursor))
+            for item in getattr(answer, items):
+                yield item
+            cursor = answer.next_cursor
+            if not cursor:
+                return
+
+    async def _lines(self, call: Call) -> AsyncIterator[dict[str, Any]]:
+        async with self._http.stream(call.method, call.path, **_request(call)) as response:
+            if not response.is_success:
+                await response.aread()
+                raise error_from(response)
+            async for raw in response.aiter_lines():
+                if (line := _line(raw)) is not None:
+                    yield line
