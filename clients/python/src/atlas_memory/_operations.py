@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -33,7 +33,6 @@ from .models import (
     wire,
 )
 
-T = TypeVar("T")
 Time = datetime | str
 Step = str | dict[str, Any]
 
@@ -45,10 +44,13 @@ class Call:
     method: str
     path: str
     kind: Kind
-    answer: Callable[[httpx.Response], Any]
+    model: type | None  # the answer's class (None: read otherwise, as the export's lines)
     params: dict[str, Any] | None = None
     json: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+
+    def answer(self, response: httpx.Response) -> Any:
+        return build(self.model, response.json(), etag=response.headers.get("ETag"))
 
 
 def _path(*segments: str) -> str:
@@ -56,26 +58,22 @@ def _path(*segments: str) -> str:
     return "/api/v1/" + "/".join(quote(str(s), safe="") for s in segments)
 
 
-def _as(cls: type[T]) -> Callable[[httpx.Response], T]:
-    return lambda response: build(cls, response.json(), etag=response.headers.get("ETag"))
-
-
 def _query(values: dict[str, Any]) -> dict[str, Any]:
     return {k: ("true" if v is True else "false" if v is False else v) for k, v in wire(values).items()}
 
 
 def _read(path: str, cls: type, *, params: dict[str, Any] | None = None, json: Any = None) -> Call:
-    return Call("POST" if json is not None else "GET", path, Kind.READ, _as(cls), _query(params or {}), json)
+    return Call("POST" if json is not None else "GET", path, Kind.READ, cls, _query(params or {}), json)
 
 
 def _keyed(path: str, cls: type, body: dict[str, Any], key: str | None) -> Call:
     """A POST the server replays for a retry with the same Idempotency-Key (a fresh one unless given)."""
-    return Call("POST", path, Kind.KEYED, _as(cls), json=wire(body), headers={"Idempotency-Key": key or _new_key()})
+    return Call("POST", path, Kind.KEYED, cls, json=wire(body), headers={"Idempotency-Key": key or _new_key()})
 
 
 def _unkeyed(method: str, path: str, cls: type, *, json: Any = None, if_match: str | None = None) -> Call:
     headers = {"If-Match": if_match} if if_match else {}
-    return Call(method, path, Kind.UNKEYED, _as(cls), json=json, headers=headers)
+    return Call(method, path, Kind.UNKEYED, cls, json=json, headers=headers)
 
 
 def _new_key() -> str:
@@ -353,7 +351,7 @@ class Operations:
         """The subject's export (docs/export-format.md), line by line as it streams: the header, then one
         memory per line. Not retried: a stream cannot resume."""
         path = _path("subjects", subject, "export")
-        return self._lines(Call("GET", path, Kind.READ, lambda response: response))
+        return self._lines(Call("GET", path, Kind.READ, None))
 
     # --- forgetting --------------------------------------------------------------------------------
     def memory_forget(self, *, subject: str, memory_id: str) -> Forgotten:
