@@ -76,13 +76,20 @@ def _unkeyed(method: str, path: str, cls: type, *, json: Any = None, if_match: s
     return Call(method, path, Kind.UNKEYED, cls, json=json, headers=headers)
 
 
+def _given(arguments: dict[str, Any], *outside: str) -> dict[str, Any]:
+    """A method's own arguments (its ``locals()`` on entry) as the request's fields: the names are the
+    API's, so the body or query is the arguments less those sent elsewhere (path, headers)."""
+    return {k: v for k, v in arguments.items() if k != "self" and k not in outside}
+
+
 def _new_key() -> str:
     return f"atlas-py-{uuid.uuid4().hex}"
 
 
 class Operations:
     """Every operation of the API. Subclasses say how a call is sent (``_run``), a paged list walked
-    (``_pages``) and a stream read (``_lines``)."""
+    (``_pages``) and a stream read (``_lines``). Each method's first line takes its arguments
+    (``locals()``) as the request's fields: keep it first."""
 
     def _run(self, call: Call) -> Any:
         raise NotImplementedError
@@ -100,18 +107,17 @@ class Operations:
 
     # --- subjects (tenant tokens) ------------------------------------------------------------------
     def subject_list(self, *, page_size: int | None = None, cursor: str | None = None) -> SubjectPage:
-        return self._run(_read(_path("subjects"), SubjectPage, params={"page_size": page_size, "cursor": cursor}))
+        return self._run(_read(_path("subjects"), SubjectPage, params=_given(locals())))
 
     def subject_list_iter(self, *, page_size: int | None = None) -> Iterator[Subject]:
         """Every subject, page after page."""
+        query = _given(locals())
         return self._pages(
-            lambda cursor: _read(_path("subjects"), SubjectPage, params={"page_size": page_size, "cursor": cursor}),
-            "subjects",
+            lambda cursor: _read(_path("subjects"), SubjectPage, params={**query, "cursor": cursor}), "subjects"
         )
 
     def subject_create(self, *, id: str, display_name: str | None = None) -> Subject:
-        body = wire({"id": id, "display_name": display_name})
-        return self._run(_unkeyed("POST", _path("subjects"), Subject, json=body))
+        return self._run(_unkeyed("POST", _path("subjects"), Subject, json=wire(_given(locals()))))
 
     # --- a subject's memories: writes --------------------------------------------------------------
     def episode_write(
@@ -128,15 +134,7 @@ class Operations:
         idempotency_key: str | None = None,
     ) -> Memory:
         """Store one user turn."""
-        body = {
-            "text": text,
-            "session_id": session_id,
-            "agent_id": agent_id,
-            "role": role,
-            "event_type": event_type,
-            "at": at,
-            "external_id": external_id,
-        }
+        body = _given(locals(), "subject", "idempotency_key")
         return self._run(_keyed(_path("subjects", subject, "episodes"), Memory, body, idempotency_key))
 
     def turn(
@@ -154,16 +152,7 @@ class Operations:
         idempotency_key: str | None = None,
     ) -> Turn:
         """Store the user's turn and recall for it in one round trip: ``.episode`` and ``.hits``."""
-        body = {
-            "text": text,
-            "session_id": session_id,
-            "agent_id": agent_id,
-            "role": role,
-            "event_type": event_type,
-            "at": at,
-            "external_id": external_id,
-            "recall": recall,
-        }
+        body = _given(locals(), "subject", "idempotency_key")
         return self._run(_keyed(_path("subjects", subject, "turn"), Turn, body, idempotency_key))
 
     def fact_write(
@@ -183,17 +172,7 @@ class Operations:
     ) -> Memory:
         """Store a fact, optionally replacing older ones (``supersedes``); ``status`` pending when it waits
         for the person's review."""
-        body = {
-            "text": text,
-            "fact_type": fact_type,
-            "confidence": confidence,
-            "source_episodes": source_episodes,
-            "valid_from": valid_from,
-            "valid_to": valid_to,
-            "supersedes": supersedes,
-            "contradiction": contradiction,
-            "external_id": external_id,
-        }
+        body = _given(locals(), "subject", "idempotency_key")
         return self._run(_keyed(_path("subjects", subject, "facts"), Memory, body, idempotency_key))
 
     def fact_edit(
@@ -209,7 +188,7 @@ class Operations:
     ) -> Memory:
         """Edit a fact: a new version replaces it (the old one stays in its chain). ``if_match``: the ETag
         you read (``memory_get(...).etag``); a change since is a PreconditionFailed."""
-        body = wire({"text": text, "fact_type": fact_type, "confidence": confidence, "contradiction": contradiction})
+        body = wire(_given(locals(), "subject", "memory_id", "if_match"))
         path = _path("subjects", subject, "facts", memory_id)
         return self._run(_unkeyed("PATCH", path, Memory, json=body, if_match=if_match))
 
@@ -225,13 +204,7 @@ class Operations:
         idempotency_key: str | None = None,
     ) -> Memory:
         """Store a playbook: steps that worked, each an instruction or ``{instruction, tool, order}``."""
-        body = {
-            "name": name,
-            "trigger_text": trigger_text,
-            "steps": steps,
-            "description": description,
-            "external_id": external_id,
-        }
+        body = _given(locals(), "subject", "idempotency_key")
         return self._run(_keyed(_path("subjects", subject, "playbooks"), Memory, body, idempotency_key))
 
     def playbook_outcome(
@@ -244,8 +217,8 @@ class Operations:
         idempotency_key: str | None = None,
     ) -> Memory:
         """Record how a playbook went; refined steps replace its steps (version + 1)."""
+        body = _given(locals(), "subject", "memory_id", "idempotency_key")
         path = _path("subjects", subject, "playbooks", memory_id, "outcome")
-        body = {"success": success, "refined_steps": refined_steps}
         return self._run(_keyed(path, Memory, body, idempotency_key))
 
     # --- a subject's memories: reads ---------------------------------------------------------------
@@ -268,20 +241,8 @@ class Operations:
     ) -> Recall:
         """One search over every memory type and the catalog. ``explain=True``: why each hit ranked there;
         ``expect=[ids]``: what kept those memories out (in ``.explain``)."""
-        options = RecallOptions(
-            k=k,
-            types=types,
-            include_superseded=include_superseded,
-            as_of=as_of,
-            fact_type=fact_type,
-            since=since,
-            until=until,
-            rerank=rerank,
-            fold_evidence=fold_evidence,
-            explain=explain,
-            expect=expect,
-        )
-        return self._run(_read(_path("subjects", subject, "recall"), Recall, json={"query": query, **options.body()}))
+        body = wire(_given(locals(), "subject"))
+        return self._run(_read(_path("subjects", subject, "recall"), Recall, json=body))
 
     def memory_list(
         self,
@@ -298,19 +259,8 @@ class Operations:
         cursor: str | None = None,
     ) -> MemoryPage:
         """One page of the subject's memories, newest first (``next_cursor`` for the next)."""
-        filters = {
-            "types": types,
-            "fact_type": fact_type,
-            "include_superseded": include_superseded,
-            "session_id": session_id,
-            "authority": authority,
-            "since": since,
-            "until": until,
-            "page_size": page_size,
-        }
-        return self._run(
-            _read(_path("subjects", subject, "memories"), MemoryPage, params={**filters, "cursor": cursor})
-        )
+        query = _given(locals(), "subject")
+        return self._run(_read(_path("subjects", subject, "memories"), MemoryPage, params=query))
 
     def memory_list_iter(
         self,
@@ -326,18 +276,9 @@ class Operations:
         page_size: int | None = None,
     ) -> Iterator[Memory]:
         """Every memory ``memory_list`` would page through, one at a time."""
-        filters = {
-            "types": types,
-            "fact_type": fact_type,
-            "include_superseded": include_superseded,
-            "session_id": session_id,
-            "authority": authority,
-            "since": since,
-            "until": until,
-            "page_size": page_size,
-        }
+        query = _given(locals(), "subject")
         path = _path("subjects", subject, "memories")
-        return self._pages(lambda cursor: _read(path, MemoryPage, params={**filters, "cursor": cursor}), "memories")
+        return self._pages(lambda cursor: _read(path, MemoryPage, params={**query, "cursor": cursor}), "memories")
 
     def memory_get(self, *, subject: str, memory_id: str) -> MemoryDetail:
         """One memory with its provenance, and its ``etag`` for an edit."""
@@ -350,8 +291,7 @@ class Operations:
     def memory_export(self, *, subject: str) -> Iterator[dict[str, Any]]:
         """The subject's export (docs/export-format.md), line by line as it streams: the header, then one
         memory per line. Not retried: a stream cannot resume."""
-        path = _path("subjects", subject, "export")
-        return self._lines(Call("GET", path, Kind.READ, None))
+        return self._lines(Call("GET", _path("subjects", subject, "export"), Kind.READ, None))
 
     # --- forgetting --------------------------------------------------------------------------------
     def memory_forget(self, *, subject: str, memory_id: str) -> Forgotten:
@@ -372,19 +312,15 @@ class Operations:
         page_size: int | None = None,
         cursor: str | None = None,
     ) -> ProposalPage:
-        params = {"written_by": written_by, "page_size": page_size, "cursor": cursor}
-        return self._run(_read(_path("subjects", subject, "proposals"), ProposalPage, params=params))
+        query = _given(locals(), "subject")
+        return self._run(_read(_path("subjects", subject, "proposals"), ProposalPage, params=query))
 
     def proposal_list_iter(
         self, *, subject: str, written_by: str | None = None, page_size: int | None = None
     ) -> Iterator[Proposal]:
+        query = _given(locals(), "subject")
         path = _path("subjects", subject, "proposals")
-        return self._pages(
-            lambda cursor: _read(
-                path, ProposalPage, params={"written_by": written_by, "page_size": page_size, "cursor": cursor}
-            ),
-            "proposals",
-        )
+        return self._pages(lambda cursor: _read(path, ProposalPage, params={**query, "cursor": cursor}), "proposals")
 
     def proposal_accept(
         self,
@@ -396,23 +332,25 @@ class Operations:
         idempotency_key: str | None = None,
     ) -> Memory:
         """Accept a proposal (``text``: as you corrected it); ``version`` is the one you reviewed."""
+        body = _given(locals(), "subject", "proposal_id", "idempotency_key")
         path = _path("subjects", subject, "proposals", proposal_id, "accept")
-        return self._run(_keyed(path, Memory, {"version": version, "text": text}, idempotency_key))
+        return self._run(_keyed(path, Memory, body, idempotency_key))
 
     def proposal_reject(
         self, *, subject: str, proposal_id: str, version: str, idempotency_key: str | None = None
     ) -> ProposalRejected:
+        body = _given(locals(), "subject", "proposal_id", "idempotency_key")
         path = _path("subjects", subject, "proposals", proposal_id, "reject")
-        return self._run(_keyed(path, ProposalRejected, {"version": version}, idempotency_key))
+        return self._run(_keyed(path, ProposalRejected, body, idempotency_key))
 
     # --- the tenant's catalog (tenant tokens) ------------------------------------------------------
     def catalog_list(self, *, page_size: int | None = None, cursor: str | None = None) -> MemoryPage:
-        return self._run(_read(_path("catalog"), MemoryPage, params={"page_size": page_size, "cursor": cursor}))
+        return self._run(_read(_path("catalog"), MemoryPage, params=_given(locals())))
 
     def catalog_list_iter(self, *, page_size: int | None = None) -> Iterator[Memory]:
+        query = _given(locals())
         return self._pages(
-            lambda cursor: _read(_path("catalog"), MemoryPage, params={"page_size": page_size, "cursor": cursor}),
-            "memories",
+            lambda cursor: _read(_path("catalog"), MemoryPage, params={**query, "cursor": cursor}), "memories"
         )
 
     def catalog_write(
@@ -425,7 +363,7 @@ class Operations:
         external_id: str | None = None,
         idempotency_key: str | None = None,
     ) -> Memory:
-        body = {"title": title, "text": text, "category": category, "tags": tags, "external_id": external_id}
+        body = _given(locals(), "idempotency_key")
         return self._run(_keyed(_path("catalog"), Memory, body, idempotency_key))
 
     def catalog_get(self, *, entry_id: str) -> Memory:
@@ -441,7 +379,7 @@ class Operations:
         tags: list[str] | None = None,
         if_match: str | None = None,
     ) -> Memory:
-        body = wire({"title": title, "text": text, "category": category, "tags": tags})
+        body = wire(_given(locals(), "entry_id", "if_match"))
         return self._run(_unkeyed("PATCH", _path("catalog", entry_id), Memory, json=body, if_match=if_match))
 
     def catalog_delete(self, *, entry_id: str) -> Forgotten:

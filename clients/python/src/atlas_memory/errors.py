@@ -74,8 +74,9 @@ class NotFound(AtlasError):
 
 
 # The server names the newest version of a replaced fact, and a proposal's current version, in the
-# detail only; these are its two phrasings (memory/services/supersession.py, gate.py).
-_NEWEST = re.compile(r"newest version is ([^\s.]+)|newest version \(([^)\s]+)\)|was replaced by ([^\s:]+)")
+# detail only (memory/services/supersession.py already_replaced, gate.py version_check); the tests run
+# against the live server keep these in step with its wording.
+_NEWEST = (re.compile(r"newest version \(([^)\s]+)\)"), re.compile(r"newest version is (\S+?)\.?(?:\s|$)"))
 _VERSION = re.compile(r"\(version ([^)\s]+)\)")
 
 
@@ -85,8 +86,8 @@ class Conflict(AtlasError):
 
     @property
     def newest(self) -> str | None:
-        found = _NEWEST.search(self.detail)
-        return next((g for g in found.groups() if g), None) if found else None
+        found = next((m for m in (p.search(self.detail) for p in _NEWEST) if m), None)
+        return found.group(1) if found else None
 
     @property
     def version(self) -> str | None:
