@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from atlas_memory import AsyncAtlas, Atlas, models
+from atlas_memory import AsyncAtlas, Atlas, AtlasError, FieldError, models
 from atlas_memory._operations import Call, Operations
 from atlas_memory._retry import Kind
 
@@ -153,4 +153,10 @@ def test_each_class_has_its_components_properties_as_fields(model: type) -> None
     fields = {f.name for f in dataclasses.fields(model)} - models.NOT_IN_SCHEMA
     assert fields == set(component["properties"]) - NOT_FIELDS.get(model.__schema__, set())
     required = {f.name for f in dataclasses.fields(model) if f.default is f.default_factory is dataclasses.MISSING}
-    assert required <= set(component.get("required", []))
+    assert required == set(component.get("required", []))
+
+
+def test_problem_details_and_their_field_errors_are_read_whole() -> None:
+    problem = AtlasError("detail", status=400, type="urn:atlas-memory:problem:invalid", title="Bad request")
+    assert all(hasattr(problem, name) for name in SCHEMAS["ProblemOut"]["properties"])
+    assert {f.name for f in dataclasses.fields(FieldError)} == set(SCHEMAS["FieldErrorOut"]["properties"])

@@ -16,14 +16,23 @@ from ._version import __version__
 from .errors import error_from
 
 
-def _settings(base_url: str, token: str, timeout: float) -> dict[str, Any]:
-    root = base_url.rstrip("/").removesuffix("/api/v1")
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "Accept": "application/json",
-        "User-Agent": f"atlas-memory-client/{__version__}",
-    }
-    return {"base_url": root, "headers": headers, "timeout": timeout}
+class Client(Operations):
+    """A client's settings: the server's root URL (``/api/v1`` may end it), the token, the timeout of
+    one attempt, and the retry budget of one call."""
+
+    http_class: type[httpx.Client] | type[httpx.AsyncClient]
+
+    def __init__(self, base_url: str, token: str, *, timeout: float = 30.0, retry: Retry | None = None) -> None:
+        self.retry = retry or Retry()
+        self._http = self.http_class(
+            base_url=base_url.rstrip("/").removesuffix("/api/v1"),
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json",
+                "User-Agent": f"atlas-memory-client/{__version__}",
+            },
+            timeout=timeout,
+        )
 
 
 def _request(call: Call) -> dict[str, Any]:
@@ -34,7 +43,7 @@ def _line(raw: str) -> dict[str, Any] | None:
     return json.loads(raw) if raw.strip() else None
 
 
-class Atlas(Operations):
+class Atlas(Client):
     """The Atlas Memory REST API, one method per operation::
 
         with Atlas("http://127.0.0.1:8000", token) as atlas:
@@ -44,16 +53,8 @@ class Atlas(Operations):
     ``retry`` bounds the retries (attempts and seconds; ``NEVER`` for none).
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        token: str,
-        *,
-        timeout: float = 30.0,
-        retry: Retry | None = None,
-    ) -> None:
-        self.retry = retry or Retry()
-        self._http = httpx.Client(**_settings(base_url, token, timeout))
+    http_class = httpx.Client
+    _http: httpx.Client
 
     def close(self) -> None:
         self._http.close()
@@ -97,20 +98,12 @@ class Atlas(Operations):
                     yield line
 
 
-class AsyncAtlas(Operations):
+class AsyncAtlas(Client):
     """``Atlas`` for asyncio: the same methods, each returning an awaitable of the same answer (the
     ``*_iter`` methods and ``memory_export`` are async iterators)."""
 
-    def __init__(
-        self,
-        base_url: str,
-        token: str,
-        *,
-        timeout: float = 30.0,
-        retry: Retry | None = None,
-    ) -> None:
-        self.retry = retry or Retry()
-        self._http = httpx.AsyncClient(**_settings(base_url, token, timeout))
+    http_class = httpx.AsyncClient
+    _http: httpx.AsyncClient
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -20,7 +20,16 @@ NOT_IN_SCHEMA = frozenset({"extra", "etag"})
 
 
 @dataclass(kw_only=True)
-class Memory:
+class Answer:
+    """What every answer class has beside its component's properties."""
+
+    #: Members of the answer the class does not declare: a memory type's own fields (fact_type,
+    #: confidence, supersedes, session_id, steps …), or what a newer server adds.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Memory(Answer):
     """A stored memory: an episode, fact, playbook or catalog entry (MemoryOut)."""
 
     __schema__: ClassVar[str] = "MemoryOut"
@@ -37,44 +46,39 @@ class Memory:
     review_state: str | None = None
     proposal_for: list[str] = field(default_factory=list)
     version: str | None = None
-    #: The memory type's own fields (fact_type, confidence, supersedes, session_id, steps …).
-    extra: dict[str, Any] = field(default_factory=dict)
     #: The ETag the answer carried (one memory read or edited): send it as ``if_match`` to edit safely.
     etag: str | None = None
 
 
 @dataclass(kw_only=True)
-class Writer:
+class Writer(Answer):
     __schema__: ClassVar[str] = "WriterOut"
     kind: str
     name: str
     label: str
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class CitedEpisode:
+class CitedEpisode(Answer):
     __schema__: ClassVar[str] = "CitedEpisodeOut"
     id: str
     gone: bool
     timestamp: datetime | None = None
     text: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class Run:
+class Run(Answer):
     __schema__: ClassVar[str] = "RunOut"
     id: str
     gone: bool
     status: str | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class Provenance:
+class Provenance(Answer):
     """Where a memory came from: authority, writer, cited episodes, the consolidation run (ProvenanceOut)."""
 
     __schema__: ClassVar[str] = "ProvenanceOut"
@@ -82,7 +86,6 @@ class Provenance:
     written_by: Writer | None
     episodes: list[CitedEpisode]
     run: Run | None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -90,16 +93,15 @@ class MemoryDetail(Memory):
     """One memory with its provenance (MemoryDetailOut)."""
 
     __schema__: ClassVar[str] = "MemoryDetailOut"
-    provenance: Provenance | None = None
+    provenance: Provenance | None
 
 
 @dataclass(kw_only=True)
-class Evidence:
+class Evidence(Answer):
     __schema__: ClassVar[str] = "EvidenceOut"
     id: str
     timestamp: datetime
     text: str
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -107,15 +109,15 @@ class Hit(Memory):
     """A recalled memory, its rank and score; with ``explain``, why it ranked there (HitOut)."""
 
     __schema__: ClassVar[str] = "HitOut"
-    score: float = 0.0
-    rank: int = 0
+    score: float
+    rank: int
     evidence: list[Evidence] = field(default_factory=list)
     evidence_count: int | None = None
     explain: dict[str, Any] | None = None
 
 
 @dataclass(kw_only=True)
-class Recall:
+class Recall(Answer):
     """A recall's hits, best first (RecallOut); ``explain`` with explain or expect."""
 
     __schema__: ClassVar[str] = "RecallOut"
@@ -123,17 +125,15 @@ class Recall:
     legs: list[str]
     took_ms: float
     explain: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class Turn:
+class Turn(Answer):
     """The stored turn and what recall found for it (TurnOut)."""
 
     __schema__: ClassVar[str] = "TurnOut"
     episode: Memory
     recall: Recall
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def hits(self) -> list[Hit]:
@@ -141,11 +141,10 @@ class Turn:
 
 
 @dataclass(kw_only=True)
-class MemoryPage:
+class MemoryPage(Answer):
     __schema__: ClassVar[str] = "MemoryPageOut"
     memories: list[Memory]
     next_cursor: str | None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -157,42 +156,38 @@ class Proposal(Memory):
 
 
 @dataclass(kw_only=True)
-class ProposalPage:
+class ProposalPage(Answer):
     __schema__: ClassVar[str] = "ProposalPageOut"
     proposals: list[Proposal]
     next_cursor: str | None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class ProposalRejected:
+class ProposalRejected(Answer):
     __schema__: ClassVar[str] = "ProposalRejectedOut"
     id: str
     type: str
     status: str
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class Chain:
+class Chain(Answer):
     """A fact's versions, oldest first (ChainOut)."""
 
     __schema__: ClassVar[str] = "ChainOut"
     chain: list[Memory]
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class StoreReceipt:
+class StoreReceipt(Answer):
     __schema__: ClassVar[str] = "StoreReceiptOut"
     count: int
     ids: list[str]
     truncated: bool
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class Receipt:
+class Receipt(Answer):
     """What forgetting removed, per store (ReceiptOut)."""
 
     __schema__: ClassVar[str] = "ReceiptOut"
@@ -201,30 +196,27 @@ class Receipt:
     idempotency_records: StoreReceipt
     query_embedding_cache: StoreReceipt
     turn_contexts: StoreReceipt | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class Forgotten:
+class Forgotten(Answer):
     __schema__: ClassVar[str] = "ForgottenOut"
     id: str
     type: str
     forgotten: bool
     receipt: Receipt
     orphaned: list[str]
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class ForgottenAll:
+class ForgottenAll(Answer):
     __schema__: ClassVar[str] = "ForgottenAllOut"
     forgotten: dict[str, int]
     receipt: Receipt
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class Subject:
+class Subject(Answer):
     """A tenant's end user; ``id`` is the external id used in memory routes (SubjectOut)."""
 
     __schema__: ClassVar[str] = "SubjectOut"
@@ -232,19 +224,17 @@ class Subject:
     display_name: str
     active: bool
     created_at: datetime
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class SubjectPage:
+class SubjectPage(Answer):
     __schema__: ClassVar[str] = "SubjectPageOut"
     subjects: list[Subject]
     next_cursor: str | None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
-class Me:
+class Me(Answer):
     """What this token is and may do (MeOut)."""
 
     __schema__: ClassVar[str] = "MeOut"
@@ -255,7 +245,6 @@ class Me:
     token: str
     name: str
     expires_at: datetime | None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
