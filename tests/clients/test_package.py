@@ -41,6 +41,8 @@ def test_the_wheel_holds_the_package_and_declares_httpx_only(wheel: Path) -> Non
         f"atlas_memory/{name}"
         for name in (
             "__init__.py",
+            "_async.py",
+            "_async.pyi",
             "_client.py",
             "_operations.py",
             "_retry.py",

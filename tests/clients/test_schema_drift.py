@@ -11,11 +11,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import atlas_memory
 import pytest
 import yaml
 from atlas_memory import AsyncAtlas, Atlas, AtlasError, FieldError, models
 from atlas_memory._operations import Call, Operations
 from atlas_memory._retry import Kind
+
+from . import async_stub
 
 SNAPSHOT = yaml.safe_load((Path(__file__).resolve().parents[2] / "memory/api/openapi.yaml").read_text())
 SCHEMAS = SNAPSHOT["components"]["schemas"]
@@ -160,3 +163,8 @@ def test_problem_details_and_their_field_errors_are_read_whole() -> None:
     problem = AtlasError("detail", status=400, type="urn:atlas-memory:problem:invalid", title="Bad request")
     assert all(hasattr(problem, name) for name in SCHEMAS["ProblemOut"]["properties"])
     assert {f.name for f in dataclasses.fields(FieldError)} == set(SCHEMAS["FieldErrorOut"]["properties"])
+
+
+def test_the_async_clients_typed_signatures_are_generated_from_the_operations() -> None:
+    committed = (Path(atlas_memory.__file__).parent / "_async.pyi").read_text()
+    assert committed == async_stub.stub(), "regenerate it: .venv/bin/python -m tests.clients.async_stub > …/_async.pyi"

@@ -1,6 +1,7 @@
 """Python client of the Atlas Memory REST API: ``Atlas`` (sync) and ``AsyncAtlas`` (asyncio)."""
 
-from ._client import AsyncAtlas, Atlas
+from ._async import AsyncAtlas
+from ._client import Atlas
 from ._retry import NEVER, Retry
 from ._version import __version__
 from .errors import (

@@ -1,11 +1,10 @@
-"""``Atlas`` and ``AsyncAtlas``: how a call goes over HTTP (httpx), retried within its budget."""
+"""``Atlas``: how a call goes over HTTP (httpx), retried within its budget; the settings both clients share."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -35,11 +34,11 @@ class Client(Operations):
         )
 
 
-def _request(call: Call) -> dict[str, Any]:
+def request_of(call: Call) -> dict[str, Any]:
     return {"params": call.params, "json": call.json, "headers": call.headers}
 
 
-def _line(raw: str) -> dict[str, Any] | None:
+def line_of(raw: str) -> dict[str, Any] | None:
     return json.loads(raw) if raw.strip() else None
 
 
@@ -70,7 +69,7 @@ class Atlas(Client):
         while True:
             try:
                 outcome: httpx.Response | httpx.TransportError = self._http.request(
-                    call.method, call.path, **_request(call)
+                    call.method, call.path, **request_of(call)
                 )
             except httpx.TransportError as exc:
                 outcome = exc
@@ -89,60 +88,10 @@ class Atlas(Client):
                 return
 
     def _lines(self, call: Call) -> Iterator[dict[str, Any]]:
-        with self._http.stream(call.method, call.path, **_request(call)) as response:
+        with self._http.stream(call.method, call.path, **request_of(call)) as response:
             if not response.is_success:
                 response.read()
                 raise error_from(response)
             for raw in response.iter_lines():
-                if (line := _line(raw)) is not None:
-                    yield line
-
-
-class AsyncAtlas(Client):
-    """``Atlas`` for asyncio: the same methods, each returning an awaitable of the same answer (the
-    ``*_iter`` methods and ``memory_export`` are async iterators)."""
-
-    http_class = httpx.AsyncClient
-    _http: httpx.AsyncClient
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    async def __aenter__(self) -> AsyncAtlas:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def _run(self, call: Call) -> Any:
-        attempts = Attempts(self.retry, call.kind)
-        while True:
-            try:
-                outcome: httpx.Response | httpx.TransportError = await self._http.request(
-                    call.method, call.path, **_request(call)
-                )
-            except httpx.TransportError as exc:
-                outcome = exc
-            settled = attempts.settle(outcome)
-            if isinstance(settled, httpx.Response):
-                return call.answer(settled)
-            await asyncio.sleep(settled)
-
-    async def _pages(self, page: Callable[[str | None], Call], items: str) -> AsyncIterator[Any]:
-        cursor = None
-        while True:
-            answer = await self._run(page(cursor))
-            for item in getattr(answer, items):
-                yield item
-            cursor = answer.next_cursor
-            if not cursor:
-                return
-
-    async def _lines(self, call: Call) -> AsyncIterator[dict[str, Any]]:
-        async with self._http.stream(call.method, call.path, **_request(call)) as response:
-            if not response.is_success:
-                await response.aread()
-                raise error_from(response)
-            async for raw in response.aiter_lines():
-                if (line := _line(raw)) is not None:
+                if (line := line_of(raw)) is not None:
                     yield line

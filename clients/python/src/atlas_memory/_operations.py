@@ -14,6 +14,7 @@ import httpx
 
 from ._retry import Kind
 from .models import (
+    Answer,
     Chain,
     Forgotten,
     ForgottenAll,
@@ -44,12 +45,14 @@ class Call:
     method: str
     path: str
     kind: Kind
-    model: type | None  # the answer's class (None: read otherwise, as the export's lines)
+    model: type[Answer] | None  # the answer's class (None: read otherwise, as the export's lines)
     params: dict[str, Any] | None = None
     json: Any = None
     headers: dict[str, str] = field(default_factory=dict)
 
     def answer(self, response: httpx.Response) -> Any:
+        if self.model is None:
+            raise TypeError(f"{self.method} {self.path} is read as a stream")
         return build(self.model, response.json(), etag=response.headers.get("ETag"))
 
 
@@ -62,16 +65,16 @@ def _query(values: dict[str, Any]) -> dict[str, Any]:
     return {k: ("true" if v is True else "false" if v is False else v) for k, v in wire(values).items()}
 
 
-def _read(path: str, cls: type, *, params: dict[str, Any] | None = None, json: Any = None) -> Call:
+def _read(path: str, cls: type[Answer], *, params: dict[str, Any] | None = None, json: Any = None) -> Call:
     return Call("POST" if json is not None else "GET", path, Kind.READ, cls, _query(params or {}), json)
 
 
-def _keyed(path: str, cls: type, body: dict[str, Any], key: str | None) -> Call:
+def _keyed(path: str, cls: type[Answer], body: dict[str, Any], key: str | None) -> Call:
     """A POST the server replays for a retry with the same Idempotency-Key (a fresh one unless given)."""
     return Call("POST", path, Kind.KEYED, cls, json=wire(body), headers={"Idempotency-Key": key or _new_key()})
 
 
-def _unkeyed(method: str, path: str, cls: type, *, json: Any = None, if_match: str | None = None) -> Call:
+def _unkeyed(method: str, path: str, cls: type[Answer], *, json: Any = None, if_match: str | None = None) -> Call:
     headers = {"If-Match": if_match} if if_match else {}
     return Call(method, path, Kind.UNKEYED, cls, json=json, headers=headers)
 

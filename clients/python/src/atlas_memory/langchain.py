@@ -18,7 +18,8 @@ from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, Callba
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
-from ._client import AsyncAtlas, Atlas
+from ._async import AsyncAtlas
+from ._client import Atlas
 from .models import NOT_IN_SCHEMA, Hit, Recall, RecallOptions
 
 #: Hit fields that are the document itself rather than its metadata.

@@ -12,7 +12,6 @@ import types
 import typing
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cache
 from typing import Any, ClassVar, TypeVar, Union
 
 #: Fields of the classes that are not properties of their component.
@@ -283,15 +282,19 @@ def wire(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-T = TypeVar("T")
+A = TypeVar("A", bound=Answer)
 
 
-@cache
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
-def build(cls: type[T], data: dict[str, Any], *, etag: str | None = None) -> T:
+def build(cls: type[A], data: dict[str, Any], *, etag: str | None = None) -> A:
     """``cls`` from an answer's JSON object: nested objects become their classes, times datetimes; members
     the class does not declare go to ``extra``."""
     hints = _hints(cls)
@@ -319,7 +322,7 @@ def _value(hint: Any, value: Any) -> Any:
         origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is datetime and isinstance(value, str):
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
+    if isinstance(hint, type) and issubclass(hint, Answer) and isinstance(value, dict):
         return build(hint, value)
     if origin is list and isinstance(value, list):
         return [_value(args[0], v) for v in value]
