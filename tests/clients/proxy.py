@@ -3,7 +3,7 @@
 It forwards each request to the live server, except that the first requests can be given another fate
 (``script``): ``"503"`` answers a problem-details 503 with ``Retry-After: 1`` without forwarding;
 ``"lost"`` forwards it (the server acts on it) and then closes the connection without an answer, as a
-timeout or a dropped link does; a callable runs on the request's (path, headers, body) before it is
+timeout or a dropped link does; ``"cut"`` answers only the first line of the server's answer, then closes; a callable runs on the request's (path, headers, body) before it is
 forwarded. Every request it receives is recorded.
 """
 
@@ -61,15 +61,22 @@ def _handler(proxy: Proxy, upstream: httpx.Client, lock: threading.Lock) -> type
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
             relayed = {k: answer.headers[k] for k in RELAYED if k in answer.headers}
+            if fate == "cut":
+                self._answer(answer.status_code, relayed, answer.content, cut_after=answer.content.index(b"\n") + 1)
+                return
             self._answer(answer.status_code, relayed, answer.content)
 
-        def _answer(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        def _answer(self, status: int, headers: dict[str, str], body: bytes, cut_after: int | None = None) -> None:
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(body[:cut_after])
+            if cut_after is not None:
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
 
         do_GET = do_POST = do_PATCH = do_DELETE = _any
 

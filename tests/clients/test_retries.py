@@ -171,3 +171,18 @@ def test_the_same_key_sent_twice_at_once_stores_one_memory(world) -> None:
     assert len(answers) == 2 and answers[0] == answers[1]
     with world.client() as direct:
         assert _episodes(direct) == ["at the same time"]
+
+
+def test_the_export_is_retried_until_it_begins_never_after(world) -> None:
+    with world.client() as direct:
+        fact = direct.fact_write(subject="alice", text="Speaks Portuguese")
+    with proxy_to(world.url, ["lost", "503"]) as proxy, Atlas(proxy.url, world.svc, retry=FAST) as atlas:
+        lines = list(atlas.memory_export(subject="alice"))
+        assert lines[0]["format"] == "atlas-memory-export" and [line["id"] for line in lines[1:]] == [fact.id]
+        assert len(proxy.seen) == 3
+        proxy.script.append("cut")
+        received = []
+        with pytest.raises(ConnectionFailed, match="the stream broke after it began"):
+            for line in atlas.memory_export(subject="alice"):
+                received.append(line)
+        assert [line["format"] for line in received] == ["atlas-memory-export"] and len(proxy.seen) == 4

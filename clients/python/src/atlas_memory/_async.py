@@ -9,10 +9,9 @@ from typing import Any
 
 import httpx
 
-from ._client import Client, line_of, request_of
+from ._client import Client, broken_stream, line_of, request_of
 from ._operations import Call
 from ._retry import Attempts
-from .errors import error_from
 
 
 class AsyncAtlas(Client):
@@ -56,10 +55,18 @@ class AsyncAtlas(Client):
                 return
 
     async def _lines(self, call: Call) -> AsyncIterator[dict[str, Any]]:
-        async with self._http.stream(call.method, call.path, **request_of(call)) as response:
-            if not response.is_success:
-                await response.aread()
-                raise error_from(response)
-            async for raw in response.aiter_lines():
-                if (line := line_of(raw)) is not None:
-                    yield line
+        attempts, yielded = Attempts(self.retry, call.kind), False
+        while True:
+            try:
+                async with self._http.stream(call.method, call.path, **request_of(call)) as response:
+                    if response.is_success:
+                        async for raw in response.aiter_lines():
+                            if (line := line_of(raw)) is not None:
+                                yielded = True
+                                yield line
+                        return
+                    await response.aread()
+                    outcome: httpx.Response | httpx.TransportError = response
+            except httpx.TransportError as exc:
+                outcome = broken_stream(exc) if yielded else exc
+            await asyncio.sleep(attempts.wait(outcome))

@@ -12,7 +12,7 @@ import httpx
 from ._operations import Call, Operations
 from ._retry import Attempts, Retry
 from ._version import __version__
-from .errors import error_from
+from .errors import ConnectionFailed
 
 
 class Client(Operations):
@@ -36,6 +36,10 @@ class Client(Operations):
 
 def request_of(call: Call) -> dict[str, Any]:
     return {"params": call.params, "json": call.json, "headers": call.headers}
+
+
+def broken_stream(exc: httpx.TransportError) -> httpx.TransportError:
+    raise ConnectionFailed(f"the stream broke after it began: {type(exc).__name__}: {exc}") from exc
 
 
 def line_of(raw: str) -> dict[str, Any] | None:
@@ -88,10 +92,20 @@ class Atlas(Client):
                 return
 
     def _lines(self, call: Call) -> Iterator[dict[str, Any]]:
-        with self._http.stream(call.method, call.path, **request_of(call)) as response:
-            if not response.is_success:
-                response.read()
-                raise error_from(response)
-            for raw in response.iter_lines():
-                if (line := line_of(raw)) is not None:
-                    yield line
+        """The stream's lines; opening it is retried as a read, a break once lines came is not (a stream
+        cannot resume where it broke)."""
+        attempts, yielded = Attempts(self.retry, call.kind), False
+        while True:
+            try:
+                with self._http.stream(call.method, call.path, **request_of(call)) as response:
+                    if response.is_success:
+                        for raw in response.iter_lines():
+                            if (line := line_of(raw)) is not None:
+                                yielded = True
+                                yield line
+                        return
+                    response.read()
+                    outcome: httpx.Response | httpx.TransportError = response
+            except httpx.TransportError as exc:
+                outcome = broken_stream(exc) if yielded else exc
+            time.sleep(attempts.wait(outcome))

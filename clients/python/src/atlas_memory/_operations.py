@@ -293,7 +293,8 @@ class Operations:
 
     def memory_export(self, *, subject: str) -> Iterator[dict[str, Any]]:
         """The subject's export (docs/export-format.md), line by line as it streams: the header, then one
-        memory per line. Not retried: a stream cannot resume."""
+        memory per line. Opening it is retried as a read; a break once lines came is a ConnectionFailed (a
+        stream cannot resume where it broke)."""
         return self._lines(Call("GET", _path("subjects", subject, "export"), Kind.READ, None))
 
     # --- forgetting --------------------------------------------------------------------------------

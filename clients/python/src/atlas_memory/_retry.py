@@ -79,6 +79,13 @@ class Attempts:
             raise ConnectionFailed(f"{type(outcome).__name__}: {outcome}") from outcome
         raise error_from(outcome)
 
+    def wait(self, outcome: httpx.Response | httpx.TransportError) -> float:
+        """``settle`` for an outcome that is not a success: the seconds to wait, or the error raised."""
+        settled = self.settle(outcome)
+        if isinstance(settled, httpx.Response):
+            raise TypeError("a successful answer has nothing to wait for")
+        return settled
+
     def _wait(self, outcome: httpx.Response | httpx.TransportError) -> float | None:
         if self.made >= self.policy.attempts:
             return None
