@@ -42,7 +42,7 @@ class Retry:
 
 
 NEVER = Retry(attempts=1)
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)  # the request never left
 
 
 def _retryable(kind: Kind, outcome: httpx.Response | httpx.TransportError) -> bool:
@@ -72,7 +72,7 @@ class Attempts:
         self.made += 1
         if isinstance(outcome, httpx.Response) and outcome.is_success:
             return outcome
-        wait = self._wait(outcome) if _retryable(self.kind, outcome) else None
+        wait = self._delay(outcome) if _retryable(self.kind, outcome) else None
         if wait is not None:
             return wait
         if isinstance(outcome, httpx.TransportError):
@@ -86,7 +86,7 @@ class Attempts:
             raise TypeError("a successful answer has nothing to wait for")
         return settled
 
-    def _wait(self, outcome: httpx.Response | httpx.TransportError) -> float | None:
+    def _delay(self, outcome: httpx.Response | httpx.TransportError) -> float | None:
         if self.made >= self.policy.attempts:
             return None
         hinted = retry_after_of(outcome.headers) if isinstance(outcome, httpx.Response) else None
