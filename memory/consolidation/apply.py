@@ -12,10 +12,9 @@ from django.conf import settings
 from atlas_site.errors import Conflict, NotFound
 from memory.authority import CONSOLIDATION, is_pending
 from memory.services import writes
+from memory.services.proposal_keys import proposal_key
 from memory.services.review import rejected_keys
 from tenants.models import MemorySubject
-
-from .keys import proposal_key
 
 #: What plan_apply reports, in this order (the kinds that stayed empty are left out).
 CHANGE_KINDS = (

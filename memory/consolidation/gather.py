@@ -11,9 +11,9 @@ from django.conf import settings
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.scope import SubjectScope
+from memory.services.guards import secrets_redacted
 from tenants.models import MemorySubject
 
-from .guards import secrets_redacted
 from .schema import ConsolidationInput
 
 

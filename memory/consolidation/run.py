@@ -18,20 +18,20 @@ from atlas_site.errors import AtlasError, ValidationFailed
 from memory.authority import OPERATOR, Principal
 from memory.llm import LlmError, chat_client, llm_configured, llm_model_name
 from memory.models import ConsolidationRun, ConsolidationState
-from memory.services.review import proposals_decide, proposals_withdraw
-from tenants.models import MemorySubject
-from tenants.services import audit_record
-
-from .apply import plan_apply
-from .gather import consolidation_input_gather
-from .keys import window_key_for
-from .lease import (
+from memory.services.consolidation_lease import (
     LeaseLost,
     consolidation_lease_acquire,
     consolidation_lease_release,
     consolidation_lease_renew,
     lease_holder,
 )
+from memory.services.proposal_keys import window_key_for
+from memory.services.review import proposals_decide, proposals_withdraw
+from tenants.models import MemorySubject
+from tenants.services import audit_record
+
+from .apply import plan_apply
+from .gather import consolidation_input_gather
 from .schema import PLAN_SCHEMA, SYSTEM_PROMPT
 from .validation import PlanValidator, mass_change_reason
 

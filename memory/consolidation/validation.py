@@ -14,11 +14,11 @@ from memory.elastic import queries, store
 from memory.scope import SubjectScope
 from memory.selectors import proposal_hits
 from memory.services.documents import FACT_TYPES, steps_validate
+from memory.services.guards import exfiltration_like, injection_like, instruction_like, secret_kinds, secrets_redacted
+from memory.services.proposal_keys import digest, normalised, proposal_key
 from memory.services.review import rejected_keys
 from tenants.models import MemorySubject
 
-from .guards import exfiltration_like, injection_like, instruction_like, secret_kinds, secrets_redacted
-from .keys import digest, normalised, proposal_key
 from .schema import ConsolidationInput
 
 MAX_ITEMS_PER_KIND = 100

@@ -28,8 +28,6 @@ from django.db.models import QuerySet
 
 from atlas_site.errors import NotFound, ValidationFailed
 from atlas_site.idempotency import idempotency_records_forget, idempotency_tenant_records_forget
-from memory.consolidation.guards import secrets_redacted
-from memory.consolidation.lease import consolidation_leases_release, consolidation_leases_take_over
 from memory.elastic import queries, store
 from memory.elastic.indices import MEMORY_TYPES, memory_type_of_index
 from memory.elastic.queries import own_documents_filter
@@ -37,6 +35,8 @@ from memory.embeddings import query_caches_clear
 from memory.models import ConsolidationRun, RejectedProposal
 from memory.provenance import episode_orphans
 from memory.scope import SubjectScope
+from memory.services.consolidation_lease import consolidation_leases_release, consolidation_leases_take_over
+from memory.services.guards import secrets_redacted
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record

@@ -35,7 +35,7 @@ from memory.authority import (
     is_pending,
     memory_authority,
 )
-from memory.consolidation.guards import exfiltration_like, injection_like, instruction_like, secret_kinds
+from memory.services.guards import exfiltration_like, injection_like, instruction_like, secret_kinds
 
 APPLY = "apply"
 PROPOSE = "propose"
@@ -181,7 +181,7 @@ def existing_refused(*, memory_type: str, external_id: str, memory_id: str) -> C
 def content_guard(*, principal: Principal, prepared: Any) -> None:
     """What an agent writes is read back into agents' prompts: a fact or playbook that reads as an
     injected instruction or would send conversations or data out is refused (400), with the consolidation
-    guards' rules (memory/consolidation/guards.py); a playbook's steps that hold a secret too.
+    guards' rules (memory/services/guards.py); a playbook's steps that hold a secret too.
     A fact may hold what the person told their agent to keep (a locker code): it is theirs, read only
     with their key. The person and operators write what they mean."""
     if principal.authority != AGENT:

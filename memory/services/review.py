@@ -21,10 +21,10 @@ from elasticsearch import ConflictError
 from atlas_site.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from memory import recall_constants as rc
 from memory.authority import OPERATOR, Principal, authority_stamp, is_pending, memory_etag, proposal_targets
-from memory.consolidation.keys import proposal_key
 from memory.elastic import store
 from memory.models import ConsolidationRun, RejectedProposal
 from memory.scope import SubjectScope
+from memory.services.proposal_keys import proposal_key
 from tenants.models import MemorySubject
 from tenants.services import audit_record
 

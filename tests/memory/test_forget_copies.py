@@ -13,11 +13,11 @@ import pytest
 from django.db import connection
 
 from atlas_site.idempotency import idempotency_record_get, idempotency_record_store
-from memory.consolidation.lease import lease_holder
 from memory.consolidation.run import consolidation_run, consolidation_run_approve
 from memory.models import ConsolidationRun
 from memory.selectors import memory_get, memory_list
 from memory.services import forget, writes
+from memory.services.consolidation_lease import lease_holder
 from tests.fake_llm import empty_plan, fact, llm_serving
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

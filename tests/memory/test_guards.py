@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from memory.consolidation.guards import (
+from memory.llm import ChatClient, LlmBadAnswer, LlmUnavailable
+from memory.services.guards import (
     exfiltration_like,
     injection_like,
     instruction_like,
     secret_kinds,
     secrets_redacted,
 )
-from memory.llm import ChatClient, LlmBadAnswer, LlmUnavailable
 from tests.fake_llm import FakeLlm, Reply
 
 SCHEMA = {
@@ -75,7 +75,7 @@ def test_instruction_like(text: str, injection: bool, instruction: bool) -> None
 
 # (text, what the guards make of it, the secret that must not survive redaction). "secret" rows are
 # redacted before the LLM and refused by the write guard; "exfiltration" rows are refused as facts and
-# playbooks; "keep" rows pass both untouched. The line is drawn in memory/consolidation/guards.py's docstring.
+# playbooks; "keep" rows pass both untouched. The line is drawn in memory/services/guards.py's docstring.
 SECRET, EXFILTRATION, KEEP = "secret", "exfiltration", "keep"
 PHRASINGS = [
     # credential wording

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memory.consolidation.lease import consolidation_lease_acquire
 from memory.consolidation.run import consolidation_run
 from memory.models import ConsolidationRun, ConsolidationState
+from memory.services.consolidation_lease import consolidation_lease_acquire
 from tests.memory.consolidation.scripted import say, stored, texts
 
 
