@@ -7,7 +7,8 @@ absolute measure (Elasticsearch's cosine score, (1 + cos) / 2), and the floor be
 on the evaluation sets (benchmarks/recall_floor.py, docs/recall-quality.md "Relevance floor"). A memory
 passes when its similarity clears the floor — a fact lifted by its evidence with the turn's similarity —
 or when the question names something literally (a code, a number) and BM25 found it, which embeddings
-blur. Small talk ("cheers!", "hello again") recalls nothing. A request's ``min_score`` replaces both with a
+blur. Where the question or the memory does not read as English the English model cannot judge it (the
+multilingual legs do, memory.recall.fusion), so no floor applies there. Small talk ("cheers!", "hello again") recalls nothing. A request's ``min_score`` replaces both with a
 floor of its own on the returned (fused) score.
 """
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory import recall_constants as rc
+from memory.language import memory_reads_as_english
 
 from .folding import Lifted
 from .fusion import Leg
@@ -43,10 +45,11 @@ def floor_apply(
     kind: str,
     floor: float,
     min_score: float | None,
+    question_reads_english: bool = True,
 ) -> Floored:
     """The memories of ``lifted`` that clear this recall's floor, in their order."""
     if min_score is not None:
-        return _kept(lifted.ranked, f"min_score {min_score}", lambda _id, score: score >= min_score or (
+        return _kept(lifted.ranked, f"min_score {min_score}", lambda _id, score, _hit: score >= min_score or (
             f"score {score:.3f} below min_score {min_score}"
         ))  # fmt: skip
     if kind == SMALL_TALK:
@@ -63,8 +66,8 @@ def floor_apply(
     named = re.search(rc.LITERAL_QUERY_PATTERN, text) is not None
     found_by_bm25 = {hit["_id"] for hit in dict(legs).get("bm25", Leg(hits=[], weight=0)).hits} if named else set()
 
-    def verdict(memory_id: str, _score: float) -> bool | str:
-        if memory_id in found_by_bm25:
+    def verdict(memory_id: str, _score: float, hit: dict[str, Any]) -> bool | str:
+        if memory_id in found_by_bm25 or not (question_reads_english and memory_reads_as_english(hit["_source"])):
             return True
         value = similarity.get(memory_id)
         if value is None:  # beyond the dense leg's window: below its lowest
@@ -79,7 +82,7 @@ def floor_apply(
 def _kept(ranked: Ranked, rule: str, verdict) -> Floored:
     out = Floored(ranked=[], rule=rule)
     for memory_id, score, hit in ranked:
-        why = verdict(memory_id, score)
+        why = verdict(memory_id, score, hit)
         if why is True:
             out.ranked.append((memory_id, score, hit))
         else:

@@ -105,6 +105,7 @@ def memory_recall(
             kind=run.turn_kind,
             floor=settings.ATLAS_RECALL_FLOOR if run.options.floor and settings.ATLAS_DENSE_PLAIN_SIMILARITY else 0.0,
             min_score=run.min_score,
+            question_reads_english=run.question_reads_english,
         )
     )
     top = floored.ranked[: run.k]

@@ -393,6 +393,7 @@ def test_the_crosslingual_leg_searches_only_the_types_it_could_judge(maya, tenan
 def test_the_crosslingual_leg_goes_with_the_first_msearch_and_changes_nothing(maya, settings, monkeypatch) -> None:
     """Its query vector is ready at once, so its search travels with BM25's while the other two models
     embed the question; the hits, ranks, scores and legs are those of one msearch carrying every leg."""
+    settings.ATLAS_RECALL_FLOOR = 0.0  # every candidate compared, not only those clearing the floor
     import re as _re
 
     from memory.elastic import store
@@ -443,6 +444,7 @@ def test_the_crosslingual_leg_is_kept_where_fusion_would_let_it_judge_everything
 def test_leaving_the_crosslingual_leg_out_changes_no_hit_and_no_score(maya, settings) -> None:
     """Where it is left out it would have judged nothing: the same hits, ranks and scores as with the
     leg searched (forced by a flag not known). as_of pins the decay's origin for both recalls."""
+    settings.ATLAS_RECALL_FLOOR = 0.0  # every candidate compared, not only those clearing the floor
     settings.ATLAS_BM25_LEG = "always"  # the legs lists below name BM25 for every question
     from tenants.models import MemorySubject
 

@@ -30,7 +30,7 @@ def test_each_hit_shows_its_legs_fusion_and_multipliers(maya) -> None:
     fact = fact_write(subject=maya, text="Maya keeps bees on her roof in Lisbon")
     said = episode_write(subject=maya, text="the bees swarmed again", at="2023-06-01T10:00:00Z")
     result = memory_recall(subject=maya, query="bees on the roof", k=5, explain=True)
-    assert set(result.explain) == {"filters", "fusion", "turn_kind"}
+    assert set(result.explain) == {"filters", "fusion", "turn_kind", "floor"}
     assert result.explain["turn_kind"] == "statement"  # "bees on the roof": no prior of its kind
     assert result.explain["filters"][1:] == [
         "types: episodic, semantic, procedural, catalog",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.recall import memory_recall
+from memory.recall import RecallOptions, memory_recall
 from memory.recall.folding import EVIDENCE_SHOWN, Citations, evidence_lift
 from memory.services.writes import episode_write, fact_edit, fact_write
 
@@ -164,7 +164,7 @@ def test_a_turn_that_ranks_lifts_the_fact_citing_it_into_its_place(maya) -> None
         episode_write(subject=maya, text=text)
     fact = fact_write(subject=maya, text="Maya is vegetarian", fact_type="constraint", source_episodes=[turn["id"]])
     query = "Can you suggest a restaurant for dinner near home?"
-    apart = memory_recall(subject=maya, query=query, k=10, fold_evidence=False).hits
+    apart = memory_recall(subject=maya, query=query, k=10, fold_evidence=False, options=RecallOptions(floor=False)).hits
     assert _position(apart, turn["id"]) < _position(apart, fact["id"])  # the situation the issue reports
     lifted = memory_recall(subject=maya, query=query, k=10, explain=True, expect=[turn["id"]])
     assert _position(lifted.hits, fact["id"]) == _position(apart, turn["id"])  # the turn's place
