@@ -302,7 +302,7 @@ ATLAS_ZSCORE_WEIGHT_MULTILINGUAL = env.float("ATLAS_ZSCORE_WEIGHT_MULTILINGUAL",
 # (below); there it counts twice the multilingual leg (hard set R@10 +0.032, MRR@10 +0.006, first set
 # unchanged; ×1 and ×4 within 0.006 of ×2 — docs/recall-quality.md "Recall quality").
 ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL = env.float("ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL", default=2.0)
-# Language-aware fusion: a memory that does not read as English (memory/language.py), or any memory when
+# Language-aware fusion: a memory that does not read as English (memory/inference/language_detection.py), or any memory when
 # the question does not, is ranked by the legs that read every language (multilingual, cross-lingual)
 # alone, scaled to the whole weight — BM25's english analyzer and the English model cannot judge it.
 ATLAS_LANGUAGE_AWARE_FUSION = env.bool("ATLAS_LANGUAGE_AWARE_FUSION", default=True)
@@ -381,7 +381,7 @@ ATLAS_DEDUP_JACCARD = env.float("ATLAS_DEDUP_JACCARD", default=0.0)
 ATLAS_CONTEXTUAL_EPISODES = env.bool("ATLAS_CONTEXTUAL_EPISODES", default=True)
 # How much of a contextual turn's stored vector is the contextual one (the rest is the turn alone).
 ATLAS_CONTEXT_BLEND = env.float("ATLAS_CONTEXT_BLEND", default=0.7)
-# Embeddings (memory/embeddings.py).
+# Embeddings (memory/inference/embeddings.py).
 ATLAS_EMBEDDING_PROVIDER = env.str("ATLAS_EMBEDDING_PROVIDER", default="local")
 # "" = the default local model, all-mpnet-base-v2-int8 (768 dimensions). Another model means another
 # ATLAS_EMBEDDING_DIMS (all-MiniLM-L6-v2-int8-onnx: 384) and `atlas_reindex TYPE` for every type.

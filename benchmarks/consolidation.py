@@ -128,7 +128,7 @@ def main() -> None:
     with atlas_stack():
         from django.conf import settings
 
-        from memory import llm as llm_module
+        from memory.inference import llm as llm_module
         from memory.services import consolidation as job
         from memory.services.importing import memories_import
         from tenants.services import tenant_create

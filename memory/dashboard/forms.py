@@ -9,8 +9,8 @@ from django import forms
 
 from memory import recall_constants as rc
 from memory.authority import AUTHORITIES
-from memory.pages import CONTRADICTION_CHOICES, KIND_NAMES
-from memory.services.documents import FACT_TYPES, MAX_TEXT_CHARS
+from memory.on_behalf import CONTRADICTION_CHOICES, KIND_NAMES
+from memory.services.prepare import FACT_TYPES, MAX_TEXT_CHARS
 from memory.templatetags.dashboard import AUTHORITY_WORDS
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 

@@ -20,9 +20,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from atlas_site.errors import AtlasError, Conflict, NotFound, PermissionDenied, PreconditionFailed
 from atlas_site.streaming import primed, streamed
-from memory import pages, selectors
+from memory import on_behalf, selectors
 from memory.authority import by_person, person_principal
-from memory.pages import provenance_linked
+from memory.on_behalf import provenance_linked
 from memory.portable.export import export_line, memories_export
 from memory.provenance import episode_orphans, memory_provenance
 from memory.recall import memory_recall
@@ -63,7 +63,7 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
     if tab not in TABS:
         raise Http404("no such tab")
     context: dict[str, Any] = {"tab": tab, "tabs": TABS, "type_labels": TYPE_LABELS}
-    if (renamed := pages.query_renamed(request.GET)) is not None:
+    if (renamed := on_behalf.query_renamed(request.GET)) is not None:
         return HttpResponsePermanentRedirect(f"{request.path}?{renamed}")
     if "q" in request.GET:
         return _search(request, context)

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from memory import recall_constants as rc
-from memory.elastic.documents import VECTOR_FIELDS, stored_vector
+from memory.elastic.mappings import VECTOR_FIELDS, stored_vector
 
 
 def owner_filter(*, tenant_id: str, user_id: str | None) -> dict[str, Any]:

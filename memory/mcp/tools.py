@@ -28,7 +28,8 @@ from memory.elastic.client import es_errors
 from memory.provenance import memory_provenance
 from memory.recall import memory_recall
 from memory.selectors import RECALL_TYPES, memory_chain_get, memory_hit, memory_list, memory_shape, proposals_list
-from memory.services.documents import (
+from memory.services.forget import memory_forget
+from memory.services.prepare import (
     CONTRADICTIONS,
     FACT_TYPES,
     MAX_ID_CHARS,
@@ -37,7 +38,6 @@ from memory.services.documents import (
     MAX_STEPS,
     MAX_TEXT_CHARS,
 )
-from memory.services.forget import memory_forget
 from memory.services.review import proposal_accept, proposal_reject
 from memory.services.usage import recall_usage_schedule
 from memory.services.writes import episode_write, fact_edit, fact_write, playbook_outcome_record, playbook_write

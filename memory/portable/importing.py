@@ -26,7 +26,8 @@ from atlas_site.echo import echoed, schema_message
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.json_input import json_parse
 from memory.elastic import store
-from memory.services.documents import (
+from memory.services.importing import BATCH, ImportReport, prepared_store, supersession_cycle_errors
+from memory.services.prepare import (
     PreparedMemory,
     PreviousTurn,
     catalog_prepare,
@@ -37,7 +38,6 @@ from memory.services.documents import (
     playbook_prepare,
     timestamp,
 )
-from memory.services.importing import BATCH, ImportReport, prepared_store, supersession_cycle_errors
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import EXTERNAL_ID_PATTERN, audit_record, subject_create

@@ -11,7 +11,7 @@ from django.conf import settings
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
-from memory.language import reads_as_english
+from memory.inference.language_detection import reads_as_english
 from memory.scope import SubjectScope
 from memory.selectors import RECALL_TYPES, list_filters, memory_shape
 from tenants.models import MemorySubject
@@ -68,7 +68,7 @@ def memory_recall(
     did, and ``expect`` (ids) says for each of those memories where it stood and what removed it
     (memory.recall.explain).
     """
-    from memory.services.documents import id_list, timestamp
+    from memory.services.prepare import id_list, timestamp
 
     started = time.perf_counter()
     text, k, types = _validate(query, k, memory_types)
@@ -132,7 +132,7 @@ def _fused(ranked, plan, options, text, k, at, question_reads_english, trace, ti
     timings["fusion"] = (time.perf_counter() - t0) * 1000
     use_rerank = options.rerank if options.rerank is not None else settings.ATLAS_RERANK_DEFAULT
     if use_rerank and fused:
-        from memory.rerank import rerank_provider, reranked
+        from memory.inference.rerank import rerank_provider, reranked
 
         t0 = time.perf_counter()
         fused = reranked(rerank_provider(), text, fused[: max(plan.window, k)], now=at or datetime.now(UTC))
@@ -181,7 +181,7 @@ MAX_EXPECTED = 20  # memories an ``expect`` may name
 
 def _why_filtered(source, *, types, include_superseded, as_of, fact_type, since, until) -> str | None:
     """Which of this recall's filters keeps ``source`` out, in words; None when none does."""
-    from memory.services.documents import timestamp
+    from memory.services.prepare import timestamp
 
     memory_type = "semantic" if source.get("memory_type") == "archive" else source.get("memory_type")
     if memory_type not in types:
@@ -214,7 +214,11 @@ def _episodes_fetch(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, 
 def _plan(scope, text, k, types, at, include_superseded, narrowing, options, question_reads_english):
     """The legs' searches and the query embeddings, started now on worker threads: the first msearch
     (BM25, cross-lingual) goes out while the main and multilingual models embed the question."""
-    from memory.embeddings import crosslingual_embedding_provider, embedding_provider, multilingual_embedding_provider
+    from memory.inference.embeddings import (
+        crosslingual_embedding_provider,
+        embedding_provider,
+        multilingual_embedding_provider,
+    )
 
     multilingual = multilingual_embedding_provider() if options.multilingual else None
     crosslingual = crosslingual_embedding_provider() if options.crosslingual else None

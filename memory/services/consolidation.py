@@ -39,7 +39,7 @@ from atlas_site.errors import AtlasError, Conflict, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.authority import CONSOLIDATION, OPERATOR, Principal, is_pending
 from memory.elastic import queries, store
-from memory.llm import LlmError, chat_client, llm_configured, llm_model_name
+from memory.inference.llm import LlmError, chat_client, llm_configured, llm_model_name
 from memory.models import ConsolidationRun, ConsolidationState
 from memory.scope import SubjectScope
 from tenants.models import MemorySubject
@@ -52,7 +52,7 @@ from .consolidation_guards import (
     secret_kinds,
     secrets_redacted,
 )
-from .documents import FACT_TYPES, steps_validate
+from .prepare import FACT_TYPES, steps_validate
 
 log = logging.getLogger(__name__)
 Status = ConsolidationRun.Status
@@ -672,8 +672,8 @@ def _near_duplicates(*, subject: MemorySubject, new: list[str], existing: list[s
     ATLAS_CONSOLIDATION_DUPLICATE_SIMILARITY), as stored vectors compare (byte-quantised, as recall's)."""
     if not new or not existing:
         return [None] * len(new)
-    from memory.elastic.documents import stored_vector
-    from memory.embeddings import embedding_provider
+    from memory.elastic.mappings import stored_vector
+    from memory.inference.embeddings import embedding_provider
 
     scope = SubjectScope.of(subject)
     stored = store.memories_vectors(scope.reader(), ids=existing, memory_types=("semantic",))

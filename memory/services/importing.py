@@ -25,7 +25,8 @@ from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record, subject_create
 
 from . import gate
-from .documents import (
+from .non_english_flags import non_english_marked
+from .prepare import (
     MEMORY_TYPES,
     PreparedMemory,
     PreviousTurn,
@@ -39,7 +40,6 @@ from .documents import (
     now,
     playbook_prepare,
 )
-from .languages import non_english_marked
 from .writes import fact_store
 
 BATCH = 200

@@ -9,7 +9,7 @@ from django.conf import settings
 from memory.elastic import store
 from tenants.selectors import writer_es_client
 
-from .documents import now
+from .prepare import now
 
 BUMPED_TYPES = ("semantic", "procedural", "archive")
 

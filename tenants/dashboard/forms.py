@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from memory.services.documents import MAX_SHORT_CHARS, MAX_TEXT_CHARS
+from memory.services.prepare import MAX_SHORT_CHARS, MAX_TEXT_CHARS
 from tenants.models import Membership, Tenant
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 

@@ -1,6 +1,6 @@
 """The tenant section's pages: form → one service or selector, for the tenant the admin's membership names
 (``access.tenant_admin_view``) → a template. Subjects' memories are read with each subject's own key
-(:mod:`memory.pages`, audited); the catalog with the tenant's key."""
+(:mod:`memory.on_behalf`, audited); the catalog with the tenant's key."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from atlas_site.errors import AtlasError, ValidationFailed
-from memory import pages, selectors
+from memory import on_behalf, selectors
 from memory.services import catalog
 from memory.services.writes import memory_etag
 from tenants import services, tokens
@@ -149,9 +149,9 @@ def _memory_link(request: HttpRequest, who: MemorySubject) -> Callable[..., str]
 def subject_memories(request: HttpRequest, external_id: str) -> HttpResponse:
     who = tenant_subject(request, external_id)
     link = _memory_link(request, who)
-    if (renamed := pages.query_renamed(request.GET)) is not None:
+    if (renamed := on_behalf.query_renamed(request.GET)) is not None:
         return HttpResponsePermanentRedirect(f"{request.path}?{renamed}")
-    context = pages.browse(subject=who, query=request.GET, actor=actor_of(request), link=link)
+    context = on_behalf.browse(subject=who, query=request.GET, actor=actor_of(request), link=link)
     return _render(request, "memories.html", subject=who, browse_url=link("browse"), **context)
 
 
@@ -159,7 +159,7 @@ def subject_memories(request: HttpRequest, external_id: str) -> HttpResponse:
 def subject_memory(request: HttpRequest, external_id: str, memory_id: str) -> HttpResponse:
     who = tenant_subject(request, external_id)
     link = _memory_link(request, who)
-    context = pages.detail(subject=who, memory_id=memory_id, actor=actor_of(request), link=link)
+    context = on_behalf.detail(subject=who, memory_id=memory_id, actor=actor_of(request), link=link)
     chain_url = link("chain", memory_id=context["memory"]["id"])
     return _render(request, "memory.html", subject=who, browse_url=link("browse"), chain_url=chain_url, **context)
 
@@ -168,7 +168,7 @@ def subject_memory(request: HttpRequest, external_id: str, memory_id: str) -> Ht
 def subject_memory_chain(request: HttpRequest, external_id: str, memory_id: str) -> HttpResponse:
     who = tenant_subject(request, external_id)
     link = _memory_link(request, who)
-    context = pages.chain(subject=who, memory_id=memory_id, actor=actor_of(request), link=link)
+    context = on_behalf.chain(subject=who, memory_id=memory_id, actor=actor_of(request), link=link)
     return _render(request, "chain.html", subject=who, browse_url=link("browse"), **context)
 
 
@@ -176,7 +176,7 @@ def subject_memory_chain(request: HttpRequest, external_id: str, memory_id: str)
 def subject_proposals(request: HttpRequest, external_id: str) -> HttpResponse:
     who = tenant_subject(request, external_id)
     link = _memory_link(request, who)
-    context = pages.proposals(subject=who, actor=actor_of(request), link=link)
+    context = on_behalf.proposals(subject=who, actor=actor_of(request), link=link)
     return _render(request, "proposals.html", subject=who, browse_url=link("browse"), **context)
 
 
@@ -365,7 +365,7 @@ def job_runs(request: HttpRequest) -> HttpResponse:
     if status:
         runs = runs.filter(status=status)
     page = Paginator(runs.order_by("-started_at", "-id"), AUDIT_PER_PAGE).get_page(_page_number(request))
-    pages.runs_listed(tenant=request.tenant, runs=list(page), actor=actor_of(request))  # errors may quote memories
+    on_behalf.runs_listed(tenant=request.tenant, runs=list(page), actor=actor_of(request))  # errors may quote memories
     query = urlencode({"status": status}) if status else ""
     return _render(
         request, "jobs.html", page=page, chosen=status, statuses=ConsolidationRun.Status.choices, query=query

@@ -21,7 +21,7 @@ from django.urls import URLPattern, reverse
 from django.utils import timezone
 
 from atlas_site.idempotency import idempotency_record_get, idempotency_record_store
-from memory import pages
+from memory import on_behalf
 from memory.dashboard import urls as dashboard_urls
 from memory.dashboard.views import TABS as DASHBOARD_TABS
 from memory.models import ConsolidationRun, RejectedProposal
@@ -124,7 +124,7 @@ def _admin_urls(memory_ids: list[str]) -> list[str]:
                 continue
             urls += [reverse(f"admin:{pattern.name}", kwargs=kwargs) for kwargs in _filled(pattern, values)]
     browse = [u for u in urls if u.endswith("/memories/")]
-    urls += [f"{u}?types={memory_type}" for u in browse for memory_type, _label in pages.TABS]
+    urls += [f"{u}?types={memory_type}" for u in browse for memory_type, _label in on_behalf.TABS]
     return list(dict.fromkeys(urls))
 
 

@@ -29,10 +29,11 @@ from django.db.models.functions import Cast
 from django.urls import reverse
 from elasticsearch import helpers
 
-from memory import embeddings, selectors
+from memory import selectors
 from memory.elastic.bootstrap import cluster_bootstrap
 from memory.elastic.client import bootstrap_client
-from memory.embeddings import embedding_provider
+from memory.inference import embeddings
+from memory.inference.embeddings import embedding_provider
 from memory.models import ConsolidationRun
 from memory.services import writes
 from memory.services.consolidation import consolidation_run

@@ -48,8 +48,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from memory import embeddings
-from memory.embeddings import embedding_provider
+from memory.inference import embeddings
+from memory.inference.embeddings import embedding_provider
 from memory.services import importing, writes
 from memory.services.backup import ENGINE_STATE, ES_DIR, SiteLayout, site_backup
 from memory.services.consolidation import consolidation_run

@@ -72,7 +72,7 @@ def test_decay_boost_prior_and_outcome_match_hand_computed_values(maya) -> None:
 
 
 def test_catalog_prior(maya) -> None:
-    from memory.services.documents import catalog_prepare, embed_into
+    from memory.services.prepare import catalog_prepare, embed_into
 
     scope = SubjectScope.of(maya)
     entry = catalog_prepare(tenant_id=scope.tenant_id, title="Quokka", text="quokka habitat guide")
@@ -252,7 +252,7 @@ def test_the_multilingual_leg_finds_a_memory_written_in_another_language(maya) -
         return [h["text"] for h in hits].index(spanish) + 1
 
     assert rank(RecallOptions(bm25=False, dense=False, crosslingual=False)) == 1
-    # (5 with 8-bit weights; 4 with the 7-bit graph that runs right on every x86 CPU, memory/mpnet.py)
+    # (5 with 8-bit weights; 4 with the 7-bit graph that runs right on every x86 CPU, memory/inference/mpnet.py)
     assert rank(RecallOptions(bm25=False, multilingual=False, crosslingual=False)) == 4
 
 

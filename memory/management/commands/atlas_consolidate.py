@@ -16,7 +16,7 @@ from memory.services.consolidation import (
     plan_diff,
     subjects_due,
 )
-from memory.services.documents import timestamp
+from memory.services.prepare import timestamp
 from tenants.management.base import AtlasCommand
 from tenants.selectors import subject_get, tenant_get
 

@@ -470,7 +470,7 @@ def test_the_documented_download_holds_every_version_and_reads_back(browser_clie
     moved = subject_get(tenant=elsewhere, external_id="maya")
     third = maya_memories["third"]["id"]
     head = next(r for r in records[1:] if r["id"] == third)
-    from memory.services.documents import memory_id_for
+    from memory.services.prepare import memory_id_for
 
     moved_head = memory_id_for(
         tenant_id=str(elsewhere.es_id), user_id=str(moved.es_id), memory_type="semantic", external_id=head["id"]

