@@ -162,7 +162,8 @@ def minilm_prefix(atlas_es, settings):
 def test_an_index_of_another_models_size_is_reported_outdated_and_reembedded(minilm_prefix) -> None:
     """A dense_vector's dims cannot change in place (a mapping conflict in Elasticsearch), so bootstrap
     names the index; atlas_reindex re-embeds what another model wrote, into a mapping of today's size."""
-    from memory.inference.embeddings import embedding_provider, local_embedding_provider
+    from memory.inference.embeddings import embedding_provider
+    from memory.inference.local_models import local_embedding_provider
     from memory.services.reindex import index_reindex
 
     es = minilm_prefix

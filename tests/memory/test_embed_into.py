@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.inference.embeddings import embedding_provider_reset, local_embedding_provider
+from memory.inference.embeddings import embedding_provider_reset
+from memory.inference.local_models import local_embedding_provider
 from memory.services import prepare
 from memory.services.prepare import (
     PreviousTurn,

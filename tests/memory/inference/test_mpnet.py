@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 
 from memory.inference import mpnet
-from memory.inference.embeddings import (
+from memory.inference.local_models import (
     LOCAL_MODELS,
-    EmbeddingModelUnavailable,
     MPNetInt8OnnxProvider,
     MPNetOnnxProvider,
     local_embedding_provider,
 )
+from memory.inference.provider import EmbeddingModelUnavailable
 
 ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = json.loads((Path(__file__).parent / "data" / "mpnet_reference.json").read_text())
