@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from atlas_site.error_pages import error_page
 from atlas_site.errors import AtlasError, Conflict, NotFound, PermissionDenied, PreconditionFailed
 from atlas_site.streaming import primed, streamed
 from memory import on_behalf, selectors
@@ -31,7 +32,7 @@ from memory.services import review as review_service
 from tenants import tokens
 from tenants.issued import issued_keep, issued_take
 
-from .access import actor_of, dashboard_view, error_page, subject_choose, subject_current
+from .access import actor_of, dashboard_view, subject_choose, subject_current
 from .forms import (
     TYPE_LABELS,
     TYPE_NAMES,

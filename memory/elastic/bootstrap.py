@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from elasticsearch import BadRequestError, Elasticsearch
 
-from .client import bootstrap_client, es_errors
+from atlas_site.elastic.client import bootstrap_client, es_errors
+
 from .indices import (
     alias_name,
     archive_generation_pattern,

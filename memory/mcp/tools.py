@@ -21,10 +21,10 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from atlas_site.echo import MESSAGE_CHARS, schema_message, shortened
+from atlas_site.elastic.client import es_errors
 from atlas_site.errors import AtlasError, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.authority import AUTHORITIES, by_token, token_principal
-from memory.elastic.client import es_errors
 from memory.provenance import memory_provenance
 from memory.recall import memory_recall
 from memory.selectors import RECALL_TYPES, memory_chain_get, memory_hit, memory_list, memory_shape, proposals_list

@@ -29,8 +29,8 @@ from typing import Any
 
 from elasticsearch import helpers
 
+from atlas_site.elastic.client import bootstrap_client, es_errors
 from memory.elastic import store
-from memory.elastic.client import bootstrap_client, es_errors
 from memory.models import ConsolidationRun, ConsolidationState
 
 from .prepare import TENANT_MEMORY_ID_NAMESPACE, memory_id_derived, memory_id_for

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from elasticsearch import BadRequestError
 
+from atlas_site.elastic.client import bootstrap_client
 from memory.elastic.bootstrap import ARCHIVE_POLICY, cluster_bootstrap
-from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import alias_name, archive_policy_name, archive_template_name
 from memory.elastic.mappings import VECTOR_FIELDS
 from memory.recall import RecallOptions, memory_recall

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
+from atlas_site.elastic.client import bootstrap_client
 from memory.elastic.bootstrap import cluster_bootstrap
-from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import MEMORY_TYPES, alias_name, archive_policy_name, versioned_name
 from memory.elastic.mappings import DOCUMENT_CLASS_BY_TYPE, EMBEDDING_DIMS, stored_vector
 from tenants.models import ApiKeyCredential

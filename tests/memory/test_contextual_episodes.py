@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory.elastic.client import bootstrap_client
+from atlas_site.elastic.client import bootstrap_client
 from memory.elastic.indices import alias_name
 from memory.elastic.mappings import stored_vector
 from memory.inference.embeddings import embedding_provider, multilingual_embedding_provider

@@ -7,9 +7,9 @@ import threading
 import pytest
 from django.db import connection
 
+from atlas_site.elastic.client import bootstrap_client
 from atlas_site.errors import NotFound, ValidationFailed
 from memory.elastic import store
-from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import MEMORY_TYPES
 from memory.inference.embeddings import embedding_provider
 from memory.recall import memory_recall

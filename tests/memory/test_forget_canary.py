@@ -29,9 +29,9 @@ from django.db.models.functions import Cast
 from django.urls import reverse
 from elasticsearch import helpers
 
+from atlas_site.elastic.client import bootstrap_client
 from memory import selectors
 from memory.elastic.bootstrap import cluster_bootstrap
-from memory.elastic.client import bootstrap_client
 from memory.inference import embeddings
 from memory.inference.embeddings import embedding_provider
 from memory.models import ConsolidationRun

@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 import pytest
 from django.test import Client
 
+from atlas_site.elastic.client import clients_reset
 from memory import selectors
-from memory.elastic.client import clients_reset
 from memory.services import writes
 from tenants import tokens
 from tenants.models import ApiToken, AuditRecord
