@@ -7,8 +7,10 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
+from tenants.models import MemorySubject
+
 from . import on_behalf
-from .admin_memory import memory_permitted
+from .admin_memory import SubjectWithMemoriesAdmin, memory_permitted
 from .models import ConsolidationRun, ConsolidationState
 
 # ------------------------------------------------------------------------------------------------
@@ -129,3 +131,7 @@ def consolidation_admin_register(site: admin.AdminSite) -> None:
 
 consolidation_admin_register(admin.site)
 # ------------------------------------------------------------------------------------------------
+
+# A subject's memory pages mount under the subject's admin (tenants.admin, which imports nothing of memory).
+admin.site.unregister(MemorySubject)
+admin.site.register(MemorySubject, SubjectWithMemoriesAdmin)

@@ -1,7 +1,8 @@
 """The operators' memory pages in the Django admin: a subject's memories (Elasticsearch documents, not models)
 browsed, searched, opened, edited, forgotten and followed along their chains, under the subject's admin URL.
 
-``MemorySubjectAdmin.get_urls`` mounts :func:`memory_admin_urls`. Every view runs through
+:class:`SubjectWithMemoriesAdmin` (tenants' subject admin, which knows nothing of memories, registered in
+its place by memory/admin.py) mounts :func:`memory_admin_urls`. Every view runs through
 ``admin_site.admin_view`` (staff only) and checks the Django permission it needs —
 ``tenants.view_memory``, ``tenants.change_memory``, ``tenants.forget_memory`` (declared on
 ``MemorySubject``, the model memories belong to) — with :func:`memory_permitted`, the check every other
@@ -24,9 +25,10 @@ from atlas_site.errors import AtlasError, NotFound
 from memory import on_behalf
 from memory.services.forget import receipt_summary
 from memory.services.prepare import MAX_TEXT_CHARS
+from tenants.admin import MemorySubjectAdmin
 from tenants.models import MemorySubject
+from tenants.permissions import CHANGE, FORGET, VIEW
 
-VIEW, CHANGE, FORGET = "tenants.view_memory", "tenants.change_memory", "tenants.forget_memory"
 URL_NAMES = {
     "browse": "tenants_memorysubject_memories",
     "memory": "tenants_memorysubject_memory",
@@ -168,3 +170,10 @@ class MemoryAdminViews:
 
 def memory_admin_urls(model_admin: admin.ModelAdmin) -> list[URLPattern]:
     return MemoryAdminViews(model_admin).urls()
+
+
+class SubjectWithMemoriesAdmin(MemorySubjectAdmin):
+    """The subject's admin with the subject's memory pages under its URLs."""
+
+    def get_urls(self) -> list[URLPattern]:
+        return memory_admin_urls(self) + super().get_urls()

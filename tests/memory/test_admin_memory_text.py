@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from atlas_site.idempotency import idempotency_record_get, idempotency_record_store
 from memory import on_behalf
+from memory.dashboard import tenant_urls as memory_tenant_urls
 from memory.dashboard import urls as dashboard_urls
 from memory.dashboard.views import TABS as DASHBOARD_TABS
 from memory.models import ConsolidationRun, RejectedProposal
@@ -140,7 +141,11 @@ def _dashboard_urls(tenant: Tenant, memory_ids: list[str]) -> list[str]:
         "tab": list(DASHBOARD_TABS),
     }
     urls = []
-    for namespace, module in (("tenant", tenant_dashboard_urls), ("dashboard", dashboard_urls)):
+    for namespace, module in (
+        ("tenant", tenant_dashboard_urls),
+        ("tenant", memory_tenant_urls),
+        ("dashboard", dashboard_urls),
+    ):
         for pattern in module.urlpatterns:
             urls += [reverse(f"{namespace}:{pattern.name}", kwargs=kw) for kw in _filled(pattern, values)]
     return urls
