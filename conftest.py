@@ -98,8 +98,8 @@ def atlas_es(cluster: Cluster) -> Cluster:
     """Point the application at the session's cluster, with indices bootstrapped."""
     from django.conf import settings
 
+    from atlas_site.elastic.client import clients_reset
     from memory.elastic.bootstrap import cluster_bootstrap
-    from memory.elastic.client import clients_reset
 
     settings.ATLAS_ES_URL = cluster.url
     settings.ATLAS_ES_USERNAME = cluster.username

@@ -33,6 +33,6 @@ def _embedding_models_preload(**_kwargs) -> None:
     from django.conf import settings
 
     if settings.ATLAS_WORKER_PRELOAD_MODELS:
-        from memory.embeddings import embedding_models_load
+        from memory.inference.embeddings import embedding_models_load
 
         embedding_models_load()

@@ -289,7 +289,7 @@ ATLAS_RERANK_DEFAULT = env.bool("ATLAS_RERANK_DEFAULT", default=ATLAS_RERANK_PRO
 # Recall's ranking knobs (ATLAS_FUSION, the legs' weights, the turn priors …): atlas_site/recall_settings.py.
 from atlas_site.recall_settings import *  # noqa: E402, F403
 
-# Embeddings (memory/embeddings.py).
+# Embeddings (memory/inference/embeddings.py).
 ATLAS_EMBEDDING_PROVIDER = env.str("ATLAS_EMBEDDING_PROVIDER", default="local")
 # "" = the default local model, all-mpnet-base-v2-int8 (768 dimensions). Another model means another
 # ATLAS_EMBEDDING_DIMS (all-MiniLM-L6-v2-int8-onnx: 384) and `atlas_reindex TYPE` for every type.

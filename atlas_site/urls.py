@@ -5,6 +5,9 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
+from memory.dashboard import tenant_urls as memory_tenant_urls
+from tenants.dashboard import urls as tenant_urls
+
 from .views import SchemaView, favicon, healthz
 
 # Operators log in to the admin through allauth (email login, verification),
@@ -14,7 +17,9 @@ admin.site.site_header = "Atlas Memory administration"
 
 urlpatterns = [
     path("", include("memory.dashboard.urls")),
-    path("tenant/", include("tenants.dashboard.urls")),
+    # The tenant section: the tenants app's pages and the memory app's (a subject's memories, the catalog, job
+    # runs), one namespace: tenants imports nothing of memory.
+    path("tenant/", include((tenant_urls.urlpatterns + memory_tenant_urls.urlpatterns, "tenant"))),
     path("healthz", healthz, name="healthz"),
     # Pages that name no icon (the admin's, the API docs) still get one, not a 404 in every console.
     path("favicon.ico", favicon),

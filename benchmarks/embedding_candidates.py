@@ -2,7 +2,7 @@
 
 For each evaluation directory (``documents.jsonl``: ``id``, ``text``, optional ``user_id``,
 ``memory_type``; ``queries.jsonl``: ``qid``, ``user_id``, ``query``, ``gold_ids``) and each local
-candidate of ``memory.embeddings.LOCAL_MODELS`` that is installed:
+candidate of ``memory.inference.local_models.LOCAL_MODELS`` that is installed:
 
 - embeds every document (docs/s, median of ``--rounds``) and every query one at a time,
   uncached, ``--rounds`` times (p50/p95 ms over all of them);
@@ -36,7 +36,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from memory.embeddings import LOCAL_MODELS, EmbeddingModelUnavailable, local_embedding_provider  # noqa: E402
+from memory.inference.local_models import LOCAL_MODELS, local_embedding_provider
+from memory.inference.provider import EmbeddingModelUnavailable  # noqa: E402
 
 KS = (1, 5, 10)
 

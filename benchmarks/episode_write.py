@@ -66,7 +66,7 @@ def main() -> None:
         from django.conf import settings
 
         from memory.elastic import store
-        from memory.services import documents, writes
+        from memory.services import prepare, writes
         from memory.services.writes import episode_write
         from tenants import services
 
@@ -90,7 +90,7 @@ def main() -> None:
         timed(writes, "_previous_turn", "previous-turn search")
         timed(writes, "embed_into", "embeddings (3 models)")
         timed(store, "memory_index", "index request (wait_for)")
-        assert documents.embed_into  # the write path calls writes.embed_into, patched above
+        assert prepare.embed_into  # the write path calls writes.embed_into, patched above
 
         for n in range(8):  # warm-up: models, sessions, connections
             settings.ATLAS_EMBEDDING_WORKERS = args.workers[n % len(args.workers)]

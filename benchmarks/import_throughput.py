@@ -48,7 +48,7 @@ def documents(count: int) -> list[str]:
 def stage_timers():
     """Wraps each model's embed_documents and the bulk request with a wall-clock timer."""
     from memory.elastic import store
-    from memory.services.documents import embedding_fields
+    from memory.services.prepare import embedding_fields
 
     spent: dict[str, float] = defaultdict(float)
     patched = []
@@ -93,8 +93,8 @@ def main() -> None:
     with atlas_stack():
         from django.conf import settings
 
-        from memory.services.documents import embedding_fields
         from memory.services.importing import memories_import
+        from memory.services.prepare import embedding_fields
         from tenants.services import tenant_create
 
         for field in embedding_fields():

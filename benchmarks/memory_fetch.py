@@ -27,7 +27,7 @@ def main() -> None:
     with atlas_stack():
         from memory import selectors
         from memory.elastic import store
-        from memory.elastic.documents import VECTOR_FIELDS
+        from memory.elastic.mappings import VECTOR_FIELDS
         from memory.scope import SubjectScope
         from memory.services.importing import memories_import
         from tenants import services

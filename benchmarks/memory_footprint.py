@@ -70,13 +70,13 @@ def wait_for_line(proc: subprocess.Popen, needle: str, timeout: float = 120) -> 
 
 def prefork(preload: bool) -> list[tuple[str, int, int]]:
     """A parent and two forked children that embed TEXTS with every default model."""
-    from memory.services.documents import embedding_fields
+    from memory.services.prepare import embedding_fields
 
     code = (
         "import os, sys, time, json\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "import django; django.setup()\n"
-        "from memory.services.documents import embedding_fields\n"
+        "from memory.services.prepare import embedding_fields\n"
         "texts = json.loads(sys.argv[1]); preload = sys.argv[2] == '1'\n"
         "def embed(): return [f.provider.embed_documents(texts) for f in embedding_fields()]\n"
         "reference = embed() if preload else None\n"

@@ -30,14 +30,18 @@ PLAIN = "plain BM25 (match text, 4 indices)"
 def plain_bm25_body(text: str) -> dict[str, Any]:
     """The yardstick: one plain BM25 search over the recall's indices (match on ``text``, ten hits,
     vectors left out of the source), with the subject's key like recall's own searches."""
-    from memory.elastic.documents import VECTOR_FIELDS
+    from memory.elastic.mappings import VECTOR_FIELDS
 
     return {"query": {"match": {"text": text}}, "size": 10, "_source": {"excludes": VECTOR_FIELDS}}
 
 
 def query_embeddings_forget() -> None:
     """Empty every query-embedding cache, so the next recall embeds its question as a new one would."""
-    from memory.embeddings import crosslingual_embedding_provider, embedding_provider, multilingual_embedding_provider
+    from memory.inference.embeddings import (
+        crosslingual_embedding_provider,
+        embedding_provider,
+        multilingual_embedding_provider,
+    )
 
     for provider in (embedding_provider(), multilingual_embedding_provider(), crosslingual_embedding_provider()):
         if provider is not None:

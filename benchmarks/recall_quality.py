@@ -75,7 +75,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.embedding_model:
-        from memory.embeddings import LOCAL_MODELS
+        from memory.inference.local_models import LOCAL_MODELS
 
         os.environ["ATLAS_EMBEDDING_MODEL"] = args.embedding_model
         os.environ["ATLAS_EMBEDDING_DIMS"] = str(LOCAL_MODELS[args.embedding_model].dims)
@@ -83,8 +83,8 @@ def main() -> int:
         from django.conf import settings
 
         settings.ATLAS_CONTEXTUAL_EPISODES = args.contextual
-        from memory.embeddings import DEFAULT_LOCAL_MODEL
         from memory.evaluation import eval_queries_parse, recall_evaluate
+        from memory.inference.local_models import DEFAULT_LOCAL_MODEL
         from memory.recall import RecallOptions
         from memory.services.importing import memories_import
         from tenants.services import tenant_create

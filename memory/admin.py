@@ -7,8 +7,10 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
-from . import pages
-from .admin_memory import memory_permitted
+from tenants.models import MemorySubject
+
+from . import on_behalf
+from .admin_memory import SubjectWithMemoriesAdmin, memory_permitted
 from .models import ConsolidationRun, ConsolidationState
 
 # ------------------------------------------------------------------------------------------------
@@ -71,7 +73,7 @@ class ConsolidationRunAdmin(admin.ModelAdmin):
         response = super().change_view(request, object_id, form_url, extra_context)
         run = getattr(response, "context_data", {}).get("original")
         if request.method == "GET" and response.status_code == 200 and run is not None and memory_permitted(request):
-            pages.run_viewed(run=run, actor=f"admin:{request.user.email}")
+            on_behalf.run_viewed(run=run, actor=f"admin:{request.user.email}")
         return response
 
     @admin.display(description="changes")
@@ -129,3 +131,7 @@ def consolidation_admin_register(site: admin.AdminSite) -> None:
 
 consolidation_admin_register(admin.site)
 # ------------------------------------------------------------------------------------------------
+
+# A subject's memory pages mount under the subject's admin (tenants.admin, which imports nothing of memory).
+admin.site.unregister(MemorySubject)
+admin.site.register(MemorySubject, SubjectWithMemoriesAdmin)

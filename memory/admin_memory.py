@@ -1,11 +1,12 @@
 """The operators' memory pages in the Django admin: a subject's memories (Elasticsearch documents, not models)
 browsed, searched, opened, edited, forgotten and followed along their chains, under the subject's admin URL.
 
-``MemorySubjectAdmin.get_urls`` mounts :func:`memory_admin_urls`. Every view runs through
+:class:`SubjectWithMemoriesAdmin` (tenants' subject admin, which knows nothing of memories, registered in
+its place by memory/admin.py) mounts :func:`memory_admin_urls`. Every view runs through
 ``admin_site.admin_view`` (staff only) and checks the Django permission it needs —
 ``tenants.view_memory``, ``tenants.change_memory``, ``tenants.forget_memory`` (declared on
 ``MemorySubject``, the model memories belong to) — with :func:`memory_permitted`, the check every other
-admin page that shows memory text asks too, then calls :mod:`memory.pages`, which reads with the
+admin page that shows memory text asks too, then calls :mod:`memory.on_behalf`, which reads with the
 subject's own key and audits.
 """
 
@@ -21,12 +22,13 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from atlas_site.errors import AtlasError, NotFound
-from memory import pages
-from memory.services.documents import MAX_TEXT_CHARS
+from memory import on_behalf
 from memory.services.forget import receipt_summary
+from memory.services.prepare import MAX_TEXT_CHARS
+from tenants.admin import MemorySubjectAdmin
 from tenants.models import MemorySubject
+from tenants.permissions import CHANGE, FORGET, VIEW
 
-VIEW, CHANGE, FORGET = "tenants.view_memory", "tenants.change_memory", "tenants.forget_memory"
 URL_NAMES = {
     "browse": "tenants_memorysubject_memories",
     "memory": "tenants_memorysubject_memory",
@@ -111,9 +113,9 @@ class MemoryAdminViews:
         subject = None
         try:
             subject = self._subject(request, subject_pk, VIEW)
-            if (renamed := pages.query_renamed(request.GET)) is not None:
+            if (renamed := on_behalf.query_renamed(request.GET)) is not None:
                 return HttpResponsePermanentRedirect(f"{request.path}?{renamed}")
-            context = pages.browse(subject=subject, query=request.GET, actor=_actor(request), link=_link(subject))
+            context = on_behalf.browse(subject=subject, query=request.GET, actor=_actor(request), link=_link(subject))
         except AtlasError as err:
             return self._failed(request, subject, err)
         return self._render(request, "browse.html", subject, f"Memories of {subject}", **context)
@@ -123,20 +125,20 @@ class MemoryAdminViews:
         try:
             subject = self._subject(request, subject_pk, CHANGE if request.method == "POST" else VIEW)
             if request.method == "POST":
-                edited = pages.edit(
+                edited = on_behalf.edit(
                     subject=subject, memory_id=memory_id, form=request.POST, actor=_actor(request), editor=request.user
                 )
                 marked = ", marked as wrong" if edited.get("contradiction") == "harsh" else ""
                 messages.success(request, f"Saved as a new version; the old one stays in the chain{marked}.")
                 return redirect(_link(subject)("memory", memory_id=edited["id"]))
-            context = pages.detail(subject=subject, memory_id=memory_id, actor=_actor(request), link=_link(subject))
+            context = on_behalf.detail(subject=subject, memory_id=memory_id, actor=_actor(request), link=_link(subject))
         except AtlasError as err:
             return self._failed(request, subject, err)
         links = _link(subject)
         context.update(
             chain_url=links("chain", memory_id=memory_id),
             forget_url=links("forget", memory_id=memory_id),
-            contradiction_choices=pages.CONTRADICTION_CHOICES,
+            contradiction_choices=on_behalf.CONTRADICTION_CHOICES,
             text_max_chars=MAX_TEXT_CHARS,  # the service's limit, so the form refuses what it would
         )
         return self._render(request, "memory.html", subject, f"Memory {context['memory']['id']}", **context)
@@ -145,7 +147,7 @@ class MemoryAdminViews:
         subject = None
         try:
             subject = self._subject(request, subject_pk, VIEW)
-            context = pages.chain(subject=subject, memory_id=memory_id, actor=_actor(request), link=_link(subject))
+            context = on_behalf.chain(subject=subject, memory_id=memory_id, actor=_actor(request), link=_link(subject))
         except AtlasError as err:
             return self._failed(request, subject, err)
         return self._render(request, "chain.html", subject, "Supersession chain", **context)
@@ -155,12 +157,12 @@ class MemoryAdminViews:
         try:
             subject = self._subject(request, subject_pk, FORGET)
             if request.method == "POST":
-                result = pages.forget_one(subject=subject, memory_id=memory_id, actor=_actor(request))
+                result = on_behalf.forget_one(subject=subject, memory_id=memory_id, actor=_actor(request))
                 messages.success(
                     request, f"Memory {memory_id} is forgotten. Removed — {receipt_summary(result['receipt'])}."
                 )
                 return redirect(_link(subject)("browse"))
-            context = pages.detail(subject=subject, memory_id=memory_id, actor=_actor(request), link=_link(subject))
+            context = on_behalf.detail(subject=subject, memory_id=memory_id, actor=_actor(request), link=_link(subject))
         except AtlasError as err:
             return self._failed(request, subject, err)
         return self._render(request, "forget.html", subject, "Forget this memory?", **context)
@@ -168,3 +170,10 @@ class MemoryAdminViews:
 
 def memory_admin_urls(model_admin: admin.ModelAdmin) -> list[URLPattern]:
     return MemoryAdminViews(model_admin).urls()
+
+
+class SubjectWithMemoriesAdmin(MemorySubjectAdmin):
+    """The subject's admin with the subject's memory pages under its URLs."""
+
+    def get_urls(self) -> list[URLPattern]:
+        return memory_admin_urls(self) + super().get_urls()

@@ -7,3 +7,13 @@ class MemoryConfig(AppConfig):
 
     def ready(self) -> None:
         from memory.api import schema  # noqa: F401  (registers the OpenAPI description of bearer tokens)
+        from tenants.dashboard.contributions import subject_counter_register
+
+        subject_counter_register(name="memories", counter=_memory_counts)
+
+
+def _memory_counts(subject) -> dict[str, int]:
+    """A subject's memories per type, for the tenant section's subject pages (tenants imports no memory code)."""
+    from memory.selectors import memory_counts
+
+    return memory_counts(subject=subject)

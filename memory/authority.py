@@ -94,7 +94,7 @@ def memory_etag(source: dict[str, Any]) -> str:
     import hashlib
     import json
 
-    from memory.elastic.documents import VECTOR_FIELDS
+    from memory.elastic.mappings import VECTOR_FIELDS
 
     ignored = (*VECTOR_FIELDS, "use_count", "last_used_at", "id", "type")  # id/type: the API's names, not stored
     content = {k: v for k, v in source.items() if k not in ignored}

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
+from atlas_site.elastic.keys import owner_filter
+from atlas_site.elastic.licence import isolation_mode
 from atlas_site.errors import NotFound
-from memory.elastic.licence import isolation_mode
-from memory.elastic.queries import owner_filter
 from tenants.selectors import subject_es_client, writer_es_client
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.authority import AUTHORED_TYPES, authority_parse, is_pending, memory_authority, memory_etag
 from memory.elastic import queries, store
-from memory.elastic.documents import VECTOR_FIELDS
+from memory.elastic.mappings import VECTOR_FIELDS
 from memory.scope import SubjectScope, tenant_read_filters
 from tenants.models import MemorySubject, Tenant
 
@@ -109,7 +109,7 @@ def memory_hit(*, subject: MemorySubject, memory_id: Any) -> dict[str, Any]:
 def list_filters(*, fact_type: Any, since: Any, until: Any) -> list[dict[str, Any]]:
     """The filters a list or a recall narrows by: facts of one ``fact_type``, memories created in
     [``since``, ``until``) (ISO 8601 date-times or datetimes; naive ones are UTC)."""
-    from memory.services.documents import FACT_TYPES, timestamp
+    from memory.services.prepare import FACT_TYPES, timestamp
 
     filters: list[dict[str, Any]] = []
     if fact_type is not None:

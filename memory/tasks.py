@@ -80,7 +80,7 @@ def consolidation_nightly_task() -> dict[str, int]:
 @shared_task(name="memory.consolidation_early", acks_late=True)
 def consolidation_early_task() -> dict[str, int]:
     """Frequent and cheap: one aggregation per tenant; queues the subjects past the early threshold."""
-    from memory.llm import llm_configured
+    from memory.inference.llm import llm_configured
 
     if settings.ATLAS_CONSOLIDATION_EARLY_EPISODES <= 0 or not llm_configured():
         return {}

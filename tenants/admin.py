@@ -22,10 +22,10 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from atlas_site.errors import AtlasError
-from memory.admin_memory import CHANGE, FORGET, VIEW, memory_admin_urls  # memories: documents, not models
 
 from . import services, tokens
 from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant
+from .permissions import CHANGE, FORGET, VIEW
 
 # A link to a subject opens its memories in the dashboard (read, edit, forget, export): all three.
 MEMORY_PERMISSIONS = (VIEW, CHANGE, FORGET)
@@ -249,9 +249,6 @@ class MemorySubjectAdmin(admin.ModelAdmin):
     raw_id_fields = ["person"]  # not select2's autocomplete: see MembershipInline
     readonly_fields = ["es_id", "is_active", "created_at", "deactivated_at", "key", "non_english_memories", "memories"]
     actions = ["rotate_key", "deactivate"]
-
-    def get_urls(self):
-        return memory_admin_urls(self) + super().get_urls()
 
     def get_readonly_fields(self, request, obj=None):
         fields = [*self.readonly_fields, "tenant", "external_id"] if obj else [*self.readonly_fields]

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, TypeVar
 from django.db.models import QuerySet
 
 from atlas_site.echo import echoed
+from atlas_site.elastic.client import api_key_client
+from atlas_site.elastic.licence import isolation_mode
 from atlas_site.errors import IsolationUnavailable, NotFound
-from memory.elastic.client import api_key_client
-from memory.elastic.licence import isolation_mode
 
 from .models import ApiKeyCredential, Membership, MemorySubject, Tenant
 from .secrets import secret_decrypt

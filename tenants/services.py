@@ -18,10 +18,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from atlas_site.elastic import keys as es_keys
+from atlas_site.elastic.client import api_key_client_forget
+from atlas_site.elastic.licence import isolation_ensure, isolation_mode
 from atlas_site.errors import Conflict, NotFound, ValidationFailed
-from memory.elastic import keys as es_keys
-from memory.elastic.client import api_key_client_forget
-from memory.elastic.licence import isolation_ensure, isolation_mode
 
 from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant
 from .secrets import secret_encrypt

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 @contextmanager
 def elasticsearch_unreachable(settings) -> Iterator[None]:
-    from memory.elastic.client import clients_reset
+    from atlas_site.elastic.client import clients_reset
 
     original = settings.ATLAS_ES_URL
     settings.ATLAS_ES_URL = "http://127.0.0.1:9"  # nothing listens there

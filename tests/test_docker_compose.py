@@ -331,8 +331,8 @@ def test_dockerfile_builds_the_configured_embedding_model_into_the_image(model, 
     building its graph (no container writes 600 MB at its first recall, and none could: the cache is
     root-owned) — into the cache the app reads; the step runs as written, with the build argument
     docker-compose.yml passes (empty: the default model; the fp32 variant's graph is another file)."""
-    from memory import mpnet
-    from memory.embeddings import DEFAULT_LOCAL_MODEL, LOCAL_MODELS
+    from memory.inference import mpnet
+    from memory.inference.local_models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS
 
     instructions = dockerfile_instructions()
     envs = dict(args.split("=", 1) for keyword, args in instructions if keyword == "ENV" and "=" in args)

@@ -27,6 +27,7 @@ from atlas_site.api import (
     retry_key,
 )
 from atlas_site.errors import ValidationFailed
+from atlas_site.serializers import EDIT_PROBLEMS, PROBLEM, WRITE_PROBLEMS, Strict, problems
 from atlas_site.streaming import primed, streamed
 from memory import selectors
 from memory.authority import AUTHORITIES, by_token, token_principal
@@ -59,24 +60,13 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     OpenApiParameter.HEADER,
     description="Any unique string: a retry with the same key and body returns the first answer and stores nothing twice.",
 )
-PROBLEM_JSON = "application/problem+json"
 PAGE_PARAMS = (
     OpenApiParameter("page_size", OpenApiTypes.INT, description="1 to 200 (default 50)."),
     OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page."),
 )
 
 
-def problems(*statuses: int) -> dict:
-    """The error answers a route documents, as problem details (every route can also be 401 and 429)."""
-    return {(code, PROBLEM_JSON): s.ProblemOut for code in sorted({400, 401, 403, 404, 429, *statuses})}
-
-
-PROBLEM = problems()
-WRITE_PROBLEMS = problems(413, 415, 409, 422)
-EDIT_PROBLEMS = problems(409, 412, 413, 415)
-
-
-def _valid(serializer_class: type[s.Strict], data: Any) -> dict[str, Any]:
+def _valid(serializer_class: type[Strict], data: Any) -> dict[str, Any]:
     if data is not None and not isinstance(data, dict):
         raise ValidationFailed("the request body must be a JSON object")
     serializer = serializer_class(data=data or {})

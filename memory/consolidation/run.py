@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from atlas_site.errors import AtlasError, ValidationFailed
 from memory.authority import OPERATOR, Principal
-from memory.llm import LlmError, chat_client, llm_configured, llm_model_name
+from memory.inference.llm import LlmError, chat_client, llm_configured, llm_model_name
 from memory.models import ConsolidationRun, ConsolidationState
 from memory.services.consolidation_lease import (
     LeaseLost,

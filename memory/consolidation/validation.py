@@ -13,8 +13,8 @@ from atlas_site.errors import ValidationFailed
 from memory.elastic import queries, store
 from memory.scope import SubjectScope
 from memory.selectors import proposal_hits
-from memory.services.documents import FACT_TYPES, steps_validate
 from memory.services.guards import exfiltration_like, injection_like, instruction_like, secret_kinds, secrets_redacted
+from memory.services.prepare import FACT_TYPES, steps_validate
 from memory.services.proposal_keys import digest, normalised, proposal_key
 from memory.services.review import rejected_keys
 from tenants.models import MemorySubject
@@ -333,8 +333,8 @@ def _near_duplicates(*, subject: MemorySubject, new: list[str], existing: list[s
     ATLAS_CONSOLIDATION_DUPLICATE_SIMILARITY), as stored vectors compare (byte-quantised, as recall's)."""
     if not new or not existing:
         return [None] * len(new)
-    from memory.elastic.documents import stored_vector
-    from memory.embeddings import embedding_provider
+    from memory.elastic.mappings import stored_vector
+    from memory.inference.embeddings import embedding_provider
 
     scope = SubjectScope.of(subject)
     stored = store.memories_vectors(scope.reader(), ids=existing, memory_types=("semantic",))

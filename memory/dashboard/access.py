@@ -1,4 +1,4 @@
-"""Who a dashboard request acts for, and how the domain's errors become pages — each decided once.
+"""Who a dashboard request acts for — decided once; its errors become pages (atlas_site.error_pages).
 
 The subject is never taken from a URL or a form: it is one of the logged-in person's own active
 subjects, the one they picked (kept in the session and re-checked on every request, so a subject
@@ -7,7 +7,6 @@ unlinked or deactivated since is dropped at once), or their only one.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from functools import wraps
 
@@ -15,11 +14,11 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from atlas_site.errors import AtlasError, DependencyUnavailable, NotFound
+from atlas_site.error_pages import error_page
+from atlas_site.errors import AtlasError, NotFound
 from tenants.models import MemorySubject
 from tenants.selectors import person_subjects
 
-log = logging.getLogger(__name__)
 SESSION_KEY = "dashboard_subject"
 
 
@@ -47,19 +46,6 @@ def subject_current(request: HttpRequest) -> tuple[MemorySubject | None, list[Me
 def actor_of(request: HttpRequest) -> str:
     """How the audit trail names a person acting in the dashboard."""
     return f"person:{request.user.email}"
-
-
-def error_page(request: HttpRequest, error: AtlasError) -> HttpResponse:
-    """A domain error as a page: what failed, in words, with the status it stands for."""
-    if isinstance(error, DependencyUnavailable):
-        log.warning("dashboard %s: %s", request.path, error.message)
-    titles = {404: "Not found", 503: "Temporarily unavailable", 409: "Changed meanwhile", 412: "Changed meanwhile"}
-    return render(
-        request,
-        "dashboard/error.html",
-        {"title": titles.get(error.status, "That did not work"), "error": error},
-        status=error.status,
-    )
 
 
 def dashboard_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

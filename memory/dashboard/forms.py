@@ -9,8 +9,8 @@ from django import forms
 
 from memory import recall_constants as rc
 from memory.authority import AUTHORITIES
-from memory.pages import CONTRADICTION_CHOICES, KIND_NAMES
-from memory.services.documents import FACT_TYPES, MAX_TEXT_CHARS
+from memory.on_behalf import CONTRADICTION_CHOICES, KIND_NAMES
+from memory.services.prepare import FACT_TYPES, MAX_SHORT_CHARS, MAX_TEXT_CHARS
 from memory.templatetags.dashboard import AUTHORITY_WORDS
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
@@ -155,3 +155,20 @@ class ProposalsDecideForm(forms.Form):
         """The proposals the page showed for this writer, by id, with the version shown of each."""
         pairs = (value.partition(":") for value in data.getlist("shown")[:BULK_SHOWN_LIMIT])
         return {memory_id: version for memory_id, _, version in pairs if memory_id and version}
+
+
+class CatalogEntryForm(forms.Form):
+    title = forms.CharField(max_length=MAX_SHORT_CHARS, label="Title")
+    text = forms.CharField(max_length=MAX_TEXT_CHARS, widget=forms.Textarea(attrs={"rows": 4}), label="Text")
+    category = forms.CharField(max_length=MAX_SHORT_CHARS, required=False, label="Category")
+    tags = forms.CharField(max_length=1000, required=False, label="Tags", help_text="Comma-separated.")
+    etag = forms.CharField(max_length=80, required=False, widget=forms.HiddenInput)
+
+    def entry_fields(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "title": data["title"],
+            "text": data["text"],
+            "category": data["category"] or None,
+            "tags": [t.strip() for t in data["tags"].split(",") if t.strip()],
+        }

@@ -18,12 +18,13 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from atlas_site.error_pages import error_page
 from atlas_site.errors import AtlasError, Conflict, NotFound, PermissionDenied, PreconditionFailed
 from atlas_site.streaming import primed, streamed
-from memory import pages, selectors
+from memory import on_behalf, selectors
 from memory.authority import by_person, person_principal
 from memory.consolidation.run import consolidation_runs_settle
-from memory.pages import provenance_linked
+from memory.on_behalf import provenance_linked
 from memory.portable.export import export_line, memories_export
 from memory.provenance import episode_orphans, memory_provenance
 from memory.recall import memory_recall
@@ -32,7 +33,7 @@ from memory.services import review as review_service
 from tenants import tokens
 from tenants.issued import issued_keep, issued_take
 
-from .access import actor_of, dashboard_view, error_page, subject_choose, subject_current
+from .access import actor_of, dashboard_view, subject_choose, subject_current
 from .forms import (
     TYPE_LABELS,
     TYPE_NAMES,
@@ -64,7 +65,7 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
     if tab not in TABS:
         raise Http404("no such tab")
     context: dict[str, Any] = {"tab": tab, "tabs": TABS, "type_labels": TYPE_LABELS}
-    if (renamed := pages.query_renamed(request.GET)) is not None:
+    if (renamed := on_behalf.query_renamed(request.GET)) is not None:
         return HttpResponsePermanentRedirect(f"{request.path}?{renamed}")
     if "q" in request.GET:
         return _search(request, context)

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from elasticsearch import BadRequestError, Elasticsearch
 
-from .client import bootstrap_client, es_errors
-from .documents import DOCUMENT_CLASS_BY_TYPE, DOCUMENT_CLASSES
+from atlas_site.elastic.client import bootstrap_client, es_errors
+
 from .indices import (
     alias_name,
     archive_generation_pattern,
@@ -17,6 +17,7 @@ from .indices import (
     archive_template_name,
     first_index_name,
 )
+from .mappings import DOCUMENT_CLASS_BY_TYPE, DOCUMENT_CLASSES
 
 INITIAL_VERSION = 1
 # Superseded facts move to the archive nightly. ILM rolls the archive's write index over monthly (or at

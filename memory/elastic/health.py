@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from .client import bootstrap_client, es_errors
-from .licence import isolation_status
+from atlas_site.elastic.client import bootstrap_client, es_errors
+from atlas_site.elastic.licence import isolation_status
 
 
 def elasticsearch_health() -> dict:

@@ -43,11 +43,6 @@ def memory_type_of_index(index: str) -> str:
     raise ValueError(f"{index} is not a versioned memory index")
 
 
-def all_indices_pattern() -> str:
-    """The pattern roles grant on: every alias and versioned index of this deployment."""
-    return f"{settings.ATLAS_ES_INDEX_PREFIX}-*"
-
-
 def archive_policy_name() -> str:
     return f"{settings.ATLAS_ES_INDEX_PREFIX}-archive-policy"
 

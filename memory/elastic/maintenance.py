@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from elasticsearch import Elasticsearch
 
-from .client import bootstrap_client, es_errors
+from atlas_site.elastic.client import bootstrap_client, es_errors
 
 
 def indices_settings(es: Elasticsearch | None = None) -> dict[str, dict]:

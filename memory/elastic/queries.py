@@ -6,26 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from memory import recall_constants as rc
-from memory.elastic.documents import VECTOR_FIELDS, stored_vector
-
-
-def owner_filter(*, tenant_id: str, user_id: str | None) -> dict[str, Any]:
-    """The code-level guard: the tenant's documents, and of those the subject's own plus shared ones.
-
-    It mirrors the subject key's DLS query, as a second line behind it.
-    """
-    if user_id is None:
-        return {"term": {"tenant_id": tenant_id}}
-    return {
-        "bool": {
-            "filter": [{"term": {"tenant_id": tenant_id}}],
-            "should": [
-                {"term": {"user_id": user_id}},
-                {"bool": {"must_not": [{"exists": {"field": "user_id"}}]}},
-            ],
-            "minimum_should_match": 1,
-        }
-    }
+from memory.elastic.mappings import VECTOR_FIELDS, stored_vector
 
 
 def own_documents_filter(*, tenant_id: str, user_id: str) -> dict[str, Any]:

@@ -14,11 +14,11 @@ from elastic_transport import ApiResponseMeta
 from elasticsearch import ApiError, ConflictError, Elasticsearch, NotFoundError, helpers
 from elasticsearch.exceptions import HTTP_EXCEPTIONS
 
+from atlas_site.elastic.client import es_errors, write_blocked, write_blocked_message
 from atlas_site.errors import DependencyUnavailable, ValidationFailed
 
-from .client import es_errors, write_blocked, write_blocked_message
-from .documents import VECTOR_FIELDS
 from .indices import alias_name, generations_pattern
+from .mappings import VECTOR_FIELDS
 
 RETRY_ON_CONFLICT = 20
 HOT_TYPES = ("episodic", "semantic", "procedural", "catalog")

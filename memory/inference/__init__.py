@@ -1,1 +1,4 @@
-"""The model code: embeddings, language checks, reranking and the pool their inferences share (STRUCTURE.md)."""
+"""The model code (STRUCTURE.md): embeddings (``provider`` the interface, ``query_cache``, ``local_models``,
+``openai_embeddings`` the OpenAI-compatible client, ``pool`` the threads their inferences share,
+``embeddings`` the configured providers), ``mpnet`` and ``onnx_session`` under the local models,
+``language_detection``, ``rerank`` and ``llm`` (the chat client consolidation uses)."""

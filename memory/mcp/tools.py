@@ -21,15 +21,16 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from atlas_site.echo import MESSAGE_CHARS, schema_message, shortened
+from atlas_site.elastic.client import es_errors
 from atlas_site.errors import AtlasError, NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.authority import AUTHORITIES, by_token, token_principal
 from memory.consolidation.run import consolidation_runs_settle
-from memory.elastic.client import es_errors
 from memory.provenance import memory_provenance
 from memory.recall import memory_recall
 from memory.selectors import RECALL_TYPES, memory_chain_get, memory_hit, memory_list, memory_shape, proposals_list
-from memory.services.documents import (
+from memory.services.forget import memory_forget
+from memory.services.prepare import (
     CONTRADICTIONS,
     FACT_TYPES,
     MAX_ID_CHARS,
@@ -38,7 +39,6 @@ from memory.services.documents import (
     MAX_STEPS,
     MAX_TEXT_CHARS,
 )
-from memory.services.forget import memory_forget
 from memory.services.review import proposal_accept, proposal_reject
 from memory.services.writes import episode_write, fact_edit, fact_write, playbook_outcome_record, playbook_write
 from memory.tasks import recall_usage_schedule

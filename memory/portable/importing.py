@@ -26,7 +26,14 @@ from atlas_site.echo import echoed, schema_message
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.json_input import json_parse
 from memory.elastic import store
-from memory.services.documents import (
+from memory.services.import_batch import (
+    BATCH,
+    ImportReport,
+    has_lone_surrogate,
+    prepared_store,
+    supersession_cycle_errors,
+)
+from memory.services.prepare import (
     PreparedMemory,
     PreviousTurn,
     catalog_prepare,
@@ -36,13 +43,6 @@ from memory.services.documents import (
     memory_owner_check,
     playbook_prepare,
     timestamp,
-)
-from memory.services.import_batch import (
-    BATCH,
-    ImportReport,
-    has_lone_surrogate,
-    prepared_store,
-    supersession_cycle_errors,
 )
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client

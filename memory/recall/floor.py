@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory import recall_constants as rc
-from memory.language import memory_reads_as_english
+from memory.inference.language_detection import memory_reads_as_english
 
 from .folding import Lifted
 from .fusion import Leg

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from memory import recall_constants as rc
-from memory.language import memory_reads_as_english
+from memory.inference.language_detection import memory_reads_as_english
 
 LEG_ORDER = ("bm25", "dense", "multilingual", "crosslingual")  # how recall lists and fuses its legs
 

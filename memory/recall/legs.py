@@ -33,7 +33,7 @@ def crosslingual_judged_types(
     language-aware fusion (which needs an English-only leg: BM25 or the main dense one) it judges only
     where the question or the memory does not read as English (fuse); for an English question, then,
     only the subject's own memories if they hold such a memory, and the catalog if the tenant's does —
-    flags kept at write time, None = not known (memory.services.languages). Searching the leg over the
+    flags kept at write time, None = not known (memory.services.non_english_flags). Searching the leg over the
     other types only fills its window with memories it cannot judge; none left, the leg is left out."""
     if not (settings.ATLAS_LANGUAGE_AWARE_FUSION and (options.bm25 or options.dense) and question_reads_english):
         return memory_types

@@ -11,8 +11,8 @@ from django.conf import settings
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
-from memory.elastic.documents import VECTOR_FIELDS
-from memory.language import reads_as_english
+from memory.elastic.mappings import VECTOR_FIELDS
+from memory.inference.language_detection import reads_as_english
 from memory.scope import SubjectScope
 from memory.selectors import RECALL_TYPES, list_filters, memory_shape
 from tenants.models import MemorySubject
@@ -142,7 +142,7 @@ def _run(
     min_score: Any,
 ) -> RecallRun:
     """The recall's arguments checked (a clear 400 for each bad one) and gathered into one run."""
-    from memory.services.documents import id_list, timestamp
+    from memory.services.prepare import id_list, timestamp
 
     text, k, types = _validate(query, k, memory_types)
     expected = id_list(expect, field_name="expect")[:MAX_EXPECTED]
@@ -203,7 +203,7 @@ def _fused(run: RecallRun, *, ranked: list, plan: LegSearches, trace: Trace | No
     timings["fusion"] = (time.perf_counter() - t0) * 1000
     use_rerank = run.options.rerank if run.options.rerank is not None else settings.ATLAS_RERANK_DEFAULT
     if use_rerank and fused:
-        from memory.rerank import rerank_provider, reranked
+        from memory.inference.rerank import rerank_provider, reranked
 
         t0 = time.perf_counter()
         fused = reranked(rerank_provider(), run.text, fused[: max(plan.window, run.k)], now=run.origin)
@@ -260,7 +260,7 @@ MAX_EXPECTED = 20  # memories an ``expect`` may name
 
 def _why_filtered(source: dict[str, Any], run: RecallRun) -> str | None:
     """Which of this recall's filters keeps ``source`` out, in words; None when none does."""
-    from memory.services.documents import timestamp
+    from memory.services.prepare import timestamp
 
     memory_type = "semantic" if source.get("memory_type") == "archive" else source.get("memory_type")
     if memory_type not in run.types:
@@ -375,7 +375,11 @@ def _episodes_fetch(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, 
 def _plan(run: RecallRun) -> tuple[LegSearches, dict[str, Any]]:
     """The legs' searches and the query embeddings, started now on worker threads: the first msearch
     (BM25, cross-lingual) goes out while the main and multilingual models embed the question."""
-    from memory.embeddings import crosslingual_embedding_provider, embedding_provider, multilingual_embedding_provider
+    from memory.inference.embeddings import (
+        crosslingual_embedding_provider,
+        embedding_provider,
+        multilingual_embedding_provider,
+    )
 
     options, scope, types = run.options, run.scope, run.types
     multilingual = multilingual_embedding_provider() if options.multilingual else None

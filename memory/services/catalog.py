@@ -15,16 +15,16 @@ from elasticsearch import ConflictError
 from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
 from atlas_site.idempotency import idempotency_tenant_records_forget
 from memory.elastic import queries, store
-from memory.embeddings import query_caches_clear
+from memory.inference.embeddings import query_caches_clear
 from memory.scope import tenant_read_filters
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
 from . import gate
-from .documents import PreparedMemory, catalog_prepare, embed_into
 from .forget import forget_receipt, stored_answer_matcher
-from .languages import non_english_marked
+from .non_english_flags import non_english_marked
+from .prepare import PreparedMemory, catalog_prepare, embed_into
 from .writes import EDIT_ATTEMPTS, edit_backoff, memory_etag, stored_view
 
 CATALOG_FIELDS = ("title", "text", "category", "tags")

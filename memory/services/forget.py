@@ -31,7 +31,7 @@ from atlas_site.idempotency import idempotency_records_forget, idempotency_tenan
 from memory.elastic import queries, store
 from memory.elastic.indices import MEMORY_TYPES, memory_type_of_index
 from memory.elastic.queries import own_documents_filter
-from memory.embeddings import query_caches_clear
+from memory.inference.embeddings import query_caches_clear
 from memory.models import ConsolidationRun, RejectedProposal
 from memory.provenance import episode_orphans
 from memory.scope import SubjectScope
@@ -41,8 +41,8 @@ from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
-from .documents import PreparedMemory, embed_into
-from .languages import non_english_census
+from .non_english_flags import non_english_census
+from .prepare import PreparedMemory, embed_into
 
 ALL_INDICES = tuple(MEMORY_TYPES)
 OWNED_INDICES = tuple(t for t in MEMORY_TYPES if t != "catalog")

@@ -29,11 +29,11 @@ from typing import Any
 
 from elasticsearch import helpers
 
+from atlas_site.elastic.client import bootstrap_client, es_errors
 from memory.elastic import store
-from memory.elastic.client import bootstrap_client, es_errors
 from memory.models import ConsolidationRun, ConsolidationState
 
-from .documents import TENANT_MEMORY_ID_NAMESPACE, memory_id_derived, memory_id_for
+from .prepare import TENANT_MEMORY_ID_NAMESPACE, memory_id_derived, memory_id_for
 
 #: The indices that hold subjects' memories (the catalog's ids are the tenant's and do not move).
 SUBJECT_INDICES = ("episodic", "semantic", "procedural", "archive")

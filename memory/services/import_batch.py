@@ -12,8 +12,8 @@ from typing import Any
 from memory.elastic import store
 
 from . import gate
-from .documents import PreparedMemory, embed_into
-from .languages import non_english_marked
+from .non_english_flags import non_english_marked
+from .prepare import PreparedMemory, embed_into
 
 BATCH = 200
 

@@ -24,7 +24,15 @@ from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record, subject_create
 
-from .documents import (
+from .import_batch import (
+    BATCH,
+    SUPERSEDES_A_CYCLE,
+    ImportReport,
+    has_lone_surrogate,
+    prepared_store,
+    supersession_cycle_errors,
+)
+from .prepare import (
     MEMORY_TYPES,
     PreparedMemory,
     PreviousTurn,
@@ -36,14 +44,6 @@ from .documents import (
     memory_owner_check,
     now,
     playbook_prepare,
-)
-from .import_batch import (
-    BATCH,
-    SUPERSEDES_A_CYCLE,
-    ImportReport,
-    has_lone_surrogate,
-    prepared_store,
-    supersession_cycle_errors,
 )
 from .writes import fact_store
 

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 
 from elasticsearch import helpers
 
+from atlas_site.elastic.client import bootstrap_client, es_errors
 from atlas_site.errors import ValidationFailed
 from memory.elastic.bootstrap import index_settings
-from memory.elastic.client import bootstrap_client, es_errors
-from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE, VECTOR_FIELDS, stored_vector
 from memory.elastic.indices import MEMORY_TYPES, alias_name, first_index_name
+from memory.elastic.mappings import DOCUMENT_CLASS_BY_TYPE, VECTOR_FIELDS, stored_vector
 
-from .documents import embedding_fields, memory_vectors
+from .prepare import embedding_fields, memory_vectors
 
 
 @dataclass

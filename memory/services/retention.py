@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from memory.elastic import queries, store
-from memory.llm import llm_configured
+from memory.inference.llm import llm_configured
 from memory.models import ConsolidationState
 from tenants.models import Tenant
 from tenants.selectors import tenant_es_client, writer_es_client

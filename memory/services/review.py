@@ -29,7 +29,7 @@ from tenants.models import MemorySubject
 from tenants.services import audit_record
 
 from . import gate
-from .documents import PreparedMemory, embed_into, now, require_text
+from .prepare import PreparedMemory, embed_into, now, require_text
 from .supersession import supersession_claim, supersession_release
 
 PROPOSAL_TYPES = ("semantic", "procedural")
@@ -358,7 +358,7 @@ def _runs_complete(subject: MemorySubject, written_by: Any) -> list[int]:
 
 
 def _view(memory_id: str, memory_type: str, source: dict[str, Any]) -> dict[str, Any]:
-    from memory.elastic.documents import VECTOR_FIELDS
+    from memory.elastic.mappings import VECTOR_FIELDS
 
     out = {k: v for k, v in source.items() if k not in VECTOR_FIELDS}
     return {"id": memory_id, "type": memory_type, **out}

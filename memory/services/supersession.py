@@ -26,7 +26,7 @@ from tenants.models import Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
-from .documents import now, timestamp
+from .prepare import now, timestamp
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from memory.elastic import store
 from tenants.selectors import writer_es_client
 
-from .documents import now
+from .prepare import now
 
 BUMPED_TYPES = ("semantic", "procedural", "archive")
 

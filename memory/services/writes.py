@@ -15,12 +15,13 @@ from atlas_site.errors import Conflict, NotFound, PreconditionFailed, Validation
 from memory import recall_constants as rc
 from memory.authority import AGENT, PENDING, Principal, authority_stamp, memory_etag
 from memory.elastic import queries, store
-from memory.elastic.documents import VECTOR_FIELDS
+from memory.elastic.mappings import VECTOR_FIELDS
 from memory.scope import SubjectScope
 from memory.services import gate
 from tenants.models import MemorySubject
 
-from .documents import (
+from .non_english_flags import non_english_marked
+from .prepare import (
     PreparedMemory,
     PreviousTurn,
     embed_into,
@@ -33,7 +34,6 @@ from .documents import (
     steps_validate,
     timestamp,
 )
-from .languages import non_english_marked
 from .supersession import (
     already_replaced,
     fact_claim_versioned,

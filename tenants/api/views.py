@@ -12,8 +12,7 @@ from rest_framework.views import APIView
 from atlas_site.api import actor_of, idempotent, int_param, principal_of, query_params
 from atlas_site.cursors import cursor_decode, cursor_encode, sort_id
 from atlas_site.errors import ValidationFailed
-from memory.api.serializers import Strict
-from memory.api.views import PROBLEM, WRITE_PROBLEMS
+from atlas_site.serializers import PROBLEM, WRITE_PROBLEMS, Strict
 from tenants import services
 from tenants.models import MemorySubject
 

@@ -14,8 +14,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 
 from atlas_site.echo import echoed
+from atlas_site.error_pages import error_page
 from atlas_site.errors import AtlasError, NotFound
-from memory.dashboard.access import error_page
 from tenants.models import MemorySubject
 from tenants.selectors import tenant_membership_admin
 

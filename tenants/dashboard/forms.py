@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django import forms
 
-from memory.services.documents import MAX_SHORT_CHARS, MAX_TEXT_CHARS
 from tenants.models import Membership, Tenant
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
@@ -25,23 +24,6 @@ class SubjectCreateForm(forms.Form):
 
 class SubjectLinkForm(forms.Form):
     email = forms.EmailField(required=False, label="Person's email", help_text="Leave empty to unlink.")
-
-
-class CatalogEntryForm(forms.Form):
-    title = forms.CharField(max_length=MAX_SHORT_CHARS, label="Title")
-    text = forms.CharField(max_length=MAX_TEXT_CHARS, widget=forms.Textarea(attrs={"rows": 4}), label="Text")
-    category = forms.CharField(max_length=MAX_SHORT_CHARS, required=False, label="Category")
-    tags = forms.CharField(max_length=1000, required=False, label="Tags", help_text="Comma-separated.")
-    etag = forms.CharField(max_length=80, required=False, widget=forms.HiddenInput)
-
-    def entry_fields(self) -> dict:
-        data = self.cleaned_data
-        return {
-            "title": data["title"],
-            "text": data["text"],
-            "category": data["category"] or None,
-            "tags": [t.strip() for t in data["tags"].split(",") if t.strip()],
-        }
 
 
 class TenantTokenForm(forms.Form):

@@ -11,8 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from atlas_site.elastic.client import es_errors, es_url_shown
 from atlas_site.errors import AtlasError, ElasticsearchUnreachable
-from memory.elastic.client import es_errors, es_url_shown
 
 # The Elasticsearch client logs each failed attempt (with its traceback) before it gives up; a command
 # reports the outcome itself, in one line, so only the client's errors are shown while it runs.

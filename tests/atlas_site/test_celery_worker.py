@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from memory.elastic import keys as es_keys
+from atlas_site.elastic import keys as es_keys
 from tenants import selectors, services
 from tenants.tasks import credentials_reconcile_task
 

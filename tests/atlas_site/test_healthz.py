@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from memory.elastic.client import clients_reset
+from atlas_site.elastic.client import clients_reset
 from tests.processes import paused
 
 

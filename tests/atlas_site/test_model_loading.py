@@ -102,7 +102,7 @@ def test_the_check_is_not_blind(tmp_path) -> None:
         _python_maps(
             tmp_path,
             "import django; django.setup()\n"
-            "from memory.services.documents import embedding_fields\n"
+            "from memory.services.prepare import embedding_fields\n"
             "for field in embedding_fields(): field.provider.embed_documents(['hello'])\n",
         )
     )

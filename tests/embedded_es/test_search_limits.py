@@ -34,8 +34,9 @@ from pathlib import Path
 import pytest
 from elasticsearch import ApiError, Elasticsearch
 
+from atlas_site.elastic.keys import owner_filter
 from embedded_es import EmbeddedElasticsearch
-from memory.elastic.queries import bm25_leg, knn_leg, owner_filter, ranking_functions
+from memory.elastic.queries import bm25_leg, knn_leg, ranking_functions
 from tests.processes import paused
 
 from .conftest import Cluster, engine_pids, mint_key, needs_embedded
@@ -64,7 +65,7 @@ DOCS = {
 
 
 def _subject_role(user_id: str) -> dict:
-    """The app's subject reader role (memory/elastic/keys.py subject_reader_role), over this test's index."""
+    """The app's subject reader role (atlas_site/elastic/keys.py subject_reader_role), over this test's index."""
     query = owner_filter(tenant_id="t1", user_id=user_id)
     return {"atlas_subject_reader": {"indices": [{"names": [INDEX], "privileges": ["read"], "query": query}]}}
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from memory.elastic import store
 from memory.scope import SubjectScope
-from memory.services.documents import fact_prepare
+from memory.services.prepare import fact_prepare
 from tenants.models import MemorySubject
 
 #: Memories per created_at: three share each instant, so page boundaries fall inside ties (neither 25 nor

@@ -203,7 +203,7 @@ def test_an_elasticsearch_outage_is_a_503_page_saying_what_failed(client, operat
 
 
 def test_browsing_pages_with_a_cursor(client, operator, maya):
-    from memory.pages import PAGE_SIZE
+    from memory.on_behalf import PAGE_SIZE
 
     for n in range(PAGE_SIZE + 3):
         writes.episode_write(subject=maya, text=f"turn number {n}", session_id="long", refresh=n == PAGE_SIZE + 2)

@@ -21,7 +21,8 @@ from django.urls import URLPattern, reverse
 from django.utils import timezone
 
 from atlas_site.idempotency import idempotency_record_get, idempotency_record_store
-from memory import pages
+from memory import on_behalf
+from memory.dashboard import tenant_urls as memory_tenant_urls
 from memory.dashboard import urls as dashboard_urls
 from memory.dashboard.views import TABS as DASHBOARD_TABS
 from memory.models import ConsolidationRun, RejectedProposal
@@ -124,7 +125,7 @@ def _admin_urls(memory_ids: list[str]) -> list[str]:
                 continue
             urls += [reverse(f"admin:{pattern.name}", kwargs=kwargs) for kwargs in _filled(pattern, values)]
     browse = [u for u in urls if u.endswith("/memories/")]
-    urls += [f"{u}?types={memory_type}" for u in browse for memory_type, _label in pages.TABS]
+    urls += [f"{u}?types={memory_type}" for u in browse for memory_type, _label in on_behalf.TABS]
     return list(dict.fromkeys(urls))
 
 
@@ -140,7 +141,11 @@ def _dashboard_urls(tenant: Tenant, memory_ids: list[str]) -> list[str]:
         "tab": list(DASHBOARD_TABS),
     }
     urls = []
-    for namespace, module in (("tenant", tenant_dashboard_urls), ("dashboard", dashboard_urls)):
+    for namespace, module in (
+        ("tenant", tenant_dashboard_urls),
+        ("tenant", memory_tenant_urls),
+        ("dashboard", dashboard_urls),
+    ):
         for pattern in module.urlpatterns:
             urls += [reverse(f"{namespace}:{pattern.name}", kwargs=kw) for kw in _filled(pattern, values)]
     return urls

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from elasticsearch import BadRequestError
 
+from atlas_site.elastic.client import bootstrap_client
 from memory.elastic.bootstrap import ARCHIVE_POLICY, cluster_bootstrap
-from memory.elastic.client import bootstrap_client
-from memory.elastic.documents import VECTOR_FIELDS
 from memory.elastic.indices import alias_name, archive_policy_name, archive_template_name
+from memory.elastic.mappings import VECTOR_FIELDS
 from memory.recall import RecallOptions, memory_recall
 from memory.selectors import memory_chain_get
 from memory.services.archive import superseded_facts_archive
@@ -78,7 +78,7 @@ def test_archived_facts_stay_searchable_by_their_vectors_and_chains_cross_the_ar
 @pytest.fixture
 def pre_generation_prefix(atlas_es, settings):
     """A deployment whose archive predates generations: ``<alias>-v1`` with the delete-whole-index policy."""
-    from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE
+    from memory.elastic.mappings import DOCUMENT_CLASS_BY_TYPE
 
     settings.ATLAS_ES_INDEX_PREFIX = "atlas-oldarch"
     es = bootstrap_client()

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
+from atlas_site.elastic.client import bootstrap_client
 from memory.elastic.bootstrap import cluster_bootstrap
-from memory.elastic.client import bootstrap_client
-from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE, EMBEDDING_DIMS, stored_vector
 from memory.elastic.indices import MEMORY_TYPES, alias_name, archive_policy_name, versioned_name
+from memory.elastic.mappings import DOCUMENT_CLASS_BY_TYPE, EMBEDDING_DIMS, stored_vector
 from tenants.models import ApiKeyCredential
 
 
@@ -99,7 +99,7 @@ def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors
     """Changing a dense_vector's element_type is a mapping conflict (Elasticsearch's
     DenseVectorFieldMapper refuses to merge a different element_type), so bootstrap leaves the index
     alone and names it; atlas_reindex converts the stored vectors without re-embedding."""
-    from memory.embeddings import embedding_provider
+    from memory.inference.embeddings import embedding_provider
     from memory.services.reindex import index_reindex
 
     es = legacy_prefix
@@ -162,7 +162,8 @@ def minilm_prefix(atlas_es, settings):
 def test_an_index_of_another_models_size_is_reported_outdated_and_reembedded(minilm_prefix) -> None:
     """A dense_vector's dims cannot change in place (a mapping conflict in Elasticsearch), so bootstrap
     names the index; atlas_reindex re-embeds what another model wrote, into a mapping of today's size."""
-    from memory.embeddings import embedding_provider, local_embedding_provider
+    from memory.inference.embeddings import embedding_provider
+    from memory.inference.local_models import local_embedding_provider
     from memory.services.reindex import index_reindex
 
     es = minilm_prefix

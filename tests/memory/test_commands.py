@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from memory.elastic.client import bootstrap_client
+from atlas_site.elastic.client import bootstrap_client
 from memory.elastic.indices import alias_name
 from tenants.models import MemorySubject, Tenant
 from tests.memory.agent_turns import QUESTION, REQUEST, agent_turn_memories, distilled_first, request_served

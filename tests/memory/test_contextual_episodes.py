@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory.elastic.client import bootstrap_client
-from memory.elastic.documents import stored_vector
+from atlas_site.elastic.client import bootstrap_client
 from memory.elastic.indices import alias_name
-from memory.embeddings import embedding_provider, multilingual_embedding_provider
+from memory.elastic.mappings import stored_vector
+from memory.inference.embeddings import embedding_provider, multilingual_embedding_provider
 from memory.recall import RecallOptions, memory_recall
 from memory.selectors import memory_get
-from memory.services.documents import embedding_text_of, memory_vectors
+from memory.services.prepare import embedding_text_of, memory_vectors
 from memory.services.writes import episode_write
 
 
@@ -82,7 +82,7 @@ def test_a_turn_that_fills_the_model_by_itself_is_embedded_alone(maya) -> None:
     """Issue 25 point 5: a long turn in a session was embedded twice at the main model's full window (with
     its context and alone: 1.2 s to store). A turn of SELF_CONTAINED_TURN_TOKENS tokens or more is embedded
     once, alone — still linked to the turn before it; one token fewer keeps its context."""
-    from memory.services.documents import SELF_CONTAINED_TURN_TOKENS
+    from memory.services.prepare import SELF_CONTAINED_TURN_TOKENS
 
     provider = embedding_provider()
     episode_write(subject=maya, session_id="s-long", at="2026-03-02T10:00:00Z", text="Which laptop should I buy?")

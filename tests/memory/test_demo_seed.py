@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from memory import selectors
 from memory.recall import memory_recall
-from memory.services.documents import memory_id_for
+from memory.services.prepare import memory_id_for
 from tenants import services
 from tenants.models import ApiKeyCredential, AuditRecord, Membership, MemorySubject, Person
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.embeddings import embedding_provider_reset, local_embedding_provider
-from memory.services import documents
-from memory.services.documents import (
+from memory.inference.embeddings import embedding_provider_reset
+from memory.inference.local_models import local_embedding_provider
+from memory.services import prepare
+from memory.services.prepare import (
     PreviousTurn,
     catalog_prepare,
     embed_into,
@@ -49,7 +50,7 @@ def fresh_providers():
 
 def test_workers_store_the_vectors_of_one_by_one_embedding(settings, monkeypatch) -> None:
     settings.ATLAS_CONTEXTUAL_EPISODES = True
-    monkeypatch.setattr(documents, "EMBED_TASK_SIZE", 4)  # 4 tasks per model, a last one short
+    monkeypatch.setattr(prepare, "EMBED_TASK_SIZE", 4)  # 4 tasks per model, a last one short
     memories = _memories()
     assert any("embedding_context" in m.source for m in memories)
     field_names = [f.name for f in embedding_fields()]

@@ -7,11 +7,11 @@ import threading
 import pytest
 from django.db import connection
 
+from atlas_site.elastic.client import bootstrap_client
 from atlas_site.errors import NotFound, ValidationFailed
 from memory.elastic import store
-from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import MEMORY_TYPES
-from memory.embeddings import embedding_provider
+from memory.inference.embeddings import embedding_provider
 from memory.recall import memory_recall
 from memory.selectors import memory_get
 from memory.services.archive import superseded_facts_archive

@@ -29,11 +29,12 @@ from django.db.models.functions import Cast
 from django.urls import reverse
 from elasticsearch import helpers
 
-from memory import embeddings, selectors
+from atlas_site.elastic.client import bootstrap_client
+from memory import selectors
 from memory.consolidation.run import consolidation_run
 from memory.elastic.bootstrap import cluster_bootstrap
-from memory.elastic.client import bootstrap_client
-from memory.embeddings import embedding_provider
+from memory.inference import embeddings
+from memory.inference.embeddings import embedding_provider
 from memory.models import ConsolidationRun
 from memory.services import writes
 from memory.services.importing import memories_import

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
+from atlas_site.elastic.client import bootstrap_client
 from atlas_site.errors import NotFound
-from memory.elastic.client import bootstrap_client
 from memory.selectors import catalog_list, memory_counts, memory_get
 from memory.services.catalog import catalog_entry_delete, catalog_entry_write
 from memory.services.forget import memory_forget, subject_memories_forget

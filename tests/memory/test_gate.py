@@ -134,7 +134,7 @@ def test_a_decision_must_name_the_version_shown() -> None:
     ],
 )  # fmt: skip
 def test_an_agents_fact_passes_the_guards(text: str, refusal: str) -> None:
-    from memory.services.documents import fact_prepare
+    from memory.services.prepare import fact_prepare
 
     prepared = fact_prepare(tenant_id="t", user_id="u", text=text)
     with pytest.raises(ValidationFailed) as refused:
@@ -144,7 +144,7 @@ def test_an_agents_fact_passes_the_guards(text: str, refusal: str) -> None:
 
 
 def test_an_agents_fact_may_keep_what_the_person_asked_it_to_and_its_steps_no_secret() -> None:
-    from memory.services.documents import fact_prepare
+    from memory.services.prepare import fact_prepare
 
     gate.content_guard(
         principal=PRINCIPALS["agent"],

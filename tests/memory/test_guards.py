@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.llm import ChatClient, LlmBadAnswer, LlmUnavailable
+from memory.inference.llm import ChatClient, LlmBadAnswer, LlmUnavailable
 from memory.services.guards import (
     exfiltration_like,
     injection_like,

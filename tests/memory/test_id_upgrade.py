@@ -14,10 +14,11 @@ from django.utils import timezone
 
 from memory import selectors
 from memory.elastic import store
-from memory.elastic.documents import VECTOR_FIELDS
+from memory.elastic.mappings import VECTOR_FIELDS
 from memory.models import ConsolidationRun, ConsolidationState
 from memory.services.catalog import catalog_entry_write
-from memory.services.documents import (
+from memory.services.id_upgrade import legacy_memory_id_derived, legacy_memory_id_for, memory_ids_upgrade
+from memory.services.prepare import (
     PreparedMemory,
     embed_into,
     episode_prepare,
@@ -26,7 +27,6 @@ from memory.services.documents import (
     memory_id_for,
     playbook_prepare,
 )
-from memory.services.id_upgrade import legacy_memory_id_derived, legacy_memory_id_for, memory_ids_upgrade
 from memory.services.writes import fact_write
 from tenants.selectors import writer_es_client
 

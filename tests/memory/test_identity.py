@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from memory.elastic.documents import VECTOR_FIELDS
-from memory.services.documents import PreparedMemory, catalog_prepare, fact_prepare, memory_id_for
+from memory.elastic.mappings import VECTOR_FIELDS
 from memory.services.importing import memories_import
+from memory.services.prepare import PreparedMemory, catalog_prepare, fact_prepare, memory_id_for
 from memory.services.writes import fact_write, playbook_write
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -133,7 +133,7 @@ def test_derived_ids_are_the_owners_own(tenant, maya, tom, admin) -> None:
 
 
 def test_a_subject_write_stores_only_the_subjects_own_memory_types(tenant, maya, tom) -> None:
-    from memory.services.documents import memory_owner_check
+    from memory.services.prepare import memory_owner_check
 
     tenant_id, user_id = str(tenant.es_id), str(maya.es_id)
     entry = catalog_prepare(tenant_id=tenant_id, title="t", text="shared")

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atlas_site.errors import ValidationFailed
-from memory.services.documents import CONTRADICTIONS, FACT_TYPES
 from memory.services.importing import ImportReport, _line_prepare, memories_import
+from memory.services.prepare import CONTRADICTIONS, FACT_TYPES
 from tenants.models import MemorySubject, Tenant
 
 ABSENT, NULL, VALID, WRONG = "absent", "null", "valid", "wrong"
@@ -335,7 +335,7 @@ def test_a_line_names_its_owner_subject_as_every_interface_does(tenant, maya) ->
 
 
 def test_an_import_with_a_bad_line_writes_nothing_and_names_unknown_replacements(tenant, maya) -> None:
-    from memory.elastic.client import bootstrap_client
+    from atlas_site.elastic.client import bootstrap_client
 
     def stored() -> int:
         bootstrap_client().indices.refresh(index="atlas-test-*")
@@ -432,7 +432,7 @@ def test_a_fact_superseding_itself_or_a_cycle_is_refused_per_line(tenant, maya) 
     """Issue 32, finding 10b: the REST API refuses a fact that supersedes itself; an import stored one (and a
     cycle's lines were found only after the file's other lines were written, so an all-or-nothing import
     stored them). Each such line is an error before anything is written; a partial import stores the rest."""
-    from memory.elastic.client import bootstrap_client
+    from atlas_site.elastic.client import bootstrap_client
 
     def stored() -> int:
         bootstrap_client().indices.refresh(index="atlas-test-*")

@@ -51,10 +51,10 @@ from hypothesis.stateful import (
 )
 
 from embedded_es import EmbeddedElasticsearch
-from memory import embeddings
 from memory.consolidation.run import consolidation_run
 from memory.elastic.maintenance import cluster_admin_client
-from memory.embeddings import embedding_provider
+from memory.inference import embeddings
+from memory.inference.embeddings import embedding_provider
 from memory.services import importing, writes
 from memory.services.backup import ENGINE_STATE, ES_DIR, SiteLayout, site_backup
 from memory.services.restore import site_restore

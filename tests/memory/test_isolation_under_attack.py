@@ -25,7 +25,7 @@ from django.db import connections
 from memory.elastic import store
 from memory.elastic.indices import alias_name
 from memory.recall import memory_recall
-from memory.services.documents import MEMORY_TYPES, catalog_prepare, embed_into
+from memory.services.prepare import MEMORY_TYPES, catalog_prepare, embed_into
 from memory.services.writes import episode_write, fact_write
 from tenants import services
 from tenants.models import ApiKeyCredential, MemorySubject, Tenant

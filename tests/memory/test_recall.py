@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from atlas_site.elastic.client import bootstrap_client
 from atlas_site.errors import NotFound, ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic import queries, store
-from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import alias_name
 from memory.recall import Leg, RecallOptions, fuse, memory_recall
 from memory.recall.fusion import bm25_weight, leg_weight, merge_indices, near_duplicates_spread
@@ -52,7 +52,7 @@ def test_decay_boost_prior_and_outcome_match_hand_computed_values(maya) -> None:
     recent = episode_write(subject=maya, text="zebra crossing", at=(now - timedelta(days=10)).isoformat())
     old = episode_write(subject=maya, text="zebra crossing", at=(now - timedelta(days=1000)).isoformat())
     used = fact_write(subject=maya, text="zebra crossing")
-    from memory.elastic.client import bootstrap_client
+    from atlas_site.elastic.client import bootstrap_client
 
     # As if recall had used the fact 99 times (the service bumps one use at a time).
     bootstrap_client().update(index=store.indices_of(("semantic",)), id=used["id"], doc={"use_count": 99}, refresh=True)
@@ -72,7 +72,7 @@ def test_decay_boost_prior_and_outcome_match_hand_computed_values(maya) -> None:
 
 
 def test_catalog_prior(maya) -> None:
-    from memory.services.documents import catalog_prepare, embed_into
+    from memory.services.prepare import catalog_prepare, embed_into
 
     scope = SubjectScope.of(maya)
     entry = catalog_prepare(tenant_id=scope.tenant_id, title="Quokka", text="quokka habitat guide")
@@ -252,7 +252,7 @@ def test_the_multilingual_leg_finds_a_memory_written_in_another_language(maya) -
         return [h["text"] for h in hits].index(spanish) + 1
 
     assert rank(RecallOptions(bm25=False, dense=False, crosslingual=False)) == 1
-    # (5 with 8-bit weights; 4 with the 7-bit graph that runs right on every x86 CPU, memory/mpnet.py)
+    # (5 with 8-bit weights; 4 with the 7-bit graph that runs right on every x86 CPU, memory/inference/mpnet.py)
     assert rank(RecallOptions(bm25=False, multilingual=False, crosslingual=False)) == 4
 
 

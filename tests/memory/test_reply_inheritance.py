@@ -96,6 +96,6 @@ def test_a_reply_that_only_makes_sense_after_its_question_is_recalled(maya, sett
         return ids.index(reply["id"]) + 1
 
     # The question itself ranks near the top; the more of its score the reply inherits, the higher it climbs.
-    # ([6, 5, 3] with 8-bit weights and before ranking for turns: the 7-bit graph, memory/mpnet.py, puts the
+    # ([6, 5, 3] with 8-bit weights and before ranking for turns: the 7-bit graph, memory/inference/mpnet.py, puts the
     # reply alone one lower, and the question it answers, a past question, now weighs half (turn priors).)
     assert [rank(share) for share in (0.0, 0.5, 1.0)] == [7, 5, 2]

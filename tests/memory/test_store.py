@@ -9,7 +9,7 @@ from atlas_site.errors import ValidationFailed
 from memory.elastic import store
 from memory.scope import SubjectScope
 from memory.selectors import RECALL_TYPES
-from memory.services.documents import catalog_prepare, episode_prepare, fact_prepare, playbook_prepare
+from memory.services.prepare import catalog_prepare, episode_prepare, fact_prepare, playbook_prepare
 
 pytestmark = pytest.mark.django_db
 EVERY_INDEX = (*RECALL_TYPES, "archive")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from atlas_site.elastic.client import bootstrap_client
 from atlas_site.errors import NotFound, ValidationFailed
 from memory.elastic import store
-from memory.elastic.client import bootstrap_client
 from memory.elastic.indices import alias_name
 from memory.selectors import memory_get, memory_list
 from memory.services.writes import episode_write, fact_write, playbook_outcome_record, playbook_write

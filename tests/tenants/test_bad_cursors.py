@@ -9,10 +9,10 @@ import html
 import pytest
 from django.urls import reverse
 
-from memory.pages import PAGE_SIZE
+from memory.dashboard.tenant_views import CATALOG_PAGE_SIZE
+from memory.on_behalf import PAGE_SIZE
 from memory.services import catalog, writes
 from tenants import services
-from tenants.dashboard.views import CATALOG_PAGE_SIZE
 from tenants.models import Person
 from tests.bad_inputs import MALFORMED_CURSORS
 

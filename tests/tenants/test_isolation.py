@@ -62,7 +62,7 @@ def test_writer_key_holds_only_what_the_service_writes_with(writer, memories, ac
     ):
         with pytest.raises(AuthorizationException):
             attempt()
-    from memory.elastic import keys as es_keys
+    from atlas_site.elastic import keys as es_keys
 
     record = selectors.credential_active(kind=ApiKeyCredential.Kind.WRITER, tenant=None, subject=None)
     [writer_key] = [k for k in es_keys.api_keys_managed() if k["id"] == record.es_key_id]

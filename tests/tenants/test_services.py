@@ -7,8 +7,8 @@ import threading
 import pytest
 from django.db import connection
 
+from atlas_site.elastic import keys as es_keys
 from atlas_site.errors import Conflict, IsolationUnavailable, NotFound, ValidationFailed
-from memory.elastic import keys as es_keys
 from tenants import selectors, services
 from tenants.models import ApiKeyCredential, AuditRecord, Membership, MemorySubject, Person, Tenant
 
@@ -113,8 +113,8 @@ def test_membership_add_validates_role_and_person(acme) -> None:
 
 def test_basic_licence_refuses_multi_tenant_mode(settings, db) -> None:
     """On a licence without DLS the app refuses to create tenants unless app-filter mode is explicit."""
+    from atlas_site.elastic.client import clients_reset
     from embedded_es import EmbeddedElasticsearch
-    from memory.elastic.client import clients_reset
 
     with EmbeddedElasticsearch(license_type="basic") as server:
         settings.ATLAS_ES_URL, settings.ATLAS_ES_PASSWORD = server.url, server.password

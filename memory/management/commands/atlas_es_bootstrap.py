@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from atlas_site.elastic.licence import isolation_ensure
 from memory.elastic.bootstrap import cluster_bootstrap
-from memory.elastic.licence import isolation_ensure
 from tenants.management.base import AtlasCommand
 from tenants.models import ApiKeyCredential
 from tenants.services import shared_credential_ensure

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from memory.services.languages import non_english_census
+from memory.services.non_english_flags import non_english_census
 from tenants.management.base import AtlasCommand
 from tenants.models import Tenant
 from tenants.selectors import tenant_get

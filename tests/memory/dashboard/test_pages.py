@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 import pytest
 from django.test import Client
 
+from atlas_site.elastic.client import clients_reset
 from memory import selectors
-from memory.elastic.client import clients_reset
 from memory.services import writes
 from tenants import tokens
 from tenants.models import ApiToken, AuditRecord
@@ -470,7 +470,7 @@ def test_the_documented_download_holds_every_version_and_reads_back(browser_clie
     moved = subject_get(tenant=elsewhere, external_id="maya")
     third = maya_memories["third"]["id"]
     head = next(r for r in records[1:] if r["id"] == third)
-    from memory.services.documents import memory_id_for
+    from memory.services.prepare import memory_id_for
 
     moved_head = memory_id_for(
         tenant_id=str(elsewhere.es_id), user_id=str(moved.es_id), memory_type="semantic", external_id=head["id"]

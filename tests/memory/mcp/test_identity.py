@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.elastic.documents import VECTOR_FIELDS
+from memory.elastic.mappings import VECTOR_FIELDS
 from memory.services.writes import episode_write, fact_write, playbook_write
 
 from .conftest import call, payload, tenant_with_subjects, token_for, tool_error

@@ -18,10 +18,10 @@ import requests
 from django.utils import timezone
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-from memory.elastic.documents import VECTOR_FIELDS
 from memory.elastic.indices import MEMORY_TYPES, alias_name
-from memory.services.documents import memory_id_for
+from memory.elastic.mappings import VECTOR_FIELDS
 from memory.services.importing import memories_import
+from memory.services.prepare import memory_id_for
 from memory.services.writes import episode_write, fact_write, playbook_write
 from tenants import tokens
 from tenants.models import ApiToken, MemorySubject, Tenant

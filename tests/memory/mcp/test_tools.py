@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import sync_to_async
 
-from memory.elastic.client import clients_reset
+from atlas_site.elastic.client import clients_reset
 from memory.services import writes
 from tests.memory.agent_turns import QUESTION, REQUEST, agent_turn_memories, distilled_first, request_served
 

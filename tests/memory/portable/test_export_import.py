@@ -222,7 +222,7 @@ def test_authority_review_state_and_timestamps_come_from_the_file(tenant, maya) 
     ]
     report = memories_import(tenant=tenant, lines=lines, create_subjects=False, actor="cli:test")
     assert report.errors == [] and dict(report.written) == {"semantic": 2, "episodic": 1}
-    from memory.services.documents import memory_id_for
+    from memory.services.prepare import memory_id_for
 
     def stored(kind: str, external: str) -> dict:
         memory_id = memory_id_for(
@@ -244,7 +244,7 @@ def test_authority_review_state_and_timestamps_come_from_the_file(tenant, maya) 
 
 
 def _id(tenant, subject, external: str) -> str:
-    from memory.services.documents import memory_id_for
+    from memory.services.prepare import memory_id_for
 
     return memory_id_for(
         tenant_id=str(tenant.es_id), user_id=str(subject.es_id), memory_type="semantic", external_id=external

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from atlas_site.elastic.client import bootstrap_client
 from memory.elastic import store
-from memory.elastic.client import bootstrap_client
 from memory.recall import RecallOptions, memory_recall
 from memory.services.usage import memories_usage_record
 from memory.services.writes import episode_write, fact_edit, fact_write

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from memory.language import ENGLISH_FUNCTION_WORDS, FOREIGN_FUNCTION_WORDS, memory_reads_as_english, reads_as_english
+from memory.inference.language_detection import (
+    ENGLISH_FUNCTION_WORDS,
+    FOREIGN_FUNCTION_WORDS,
+    memory_reads_as_english,
+    reads_as_english,
+)
 
 
 @pytest.mark.parametrize(

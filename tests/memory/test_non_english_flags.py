@@ -12,10 +12,10 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from memory.elastic import store
-from memory.services import languages
+from memory.services import non_english_flags
 from memory.services.forget import memory_forget, subject_memories_forget, tenant_memories_forget
 from memory.services.importing import memories_import
-from memory.services.languages import non_english_census
+from memory.services.non_english_flags import non_english_census
 from memory.services.writes import episode_write, fact_write, playbook_write
 from tenants.models import MemorySubject, Tenant
 from tenants.services import subject_create
@@ -105,7 +105,7 @@ def test_forgetting_a_tenant_clears_its_subjects_and_its_catalog(tenant, maya, t
 def test_the_census_fills_rows_not_known_from_what_is_stored(
     tenant, maya, tom, other_tenant_subject, monkeypatch
 ) -> None:
-    monkeypatch.setattr(languages, "CENSUS_BATCH", 1)  # its updates go in batches; two of one subject each
+    monkeypatch.setattr(non_english_flags, "CENSUS_BATCH", 1)  # its updates go in batches; two of one subject each
     ana = subject_create(tenant=tenant, external_id="ana", actor="test")
     episode_write(subject=tom, text=SPANISH)
     episode_write(subject=ana, text="Je suis intolérante au lactose, depuis toujours.")

@@ -14,11 +14,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
 from .client import bootstrap_client, es_errors
-from .indices import all_indices_pattern
-from .queries import owner_filter
 
 MANAGED_BY = "atlas-memory"
+
+
+def all_indices_pattern() -> str:
+    """The pattern roles grant on: every alias and versioned index of this deployment."""
+    return f"{settings.ATLAS_ES_INDEX_PREFIX}-*"
+
+
+def owner_filter(*, tenant_id: str, user_id: str | None) -> dict[str, Any]:
+    """The code-level guard: the tenant's documents, and of those the subject's own plus shared ones.
+
+    It mirrors the subject key's DLS query, as a second line behind it.
+    """
+    if user_id is None:
+        return {"term": {"tenant_id": tenant_id}}
+    return {
+        "bool": {
+            "filter": [{"term": {"tenant_id": tenant_id}}],
+            "should": [
+                {"term": {"user_id": user_id}},
+                {"bool": {"must_not": [{"exists": {"field": "user_id"}}]}},
+            ],
+            "minimum_should_match": 1,
+        }
+    }
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 
 from memory.elastic import store
 from memory.elastic.indices import MEMORY_TYPES
-from memory.language import memory_reads_as_english
+from memory.inference.language_detection import memory_reads_as_english
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client
 
 if TYPE_CHECKING:
-    from .documents import PreparedMemory
+    from .prepare import PreparedMemory
 
 CENSUS_BATCH = 500
 

@@ -1,4 +1,4 @@
-"""memory.mpnet: all-mpnet-base-v2 on onnxruntime (fp32 and int8), from the split PyPI packages, against
+"""memory.inference.mpnet: all-mpnet-base-v2 on onnxruntime (fp32 and int8), from the split PyPI packages, against
 sentence-transformers' own vectors (tests/memory/data/mpnet_reference.json, made with sentence-transformers 6.2.0 on PyTorch),
 and a deployment on another model's dimensions through the whole recall path on the embedded Elasticsearch."""
 
@@ -17,16 +17,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory import mpnet
-from memory.embeddings import (
+from memory.inference import mpnet
+from memory.inference.local_models import (
     LOCAL_MODELS,
-    EmbeddingModelUnavailable,
     MPNetInt8OnnxProvider,
     MPNetOnnxProvider,
     local_embedding_provider,
 )
+from memory.inference.provider import EmbeddingModelUnavailable
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = json.loads((Path(__file__).parent / "data" / "mpnet_reference.json").read_text())
 
 
@@ -213,7 +213,7 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from memory.elastic.bootstrap import cluster_bootstrap
-from memory.elastic.documents import DOCUMENT_CLASS_BY_TYPE
+from memory.elastic.mappings import DOCUMENT_CLASS_BY_TYPE
 from memory.recall import RecallOptions, memory_recall
 from memory.services.writes import episode_write
 from memory.elastic import store

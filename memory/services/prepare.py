@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from atlas_site.echo import echoed, names_listed
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
-from memory.elastic.documents import stored_vector
+from memory.elastic.mappings import stored_vector
 
 MAX_TEXT_CHARS = 8000
 MAX_SHORT_CHARS = 300
@@ -236,7 +236,7 @@ SELF_CONTAINED_TURN_TOKENS = 128
 
 
 def _self_contained(text: str) -> bool:
-    from memory.embeddings import embedding_provider
+    from memory.inference.embeddings import embedding_provider
 
     tokens_in = getattr(embedding_provider(), "tokens_in", None)
     if tokens_in is None or len(text) + 2 < SELF_CONTAINED_TURN_TOKENS:  # ≤ 1 token a character, + 2 marks
@@ -534,7 +534,7 @@ def embedding_fields() -> list[VectorField]:
     name a model. Those two embed every turn alone: the main vector carries the context, they the turn's
     own words in any language (docs/recall-quality.md "Hard set": e5 with context, measured offline, cost atlas_v1 0.08
     MRR@10 for nothing on the hard set)."""
-    from memory.embeddings import (
+    from memory.inference.embeddings import (
         crosslingual_embedding_provider,
         embedding_provider,
         multilingual_embedding_provider,

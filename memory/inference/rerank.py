@@ -63,7 +63,7 @@ class ElasticsearchRerankProvider:
         self._client = client
 
     def scores(self, query: str, texts: list[str]) -> list[float]:
-        from memory.elastic.client import bootstrap_client, es_errors
+        from atlas_site.elastic.client import bootstrap_client, es_errors
 
         with es_errors("rerank with the inference endpoint"):
             response = (

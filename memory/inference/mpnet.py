@@ -8,7 +8,7 @@ cache directory once. :func:`encoder_model` writes the twelve layers as an ONNX 
 (in fp32, or with most projections in int8); :class:`MPNetEncoder` computes the embeddings in numpy
 from the memory-mapped weights, runs the graph and mean-pools, as Hugging Face's ``MPNetModel`` and
 sentence-transformers do. fp32 vectors agree with sentence-transformers on PyTorch to cosine ≥ 0.9999,
-int8 ones to ≥ 0.98 (``tests/memory/test_mpnet.py``).
+int8 ones to ≥ 0.98 (``tests/memory/inference/test_mpnet.py``).
 """
 
 from __future__ import annotations
@@ -369,7 +369,7 @@ class MPNetEncoder:
     def __init__(self, files: Path, *, quantised: bool = False, threads: int = 1) -> None:
         from tokenizers import Tokenizer
 
-        from memory.onnx_session import cpu_session
+        from memory.inference.onnx_session import cpu_session
 
         weights = load_safetensors(files / "model.safetensors")
         self.tokenizer = Tokenizer.from_file(str(files / "tokenizer.json"))

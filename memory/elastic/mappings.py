@@ -30,7 +30,7 @@ from elasticsearch.dsl import (
 # The configured model's dimensions (768 for the all-mpnet-base-v2 default, 384 for MiniLM): a change
 # of model is a new index version (atlas_reindex TYPE), which takes the mapping of the day.
 EMBEDDING_DIMS = settings.ATLAS_EMBEDDING_DIMS
-# The multilingual leg's field: memory/embeddings.py refuses a multilingual model of another size.
+# The multilingual leg's field: memory/inference/embeddings.py refuses a multilingual model of another size.
 MULTILINGUAL_EMBEDDING_DIMS = 384
 # The cross-lingual leg's field (Universal Sentence Encoder Multilingual).
 CROSSLINGUAL_EMBEDDING_DIMS = 512
