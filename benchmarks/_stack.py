@@ -63,7 +63,7 @@ def progress(message: str) -> None:
 def eval_set_tenant(name: str) -> object:
     """The tenant holding evaluation set ``name`` (eval/<name>/documents.jsonl), imported into a tenant
     of its own unless a kept stack already has it. Call inside :func:`atlas_stack`."""
-    from memory.services.importing import memories_import
+    from memory.portable.lines import memories_import
     from tenants.models import Tenant
     from tenants.services import tenant_create
 

@@ -130,7 +130,7 @@ def main() -> None:
 
         from memory.consolidation import run as job  # the run looks these names up in its own module
         from memory.inference import llm as llm_module
-        from memory.services.importing import memories_import
+        from memory.portable.lines import memories_import
         from tenants.services import tenant_create
         from tests.fake_llm import FakeLlm
 

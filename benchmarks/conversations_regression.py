@@ -75,7 +75,7 @@ def main() -> int:
 
         import memory
         from memory.evaluation import eval_queries_parse, recall_evaluate
-        from memory.services.importing import memories_import
+        from memory.portable.lines import memories_import
         from tenants.services import tenant_create
 
         print(f"# code: {memory.__file__}  data: {DATA_ROOT / args.set}", file=sys.stderr, flush=True)

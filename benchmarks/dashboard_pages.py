@@ -145,7 +145,7 @@ def main() -> None:
 
         from memory import selectors
         from memory.consolidation.run import consolidation_run
-        from memory.services.importing import memories_import
+        from memory.portable.lines import memories_import
         from tenants import services, tokens
         from tenants.models import MemorySubject, Person
         from tests.browser import person_create

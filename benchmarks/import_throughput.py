@@ -93,7 +93,7 @@ def main() -> None:
     with atlas_stack():
         from django.conf import settings
 
-        from memory.services.importing import memories_import
+        from memory.portable.lines import memories_import
         from memory.services.prepare import embedding_fields
         from tenants.services import tenant_create
 

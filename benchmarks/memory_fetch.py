@@ -28,8 +28,8 @@ def main() -> None:
         from memory import selectors
         from memory.elastic import store
         from memory.elastic.mappings import VECTOR_FIELDS
+        from memory.portable.lines import memories_import
         from memory.scope import SubjectScope
-        from memory.services.importing import memories_import
         from tenants import services
         from tenants.models import MemorySubject
 

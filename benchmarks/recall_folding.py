@@ -40,8 +40,8 @@ def main() -> int:
     args = parser.parse_args()
     rng = random.Random(26)
     with atlas_stack():
+        from memory.portable.lines import memories_import
         from memory.recall import memory_recall
-        from memory.services.importing import memories_import
         from tenants.models import MemorySubject
         from tenants.services import tenant_create
 

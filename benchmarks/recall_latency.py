@@ -91,8 +91,8 @@ def main() -> int:
     rng = random.Random(11)
     rows, writes, imports = [], [], []
     with atlas_stack():
+        from memory.portable.lines import memories_import
         from memory.recall import memory_recall
-        from memory.services.importing import memories_import
         from memory.services.writes import episode_write
         from tenants.models import MemorySubject
         from tenants.services import tenant_create

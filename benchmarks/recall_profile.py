@@ -178,9 +178,9 @@ def main() -> int:
     tables = []
     with atlas_stack(args.keep) as es:
         engine = Engine(es)
+        from memory.portable.lines import memories_import
         from memory.recall import memory_recall
         from memory.selectors import RECALL_TYPES
-        from memory.services.importing import memories_import
         from memory.services.writes import episode_write
         from tenants.models import MemorySubject, Tenant
         from tenants.services import tenant_create

@@ -85,8 +85,8 @@ def main() -> int:
         settings.ATLAS_CONTEXTUAL_EPISODES = args.contextual
         from memory.evaluation import eval_queries_parse, recall_evaluate
         from memory.inference.local_models import DEFAULT_LOCAL_MODEL
+        from memory.portable.lines import memories_import
         from memory.recall import RecallOptions
-        from memory.services.importing import memories_import
         from tenants.services import tenant_create
 
         tenants = {}

@@ -24,7 +24,7 @@ from django.urls import URLPattern, path, reverse
 from atlas_site.errors import AtlasError, NotFound
 from memory import on_behalf
 from memory.services.forget import receipt_summary
-from memory.services.prepare import MAX_TEXT_CHARS
+from memory.validation import MAX_TEXT_CHARS
 from tenants.admin import MemorySubjectAdmin
 from tenants.models import MemorySubject
 from tenants.permissions import CHANGE, FORGET, VIEW

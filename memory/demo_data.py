@@ -1,5 +1,5 @@
 """The demo tenant's memories for ``make run`` (atlas_demo_seed): what an agent might have learnt about two
-people over a few weeks of conversations, in the import format (memory.services.importing).
+people over a few weeks of conversations, in the import format (memory.portable.lines).
 
 Alice: four sessions of turns, facts learnt from them — one corrected twice (Berlin → Lisbon → Porto, a
 three-step supersession chain) — and playbooks, one of which has outcomes recorded. Bob: a short session

@@ -15,6 +15,7 @@ from memory.authority import AUTHORED_TYPES, authority_parse, is_pending, memory
 from memory.elastic import queries, store
 from memory.elastic.mappings import VECTOR_FIELDS
 from memory.scope import SubjectScope, tenant_read_filters
+from memory.validation import list_filters
 from tenants.models import MemorySubject, Tenant
 
 RECALL_TYPES = ("episodic", "semantic", "procedural", "catalog")
@@ -104,22 +105,6 @@ def memory_hit(*, subject: MemorySubject, memory_id: Any) -> dict[str, Any]:
     if memory_id not in found:
         raise NotFound(f"no memory {memory_id} for this user", field="memory_id")
     return found[memory_id]
-
-
-def list_filters(*, fact_type: Any, since: Any, until: Any) -> list[dict[str, Any]]:
-    """The filters a list or a recall narrows by: facts of one ``fact_type``, memories created in
-    [``since``, ``until``) (ISO 8601 date-times or datetimes; naive ones are UTC)."""
-    from memory.services.prepare import FACT_TYPES, timestamp
-
-    filters: list[dict[str, Any]] = []
-    if fact_type is not None:
-        if not isinstance(fact_type, str) or fact_type not in FACT_TYPES:
-            raise ValidationFailed(f"fact_type must be one of {', '.join(FACT_TYPES)}", field="fact_type")
-        filters.append(queries.field_equals("fact_type", fact_type))
-    start, end = timestamp(since, field_name="since"), timestamp(until, field_name="until")
-    if start is not None and end is not None and start > end:
-        raise ValidationFailed("since is after until", field="since")
-    return filters + queries.created_between(since=start, until=end)
 
 
 def memory_list(

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LIMITS = ("C901", "PLR0915")
 #: Files excused from a limit when the limits came. Lower it when one is fixed; it never grows.
-EXCUSED_AT_MOST = 10
+EXCUSED_AT_MOST = 9
 #: Whole folders the limits do not apply to: a test, a benchmark or a data generator is one scenario.
 SCENARIO_FOLDERS = ("tests/**", "benchmarks/**", "eval/**")
 
@@ -43,6 +43,7 @@ def test_the_limits_are_on_for_the_products_code() -> None:
 def test_the_excused_files_only_shrink() -> None:
     excused = _excused()
     assert all(not any(c in pattern for c in "*?[") for pattern in excused)  # named files, never a folder
+    assert [path for path in excused if not (ROOT / path).is_file()] == []  # moved or gone: the excuse goes too
     assert len(excused) <= EXCUSED_AT_MOST, f"a file was added to the complexity excuses: {sorted(excused)}"
 
 

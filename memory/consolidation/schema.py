@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory.services.prepare import FACT_TYPES
+from memory.validation import FACT_TYPES
 
 _IDS = {"type": "array", "items": {"type": "string"}}
 _FACT = {

@@ -14,9 +14,10 @@ from memory.elastic import queries, store
 from memory.scope import SubjectScope
 from memory.selectors import proposal_hits
 from memory.services.guards import exfiltration_like, injection_like, instruction_like, secret_kinds, secrets_redacted
-from memory.services.prepare import FACT_TYPES, steps_validate
+from memory.services.prepare import steps_validate
 from memory.services.proposal_keys import digest, normalised, proposal_key
 from memory.services.review import rejected_keys
+from memory.validation import FACT_TYPES
 from tenants.models import MemorySubject
 
 from .schema import ConsolidationInput

@@ -10,8 +10,8 @@ from django import forms
 from memory import recall_constants as rc
 from memory.authority import AUTHORITIES
 from memory.on_behalf import CONTRADICTION_CHOICES, KIND_NAMES
-from memory.services.prepare import FACT_TYPES, MAX_SHORT_CHARS, MAX_TEXT_CHARS
 from memory.templatetags.dashboard import AUTHORITY_WORDS
+from memory.validation import FACT_TYPES, MAX_SHORT_CHARS, MAX_TEXT_CHARS
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
 TYPE_LABELS = {"semantic": "Facts", "procedural": "Playbooks", "episodic": "Conversations", "catalog": "Catalog"}

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from atlas_site.errors import ValidationFailed
-from memory.services.prepare import MAX_TEXT_CHARS, timestamp
+from memory.validation import MAX_TEXT_CHARS, timestamp
 
 from . import FORMAT, VERSION
 

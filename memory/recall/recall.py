@@ -14,7 +14,8 @@ from memory.elastic import queries, store
 from memory.elastic.mappings import VECTOR_FIELDS
 from memory.inference.language_detection import reads_as_english
 from memory.scope import SubjectScope
-from memory.selectors import RECALL_TYPES, list_filters, memory_shape
+from memory.selectors import RECALL_TYPES, memory_shape
+from memory.validation import id_list, list_filters, timestamp
 from tenants.models import MemorySubject
 
 from .embedding import QUERY_EMBEDDER
@@ -142,8 +143,6 @@ def _run(
     min_score: Any,
 ) -> RecallRun:
     """The recall's arguments checked (a clear 400 for each bad one) and gathered into one run."""
-    from memory.services.prepare import id_list, timestamp
-
     text, k, types = _validate(query, k, memory_types)
     expected = id_list(expect, field_name="expect")[:MAX_EXPECTED]
     at = timestamp(as_of, field_name="as_of") if as_of is not None else None
@@ -260,8 +259,6 @@ MAX_EXPECTED = 20  # memories an ``expect`` may name
 
 def _why_filtered(source: dict[str, Any], run: RecallRun) -> str | None:
     """Which of this recall's filters keeps ``source`` out, in words; None when none does."""
-    from memory.services.prepare import timestamp
-
     memory_type = "semantic" if source.get("memory_type") == "archive" else source.get("memory_type")
     if memory_type not in run.types:
         return f"its type ({memory_type}) was not searched"

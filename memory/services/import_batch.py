@@ -1,4 +1,4 @@
-"""What both import formats share (the documented line format, memory/services/importing.py, and the export
+"""What both import formats share (the documented line format, memory/portable/lines.py, and the export
 format, memory/portable/importing.py): the report, the checks of a line that do not depend on its format
 (unpaired surrogates, supersession cycles within the file), and storing a batch of prepared memories."""
 

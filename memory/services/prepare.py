@@ -12,20 +12,23 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from atlas_site.echo import echoed, names_listed
+from atlas_site.echo import names_listed
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic.mappings import stored_vector
+from memory.validation import (
+    CONTRADICTIONS,
+    FACT_TYPES,
+    MAX_SHORT_CHARS,
+    MAX_STEP_ORDER,
+    MAX_STEPS,
+    MAX_TAGS,
+    id_list,
+    optional_id,
+    require_text,
+    timestamp,
+)
 
-MAX_TEXT_CHARS = 8000
-MAX_SHORT_CHARS = 300
-MAX_ID_CHARS = 128
-MAX_STEPS = 50
-MAX_STEP_ORDER = 2**31 - 1  # the mapping's integer field
-MAX_TAGS = 30
-MAX_LINKS = 50
-FACT_TYPES = ("preference", "identity", "constraint", "world")
-CONTRADICTIONS = ("natural", "harsh")
 MEMORY_TYPES = ("episodic", "semantic", "procedural", "catalog")
 # Catalog ids (and, before owner-scoped ids, every memory's: memory/services/id_upgrade.py moves those).
 TENANT_MEMORY_ID_NAMESPACE = uuid.UUID("6f2b1a7e-3c1d-4f7a-9a55-2d0c7a1e9b11")
@@ -93,60 +96,6 @@ def memory_owner_check(*, tenant_id: str, user_id: str, prepared: PreparedMemory
         )
     ):
         raise RuntimeError(f"refused to store a {prepared.memory_type} memory that is not the writing subject's")
-
-
-def require_text(value: Any, *, field_name: str, max_chars: int = MAX_TEXT_CHARS, required: bool = True) -> str:
-    if value is None:
-        if required:
-            raise ValidationFailed(f"{field_name} is required", field=field_name)
-        return ""
-    if not isinstance(value, str):
-        raise ValidationFailed(f"{field_name} must be a string", field=field_name)
-    value = value.strip()
-    if required and not value:
-        raise ValidationFailed(f"{field_name} must not be empty", field=field_name)
-    if len(value) > max_chars:
-        raise ValidationFailed(f"{field_name} is longer than {max_chars} characters", field=field_name)
-    return value
-
-
-def optional_id(value: Any, *, field_name: str) -> str | None:
-    if value is None:
-        return None
-    return require_text(value, field_name=field_name, max_chars=MAX_ID_CHARS)
-
-
-def id_list(value: Any, *, field_name: str) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ValidationFailed(f"{field_name} must be a list of ids", field=field_name)
-    if len(value) > MAX_LINKS:
-        raise ValidationFailed(f"{field_name} has more than {MAX_LINKS} ids", field=field_name)
-    return list(dict.fromkeys(v.strip() for v in value))
-
-
-def timestamp(value: Any, *, field_name: str, default: datetime | None = None) -> datetime | None:
-    if value is None:
-        return default
-    if isinstance(value, datetime):
-        parsed = value
-    elif isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise ValidationFailed(
-                f"{field_name} must be an ISO 8601 date-time, not {echoed(value)}", field=field_name
-            ) from None
-    else:
-        raise ValidationFailed(f"{field_name} must be an ISO 8601 date-time", field=field_name)
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    try:
-        parsed.astimezone(UTC)  # an offset that moves year 1 or 9999 out of range cannot be compared or stored
-    except OverflowError:
-        raise ValidationFailed(f"{field_name} is out of range", field=field_name) from None
-    return parsed
 
 
 def _iso(value: datetime | None) -> str | None:

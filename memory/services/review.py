@@ -25,11 +25,12 @@ from memory.elastic import store
 from memory.models import ConsolidationRun, RejectedProposal
 from memory.scope import SubjectScope
 from memory.services.proposal_keys import proposal_key
+from memory.validation import require_text
 from tenants.models import MemorySubject
 from tenants.services import audit_record
 
 from . import gate
-from .prepare import PreparedMemory, embed_into, now, require_text
+from .prepare import PreparedMemory, embed_into, now
 from .supersession import supersession_claim, supersession_release
 
 PROPOSAL_TYPES = ("semantic", "procedural")

@@ -22,11 +22,12 @@ from elasticsearch import ConflictError, Elasticsearch
 from atlas_site.errors import Conflict, PreconditionFailed
 from memory.elastic import store
 from memory.scope import SubjectScope
+from memory.validation import timestamp
 from tenants.models import Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
-from .prepare import now, timestamp
+from .prepare import now
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from atlas_site.errors import Conflict, ValidationFailed
 from memory.authority import memory_authority
 from memory.consolidation.apply import plan_apply
 from memory.elastic import store
+from memory.portable.lines import memories_import
 from memory.recall import memory_recall
 from memory.scope import SubjectScope
 from memory.selectors import memory_chain_get, memory_counts, memory_get, memory_list
-from memory.services.importing import memories_import
 from memory.services.writes import fact_edit, fact_write, playbook_write
 
 PERSON = {"authority": "person", "written_by": "person:maya@example.org"}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memory.evaluation import eval_queries_parse, recall_evaluate
-from memory.services.importing import memories_import
+from memory.portable.lines import memories_import
 from tenants import services
 
 EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"

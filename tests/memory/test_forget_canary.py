@@ -36,8 +36,8 @@ from memory.elastic.bootstrap import cluster_bootstrap
 from memory.inference import embeddings
 from memory.inference.embeddings import embedding_provider
 from memory.models import ConsolidationRun
+from memory.portable.lines import memories_import
 from memory.services import writes
-from memory.services.importing import memories_import
 from memory.services.reindex import index_reindex
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, AuditRecord, MemorySubject, Person

@@ -174,7 +174,7 @@ STORE_WRITES = {
 GATED = {
     "memory/services/writes.py",
     "memory/services/review.py",
-    "memory/services/importing.py",
+    "memory/portable/lines.py",
     "memory/services/import_batch.py",  # the batch storage both import formats share
     "memory/services/catalog.py",
     "memory/services/supersession.py",

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from memory.elastic.mappings import VECTOR_FIELDS
-from memory.services.importing import memories_import
+from memory.portable.lines import memories_import
 from memory.services.prepare import PreparedMemory, catalog_prepare, fact_prepare, memory_id_for
 from memory.services.writes import fact_write, playbook_write
 

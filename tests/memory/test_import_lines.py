@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atlas_site.errors import ValidationFailed
-from memory.services.importing import ImportReport, _line_prepare, memories_import
-from memory.services.prepare import CONTRADICTIONS, FACT_TYPES
+from memory.portable.lines import ImportReport, _line_prepare, memories_import
+from memory.validation import CONTRADICTIONS, FACT_TYPES
 from tenants.models import MemorySubject, Tenant
 
 ABSENT, NULL, VALID, WRONG = "absent", "null", "valid", "wrong"

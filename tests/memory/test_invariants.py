@@ -55,7 +55,8 @@ from memory.consolidation.run import consolidation_run
 from memory.elastic.maintenance import cluster_admin_client
 from memory.inference import embeddings
 from memory.inference.embeddings import embedding_provider
-from memory.services import importing, writes
+from memory.portable import lines as importing
+from memory.services import writes
 from memory.services.backup import ENGINE_STATE, ES_DIR, SiteLayout, site_backup
 from memory.services.restore import site_restore
 from tenants import services, tokens

@@ -12,9 +12,9 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from memory.elastic import store
+from memory.portable.lines import memories_import
 from memory.services import non_english_flags
 from memory.services.forget import memory_forget, subject_memories_forget, tenant_memories_forget
-from memory.services.importing import memories_import
 from memory.services.non_english_flags import non_english_census
 from memory.services.writes import episode_write, fact_write, playbook_write
 from tenants.models import MemorySubject, Tenant

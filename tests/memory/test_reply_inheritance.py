@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from memory.portable.lines import memories_import
 from memory.recall import memory_recall
 from memory.recall.fusion import replies_inherit
 from memory.selectors import memory_get
-from memory.services.importing import memories_import
 from memory.services.writes import episode_write
 from tenants.selectors import subject_get
 

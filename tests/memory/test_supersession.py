@@ -12,11 +12,11 @@ from django.db import connection
 
 from atlas_site.errors import Conflict, NotFound, PreconditionFailed
 from memory.elastic import store
+from memory.portable.lines import memories_import
 from memory.recall import memory_recall
 from memory.scope import SubjectScope
 from memory.selectors import memory_chain_get, memory_get, memory_hit
 from memory.services.archive import superseded_facts_archive
-from memory.services.importing import memories_import
 from memory.services.prepare import embed_into, fact_prepare
 from memory.services.supersession import supersessions_reconcile
 from memory.services.writes import fact_edit, fact_write, memory_etag

@@ -12,7 +12,7 @@ from memory.consolidation.diff import plan_diff
 from memory.consolidation.run import consolidation_run, consolidation_run_approve, consolidation_run_discard
 from memory.consolidation.scheduling import subjects_due
 from memory.models import ConsolidationRun
-from memory.services.prepare import timestamp
+from memory.validation import timestamp
 from tenants.management.base import AtlasCommand
 from tenants.selectors import subject_get, tenant_get
 

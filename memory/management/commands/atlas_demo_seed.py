@@ -17,7 +17,7 @@ from django.db import transaction
 
 from memory import selectors
 from memory.demo_data import ROUTER_OUTCOMES, demo_records
-from memory.services.importing import memories_import
+from memory.portable.lines import memories_import
 from memory.services.prepare import memory_id_for
 from memory.services.writes import playbook_outcome_record
 from tenants.management.base import AtlasCommand

@@ -16,7 +16,7 @@ from django.core.management.base import CommandError
 
 from memory.portable.foreign import SOURCES
 from memory.portable.importing import foreign_import
-from memory.services.importing import memories_import
+from memory.portable.lines import memories_import
 from tenants.management.base import AtlasCommand
 from tenants.models import Tenant
 from tenants.selectors import tenant_get

@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from memory.models import ConsolidationRun
-from memory.services.importing import memories_import
+from memory.portable.lines import memories_import
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential
 

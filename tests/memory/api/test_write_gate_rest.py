@@ -9,7 +9,8 @@ import json
 import pytest
 
 from memory import selectors
-from memory.services import importing, writes
+from memory.portable import lines as importing
+from memory.services import writes
 from tenants import tokens
 from tenants.models import Tenant
 from tests.browser import person_create

@@ -226,7 +226,7 @@ def test_where_it_came_from_and_forgetting_the_last_evidence(page, axe_clean, sc
     import json
 
     from memory.models import ConsolidationRun
-    from memory.services.importing import memories_import
+    from memory.portable.lines import memories_import
 
     run = ConsolidationRun.objects.create(tenant=maya.tenant, subject=maya, status=ConsolidationRun.Status.DONE)
     lines = [

@@ -446,8 +446,8 @@ def admin_user_person(db):
 def test_the_documented_download_holds_every_version_and_reads_back(browser_client, maya, tom, maya_memories) -> None:
     """``/export.jsonl`` is the export format (docs/export-format.md): the person's memories only, every
     version of the chain, and another tenant imports it with the chain intact."""
+    from memory.portable.lines import memories_import
     from memory.selectors import memory_chain_get
-    from memory.services.importing import memories_import
     from tenants.selectors import subject_get
     from tenants.services import tenant_create
 

@@ -20,7 +20,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from memory.elastic.indices import MEMORY_TYPES, alias_name
 from memory.elastic.mappings import VECTOR_FIELDS
-from memory.services.importing import memories_import
+from memory.portable.lines import memories_import
 from memory.services.prepare import memory_id_for
 from memory.services.writes import episode_write, fact_write, playbook_write
 from tenants import tokens

@@ -171,7 +171,7 @@ def test_subject_export_and_import_under_another_id(memories, tenant, maya) -> N
     assert records[0]["subject"] == "maya"
     assert {r.get("subject") for r in records[1:]} == {"maya"}  # neither tom's memories nor the catalog
     assert len(records) == 9
-    from memory.services.importing import memories_import
+    from memory.portable.lines import memories_import
     from tenants.services import tenant_create
 
     b = tenant_create(slug="moved-to", name="moved-to", actor="test")
@@ -186,7 +186,7 @@ def test_subject_export_and_import_under_another_id(memories, tenant, maya) -> N
 
 
 def test_authority_review_state_and_timestamps_come_from_the_file(tenant, maya) -> None:
-    from memory.services.importing import memories_import
+    from memory.portable.lines import memories_import
 
     lines = [
         json.dumps({"format": "atlas-memory-export", "version": 1, "exported_at": "2026-05-01T00:00:00Z"}),

@@ -20,11 +20,7 @@ from atlas_site.json_input import json_parse
 from memory.authority import IMPORT, authority_parse, authority_stamp, is_pending
 from memory.elastic import store
 from memory.portable.importing import export_lines_import
-from tenants.models import MemorySubject, Tenant
-from tenants.selectors import tenant_es_client, writer_es_client
-from tenants.services import audit_record, subject_create
-
-from .import_batch import (
+from memory.services.import_batch import (
     BATCH,
     SUPERSEDES_A_CYCLE,
     ImportReport,
@@ -32,20 +28,23 @@ from .import_batch import (
     prepared_store,
     supersession_cycle_errors,
 )
-from .prepare import (
+from memory.services.prepare import (
     MEMORY_TYPES,
     PreparedMemory,
     PreviousTurn,
     catalog_prepare,
     episode_prepare,
     fact_prepare,
-    id_list,
     memory_id_for,
     memory_owner_check,
     now,
     playbook_prepare,
 )
-from .writes import fact_store
+from memory.services.writes import fact_store
+from memory.validation import id_list
+from tenants.models import MemorySubject, Tenant
+from tenants.selectors import tenant_es_client, writer_es_client
+from tenants.services import audit_record, subject_create
 
 COMMON_FIELDS = {"id", "user_id", "memory_type", "text", "timestamp", "days_ago"}
 TYPE_FIELDS = {
