@@ -46,8 +46,9 @@ from tenants.tokens import TokenPrincipal
 
 from .auth import bearer_token, host_allowed, origin_allowed, principal_authenticate
 from .body import INVALID_REQUEST, BodyRefused, body_checked
+from .calls import tool_call
 from .threads import run_sync
-from .tools import TOOLS, TOOLS_BY_NAME, tool_call
+from .tools import TOOLS, TOOLS_BY_NAME
 
 MCP_PATH = "/mcp"
 STATELESS_METHODS = ("POST",)
