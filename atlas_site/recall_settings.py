@@ -67,10 +67,20 @@ ATLAS_TURN_QUESTION_FACT_PRIOR = env.float("ATLAS_TURN_QUESTION_FACT_PRIOR", def
 ATLAS_TURN_OWN_QUESTION_FACT_PRIOR = env.float("ATLAS_TURN_OWN_QUESTION_FACT_PRIOR", default=2.0)
 ATLAS_TURN_STATEMENT_FACT_PRIOR = env.float("ATLAS_TURN_STATEMENT_FACT_PRIOR", default=2.0)
 ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR = env.float("ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR", default=1.75)
+# A statement that describes a situation a playbook is for ("we're almost out of onions again").
+ATLAS_TURN_STATEMENT_PLAYBOOK_PRIOR = env.float("ATLAS_TURN_STATEMENT_PLAYBOOK_PRIOR", default=1.0)
 ATLAS_TURN_REQUEST_FACT_PRIOR = env.float("ATLAS_TURN_REQUEST_FACT_PRIOR", default=2.0)
 ATLAS_TURN_ASKED_PRIOR = env.float("ATLAS_TURN_ASKED_PRIOR", default=0.5)
 ATLAS_TURN_REPEAT_JACCARD = env.float("ATLAS_TURN_REPEAT_JACCARD", default=0.5)
-for _name in ("QUESTION_FACT", "OWN_QUESTION_FACT", "STATEMENT_FACT", "REQUEST_PLAYBOOK", "REQUEST_FACT", "ASKED"):
+for _name in (
+    "QUESTION_FACT",
+    "OWN_QUESTION_FACT",
+    "STATEMENT_FACT",
+    "STATEMENT_PLAYBOOK",
+    "REQUEST_PLAYBOOK",
+    "REQUEST_FACT",
+    "ASKED",
+):
     if not 0 < globals()[f"ATLAS_TURN_{_name}_PRIOR"] <= 10:
         raise ImproperlyConfigured(f"ATLAS_TURN_{_name}_PRIOR must be above 0 and at most 10")
 if not 0 <= ATLAS_TURN_REPEAT_JACCARD <= 1:

@@ -2,7 +2,8 @@
 
 - a request favours playbooks and the constraint and preference facts that shape the action;
 - a question about the user favours current facts, and so does a statement (what the agent knows that
-  the statement bears on: the fact it updates or qualifies);
+  the statement bears on: the fact it updates or qualifies); a statement may also describe a situation a
+  playbook is for ("the wifi is acting up again tonight"), so it can favour playbooks too;
 - a past turn that only repeats the turn (nearly the same words) is not an answer: it never ranks first;
 - a turn in which the user asked something (a question or request) is weaker evidence than one in which they
   stated something: asked turns are demoted, whatever the new turn's kind.
@@ -51,6 +52,8 @@ def turn_prior(source: dict[str, Any], *, kind: str, asked: bool, first_person: 
             prior *= settings.ATLAS_TURN_REQUEST_FACT_PRIOR
     elif memory_type == "procedural" and kind == REQUEST:
         prior *= settings.ATLAS_TURN_REQUEST_PLAYBOOK_PRIOR
+    elif memory_type == "procedural" and kind == STATEMENT:
+        prior *= settings.ATLAS_TURN_STATEMENT_PLAYBOOK_PRIOR
     return prior
 
 
