@@ -14,11 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping
-from fnmatch import fnmatchcase
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 import aiohttp
 from aiohttp import web
@@ -29,107 +27,22 @@ from . import params as P
 from . import request_parts as parts
 from .engine import ENGINE_TIMEOUT_SECONDS
 from .errors import EsError, security_forbidden, unsupported
+from .exchange import JSON, NDJSON, EngineResponse, Incoming, from_engine, respond, respond_json
+from .exchange import path as _path
+from .exchange import segment as _segment
+from .exchange import with_query as _with_query
 from .journal import Journal, write_action
 from .keystore import ApiKeyStore
 from .principal import Authenticator, Principal
-from .privileges import denial_reason
+from .resolution import AUTO_CREATE, EngineNames, Resolver, authorize_cluster, denied, is_pattern
 from .routes import Route
 from .security_api import SecurityApi
 
 log = logging.getLogger(__name__)
-JSON = "application/json"
-NDJSON = "application/x-ndjson"
 _RETURN_HEADERS = ("content-type", "warning", "x-elastic-product", "location")
 _MAX_CONTEXTS = 10_000  # scroll/PIT contexts remembered per gateway (the engine expires them itself)
-# Gateway-resolved parameters: the engine gets concrete names, so these never travel on.
-_CONSUMED = (*P.URI_QUERY, "allow_no_indices", "expand_wildcards", "filter_path")
 CLEAR_ALL_SCROLLS = "cluster:admin/indices/scroll/clear_all"
-AUTO_CREATE = "indices:admin/auto_create"
 BULK_SHARD = "indices:data/write/bulk[s]"
-
-
-class EngineResponse:
-    def __init__(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
-
-    def json(self) -> Any:
-        return json.loads(self.body) if self.body else None
-
-
-def _segment(name: str) -> str:
-    return quote(name, safe="")
-
-
-def _path(names: Iterable[str], *rest: str) -> str:
-    """A URL path from unescaped parts: ``/<names,joined>/<rest>...``, every part escaped."""
-    joined = ",".join(_segment(n) for n in names)
-    tail = "".join("/" + _segment(r) for r in rest)
-    return ("/" + joined if joined else "") + tail
-
-
-def _with_query(path: str, params: Mapping[str, str]) -> str:
-    return path + ("?" + urlencode(params) if params else "")
-
-
-def _is_pattern(part: str) -> bool:
-    return part in ("_all", "*") or "*" in part or "?" in part
-
-
-#: Engine requests that never add, remove or re-point an index or alias name (besides GET and HEAD).
-_NAME_NEUTRAL = frozenset(
-    {
-        routes.SEARCH,
-        routes.SCROLL,
-        routes.CLEAR_SCROLL,
-        routes.MGET,
-        routes.MSEARCH,
-        routes.EXPLAIN,
-        routes.FIELD_CAPS,
-        routes.OPEN_PIT,
-        routes.CLOSE_PIT,
-        routes.TERMS_ENUM,
-        routes.REFRESH,
-        routes.VALIDATE_QUERY,
-        routes.DELETE_BY_QUERY,
-        routes.UPDATE_BY_QUERY,
-    }
-)
-#: Document writes: they may add a name (an index created on first write), never remove or re-point one.
-_NAME_ADDING = frozenset({routes.INDEX_OP_INDEX, routes.INDEX_OP_CREATE, routes.UPDATE, routes.DELETE, routes.BULK})
-
-
-def _name_effect(method: str, path_qs: str) -> tuple[str, str | None]:
-    """What an engine request may do to the index and alias names: "none", "add" (with the one name a
-    single-document write targets), or "change" (anything not known to be harmless: creating, deleting,
-    aliasing, reindexing, every unknown request)."""
-    if method in ("GET", "HEAD"):
-        return "none", None
-    route = routes.classify(method, path_qs)
-    if route.action in _NAME_NEUTRAL:
-        return "none", None
-    if route.action in _NAME_ADDING:
-        return "add", None if route.action == routes.BULK else route.index
-    return "change", None
-
-
-def _write_indices(aliases_by_index: Mapping[str, Any]) -> dict[str, str]:
-    """{alias: its write index} from ``GET /_alias``: the index marked ``is_write_index``, or the alias's
-    only index unless that one is marked false (IndexAbstraction.Alias#getWriteIndex). An alias with no
-    write index is left out: a write through it fails in the engine, as in Elasticsearch."""
-    members: dict[str, list[tuple[str, Any]]] = {}
-    for index, meta in aliases_by_index.items():
-        for alias, spec in ((meta or {}).get("aliases") or {}).items():
-            members.setdefault(alias, []).append((index, (spec or {}).get("is_write_index")))
-    out: dict[str, str] = {}
-    for alias, indices in members.items():
-        marked = [index for index, flag in indices if flag is True]
-        if marked:
-            out[alias] = marked[0]
-        elif len(indices) == 1 and indices[0][1] is not False:
-            out[alias] = indices[0][0]
-    return out
 
 
 class _BulkItem:
@@ -146,32 +59,6 @@ class _BulkItem:
         # which TransportBulkAction's auto-create settles before any shard request exists).
         self.on_shard = False
         self.error: EsError | None = None
-
-
-class Incoming:
-    """One request as the gateway understood it: its route, checked parameters and decoded body."""
-
-    def __init__(self, request: web.Request, route: Route, params: P.Params, raw: bytes) -> None:
-        self.request = request
-        self.method = request.method
-        self.path = request.path
-        self.route = route
-        self.params = params
-        self.raw = raw
-        self._json: Any = None
-        self._parsed = False
-
-    def json(self) -> dict[str, Any] | None:
-        if not self._parsed:
-            self._json = wire.parse_object(self.raw)
-            self._parsed = True
-        return self._json
-
-    def body(self) -> dict[str, Any]:
-        return dict(self.json() or {})
-
-    def forwarded_params(self, *also_drop: str) -> dict[str, str]:
-        return self.params.without((*_CONSUMED, *also_drop))
 
 
 class Gateway:
@@ -199,18 +86,10 @@ class Gateway:
         # (SecuritySearchOperationListener checks the authentication on every use).
         self._context_owner: dict[str, str] = {}
         self._pit_indices: dict[str, list[str]] = {}
-        # The engine's {index: [aliases]}, kept between requests: a single-document write would otherwise
-        # ask the engine for it each time (GET /_alias, to know whether the write creates an index).
-        # Every engine request that may change names goes through engine(): while one is in flight no
-        # cached map is used or stored, and its end drops the map, so a concurrent alias swap
-        # (index_reindex) is never answered from a map older than the last change that completed.
-        # A document write may add a name (a first write creates its index): after one the map is still
-        # good for "this name exists", and fetched again for anything else.
-        self._names_cache: dict[str, list[str]] | None = None
-        self._write_index: dict[str, str] = {}  # alias → its write index, read with _names_cache
-        self._names_complete = False
-        self._names_generation = 0
-        self._names_changing = 0
+        # The engine's index and alias names, kept between requests; engine() tells it what each
+        # request may do to them (resolution.EngineNames).
+        self.names = EngineNames(self)
+        self.resolver = Resolver(self, self.names)
         self.search_slots = search_limits.SearchSlots()
         search_limits.text_clause_limit()  # a bad EMBEDDED_ES_MAX_TEXT_CLAUSES stops the start, not a search
 
@@ -238,39 +117,16 @@ class Gateway:
         self, method: str, path_qs: str, body: bytes | None = None, content_type: str | None = None
     ) -> EngineResponse:
         assert self._session is not None
-        effect, target = _name_effect(method, path_qs)
-        if effect == "change":
-            self._names_changing += 1
-            self._names_forget()
-        try:
+        with self.names.watching(method, path_qs):
             if self.journal is not None:
                 return await self.journal.write(method, path_qs, body, content_type, self._engine_request)
             return await self._engine_request(method, path_qs, body, content_type)
-        finally:
-            if effect == "change":
-                self._names_changing -= 1
-                self._names_forget()
-            elif effect == "add" and not (target is not None and self._names_known(target)):
-                self._names_generation += 1
-                self._names_complete = False
 
     def engine_restarted(self) -> None:
         """The engine was started again (server.py): the names it had are re-read, its contexts are gone."""
-        self._names_forget()
+        self.names.forget()
         self._context_owner.clear()
         self._pit_indices.clear()
-
-    def _names_known(self, name: str) -> bool:
-        """Whether the cached map holds ``name`` (as an index or an alias)."""
-        cached = self._names_cache
-        if cached is None or self._names_changing:
-            return False
-        return name in cached or any(name in aliases for aliases in cached.values())
-
-    def _names_forget(self) -> None:
-        self._names_generation += 1
-        self._names_cache = None
-        self._names_complete = False
 
     async def _engine_request(
         self, method: str, path_qs: str, body: bytes | None, content_type: str | None
@@ -303,18 +159,15 @@ class Gateway:
 
     @staticmethod
     def _respond(status: int, headers: Mapping[str, str], body: bytes) -> web.Response:
-        out = CIMultiDict(headers)
-        if "X-Elastic-Product" not in out:
-            out["X-Elastic-Product"] = "Elasticsearch"
-        if "Content-Type" not in out:
-            out["Content-Type"] = JSON
-        return web.Response(status=status, body=body, headers=out)
+        return respond(status, headers, body)
 
-    def _respond_json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> web.Response:
-        return self._respond(status, headers or {}, wire.dumps(obj))
+    @staticmethod
+    def _respond_json(status: int, obj: Any, headers: Mapping[str, str] | None = None) -> web.Response:
+        return respond_json(status, obj, headers)
 
-    def _from_engine(self, resp: EngineResponse, *, head: bool = False) -> web.Response:
-        return self._respond(resp.status, resp.headers, b"" if head else resp.body)
+    @staticmethod
+    def _from_engine(resp: EngineResponse, *, head: bool = False) -> web.Response:
+        return from_engine(resp, head=head)
 
     async def _read_body(self, request: web.Request) -> bytes:
         try:
@@ -384,7 +237,7 @@ class Gateway:
             aliases = body.get("aliases") if isinstance(body.get("aliases"), dict) else {}
             return [route.index or "", *aliases]
         if route.action in (routes.INDEX_OP_INDEX, routes.INDEX_OP_CREATE) and route.index:
-            return [] if await self._exists(route.index) else [route.index]
+            return [] if await self.names.exists(route.index) else [route.index]
         if route.action == routes.BULK:
             return await self._bulk_new_names(raw, route.index)
         if route.action == routes.ALIASES and route.handler == "alias_path":
@@ -397,7 +250,7 @@ class Gateway:
         if route.action == routes.REINDEX:
             dest = (wire.parse_object(raw) or {}).get("dest")
             name = dest.get("index") if isinstance(dest, dict) else None
-            return [name] if isinstance(name, str) and not await self._exists(name) else []
+            return [name] if isinstance(name, str) and not await self.names.exists(name) else []
         return []
 
     async def _bulk_new_names(self, raw: bytes, default_index: str | None) -> list[str]:
@@ -413,7 +266,7 @@ class Gateway:
             name = spec.get("_index", default_index) if isinstance(spec, dict) else None
             if isinstance(name, str) and op in ("index", "create"):
                 if existing is None:
-                    existing = set(await self._existing_names())
+                    existing = set(await self.names.existing())
                 if name not in existing:
                     new.append(name)
         return new
@@ -425,190 +278,15 @@ class Gateway:
         if self.license_type == "basic" and principal.permissions.has_dls():
             raise security_forbidden("current license is non-compliant for [field and document level security]")
 
-    # ---------------------------------------------------------- authorization
-    @staticmethod
-    def _denied(principal: Principal, action: str, indices: list[str]) -> EsError:
-        return security_forbidden(denial_reason(principal.describe(), action, indices))
-
-    def _authorize_cluster(self, principal: Principal, action: str) -> None:
-        if not principal.permissions.allows_cluster(action):
-            raise security_forbidden(denial_reason(principal.describe(), action))
-
-    async def _alias_map(self) -> dict[str, list[str]]:
-        """{concrete index: [its aliases]} as the engine knows it now (cached: see ``_names_cache``)."""
-        return (await self._names_read())[0]
-
-    async def _names_read(self) -> tuple[dict[str, list[str]], dict[str, str]]:
-        """The alias map and {alias: the index a write through it goes to}, read and cached together."""
-        if self._names_cache is not None and self._names_complete and not self._names_changing:
-            return self._names_cache, self._write_index
-        generation = self._names_generation
-        resp = await self.engine_json("GET", "/_alias")
-        data = resp.json() if resp.status == 200 else {}
-        alias_map = {index: sorted((meta or {}).get("aliases", {})) for index, meta in data.items()}
-        write_index = _write_indices(data)
-        if resp.status == 200 and generation == self._names_generation and not self._names_changing:
-            self._names_cache, self._write_index, self._names_complete = alias_map, write_index, True
-        return alias_map, write_index
-
-    async def _existing_names(self) -> list[str]:
-        alias_map = await self._alias_map()
-        names = set(alias_map)
-        for aliases in alias_map.values():
-            names.update(aliases)
-        return sorted(n for n in names if not n.startswith("."))
-
-    async def _exists(self, name: str) -> bool:
-        if self._names_known(name):
-            return True  # names were at most added since the map was read
-        return name in await self._existing_names()
-
-    async def _resolve(
-        self, principal: Principal, expression: str, action: str, *, allow_no_indices: bool = True
-    ) -> list[str]:
-        """The names a request acts on, each authorized for ``action``, as Elasticsearch resolves them.
-
-        - No role grants ``action`` on any index: 403 (RBACEngine.authorizeIndexAction, checkIndicesAction).
-        - Wildcards expand only to names the principal may act on (IndicesAndAliasesResolver with the
-          authorized indices); ``-name`` after a wildcard excludes.
-        - Explicit names must each be authorized: 403 naming the refused ones.
-        - Nothing left: ``[]`` when the request allows no indices (the caller answers empty),
-          otherwise 404 ``index_not_found_exception``.
-        """
-        if not principal.permissions.grants_somewhere(action):
-            raise self._denied(principal, action, [expression])
-        parts = expression.split(",")
-        if any(not p for p in parts):
-            raise unsupported("", expression, "an index expression with an empty name")
-        existing: list[str] | None = None
-        names: list[str] = []
-        denied: list[str] = []
-        wildcard_seen = False
-        for part in parts:
-            if part.startswith("<") or ":" in part:
-                raise unsupported("", part, "date math and remote cluster index expressions")
-            if part.startswith("-") and wildcard_seen:
-                names = [n for n in names if not fnmatchcase(n, part[1:])]
-                continue
-            if _is_pattern(part):
-                wildcard_seen = True
-                if existing is None:
-                    existing = await self._existing_names()
-                pattern = "*" if part == "_all" else part
-                names.extend(
-                    n for n in existing if fnmatchcase(n, pattern) and principal.permissions.allows_index(action, n)
-                )
-            elif principal.permissions.allows_index(action, part):
-                names.append(part)
-            else:
-                denied.append(part)
-        if denied:
-            raise self._denied(principal, action, denied)
-        names = list(dict.fromkeys(names))
-        if not names and not allow_no_indices:
-            raise EsError(404, "index_not_found_exception", f"no such index [{expression}]")
-        return names
-
-    async def _single(self, principal: Principal, name: str, action: str) -> str:
-        """A single index or alias named exactly (document APIs do not expand wildcards or lists)."""
-        if not principal.permissions.grants_somewhere(action):
-            # Authorization runs before the request is resolved or validated (RBACEngine.authorizeIndexAction).
-            raise self._denied(principal, action, [name])
-        if _is_pattern(name) or "," in name:
-            bad = parts.invalid_index_name(name)
-            raise bad if bad else unsupported("", name, "a document API takes one index name")
-        return (await self._resolve(principal, name, action, allow_no_indices=False))[0]
-
-    async def _writable(self, principal: Principal, name: str, action: str) -> str:
-        """A target a document is written to: authorized, and created only by whoever may create it."""
-        name = await self._single(principal, name, action)
-        if not await self._exists(name):
-            parts.raise_if_invalid(name)
-            # Creating an index on first write needs a privilege of its own (create_index, auto_configure,
-            # manage): TransportBulkAction authorizes indices:admin/auto_create for missing indices.
-            if not principal.permissions.allows_index(AUTO_CREATE, name):
-                raise self._denied(principal, AUTO_CREATE, [name])
-        return name
-
-    async def _dls_for(self, principal: Principal, names: list[str], action: str) -> dict[str, Any] | None:
-        per_name = {n: principal.permissions.dls_query(n, action) for n in names}
-        if len({json.dumps(q, sort_keys=True) for q in per_name.values()}) <= 1:
-            return next(iter(per_name.values()), None)
-        # Different restrictions per index: key each on the concrete index name.
-        alias_map = await self._alias_map()
-        per_concrete: dict[str, Any] = {}
-        for name, query in per_name.items():
-            concrete = [i for i, aliases in alias_map.items() if name in aliases] or [name]
-            for index in concrete:
-                if index in per_concrete and per_concrete[index] != query:
-                    raise unsupported("", name, "one index reached through names with different DLS queries")
-                per_concrete[index] = query
-        return dls.combine_by_index(per_concrete)
-
-    async def _visible(self, index: str, ids: list[str], query: dict[str, Any]) -> set[str]:
-        """Which of ``ids`` in ``index`` match the DLS ``query``.
-
-        GET is real-time in Elasticsearch and DLS still applies to it, so a
-        document not yet searchable is checked again after a refresh.
-        """
-        body = {"query": {"bool": {"filter": [{"ids": {"values": ids}}, query]}}, "_source": False, "size": len(ids)}
-        path = _path([index], "_search")
-        resp = await self.engine_json("POST", path, body)
-        found = {h["_id"] for h in resp.json()["hits"]["hits"]} if resp.status == 200 else set()
-        if len(found) < len(ids):
-            await self.engine("POST", _path([index], "_refresh"))
-            resp = await self.engine_json("POST", path, body)
-            found = {h["_id"] for h in resp.json()["hits"]["hits"]} if resp.status == 200 else set()
-        return found
-
-    async def _fetch_as(self, principal: Principal, index: str, doc_id: str) -> dict[str, Any] | None:
-        """A document's source as ``principal`` may read it: None when forbidden by DLS or missing.
-
-        A lookup on an index the principal may not read is a 403, as the GET Elasticsearch runs
-        for a terms lookup is authorized as the caller.
-        """
-        name = await self._single(principal, index, routes.GET)
-        resp = await self.engine("GET", _path([name], "_doc", doc_id))
-        doc = resp.json() if resp.status == 200 else None
-        if not doc or not doc.get("found"):
-            return None
-        query = await self._dls_for(principal, [name], routes.GET)
-        if query is not None and doc_id not in await self._visible(doc.get("_index", name), [doc_id], query):
-            return None
-        return doc.get("_source") or {}
-
-    async def _inspect(
-        self,
-        principal: Principal,
-        body: dict[str, Any],
-        names: list[str],
-        *,
-        dls_on: bool,
-        count: bool = False,
-        budget: search_limits.Budget | None = None,
-    ) -> dict[str, Any]:
-        """Check a search body (its parts, then what it may cost) and resolve the documents it looks up, as
-        the caller. An ``_msearch`` passes one ``budget`` for all its searches."""
-        seen = query_guard.check_count(body, dls=dls_on) if count else query_guard.check_search(body, dls=dls_on)
-        (budget or search_limits.Budget(principal)).check(body, names[0] if names else "_all")
-        for lookup in seen.lookups:
-            index = lookup.index
-            if index is None:
-                if len(names) != 1:
-                    raise query_guard.parsing_error("a lookup without [index] needs a search over one index")
-                index = names[0]
-            lookup.apply(await self._fetch_as(principal, index, lookup.doc_id))
-        return query_guard.mlt_finish(body) if seen.lookups else body
-
     # ------------------------------------------------------------ cluster-level
     async def _h_cluster(self, req: Incoming, principal: Principal) -> web.Response:
-        self._authorize_cluster(principal, req.route.action)
+        authorize_cluster(principal, req.route.action)
         path = _path([], *req.route.tail) or "/"
         resp = await self.engine(req.method, _with_query(path, req.forwarded_params()))
         return self._from_engine(resp, head=req.method == "HEAD")
 
     async def _h_index_template(self, req: Incoming, principal: Principal) -> web.Response:
-        self._authorize_cluster(principal, req.route.action)
+        authorize_cluster(principal, req.route.action)
         body = req.json()
         if body is not None:
             parts.only_keys(
@@ -649,13 +327,13 @@ class Gateway:
             names = self._pit_indices.get(pit_id, [])
             for name in names:
                 if not principal.permissions.allows_index(routes.SEARCH, name):
-                    raise self._denied(principal, routes.SEARCH, [name])
+                    raise denied(principal, routes.SEARCH, [name])
         else:
-            names = await self._resolve(principal, expression, routes.SEARCH, allow_no_indices=allow_none)
+            names = await self.resolver.resolve(principal, expression, routes.SEARCH, allow_no_indices=allow_none)
         if not names:
             return self._respond_json(200, parts.empty_search(count=count))
-        query = await self._dls_for(principal, names, routes.SEARCH)
-        body = await self._inspect(principal, body, names, dls_on=query is not None, count=count)
+        query = await self.resolver.dls_for(principal, names, routes.SEARCH)
+        body = await self.resolver.inspect(principal, body, names, dls_on=query is not None, count=count)
         if query is not None:
             body = dls.count_body(body, query) if count else dls.search_body(body, query)
         target = [] if pit_id is not None else names
@@ -689,12 +367,12 @@ class Gateway:
                     raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no indices;")
                 allow_none = header.pop("allow_no_indices", True)
                 header.pop("expand_wildcards", None)
-                names = await self._resolve(principal, expression, routes.SEARCH, allow_no_indices=allow_none)
+                names = await self.resolver.resolve(principal, expression, routes.SEARCH, allow_no_indices=allow_none)
                 if not names:
                     slots.append({**parts.empty_search(count=False), "status": 200})
                     continue
-                query = await self._dls_for(principal, names, routes.SEARCH)
-                body = await self._inspect(principal, body, names, dls_on=query is not None, budget=budget)
+                query = await self.resolver.dls_for(principal, names, routes.SEARCH)
+                body = await self.resolver.inspect(principal, body, names, dls_on=query is not None, budget=budget)
                 if "pit" in body:
                     raise unsupported("POST", "_msearch", "a point in time inside msearch")
                 if query is not None:
@@ -721,8 +399,8 @@ class Gateway:
     async def _h_get(self, req: Incoming, principal: Principal) -> web.Response:
         head = req.method == "HEAD"
         source_only = req.route.tail[:1] == ("_source",)
-        name = await self._single(principal, req.route.index, routes.GET)
-        query = await self._dls_for(principal, [name], routes.GET)
+        name = await self.resolver.single(principal, req.route.index, routes.GET)
+        query = await self.resolver.dls_for(principal, [name], routes.GET)
         sub = "_source" if source_only else "_doc"
         resp = await self.engine("GET", _with_query(_path([name], sub, req.route.doc_id), req.forwarded_params()))
         if source_only and resp.status == 404 and not head:
@@ -731,7 +409,7 @@ class Gateway:
         if query is None or resp.status != 200:
             return self._from_engine(resp, head=head)
         concrete = name if source_only else resp.json().get("_index", name)
-        if req.route.doc_id in await self._visible(concrete, [req.route.doc_id], query):
+        if req.route.doc_id in await self.resolver.visible(concrete, [req.route.doc_id], query):
             return self._from_engine(resp, head=head)
         if head:
             return self._respond(404, {}, b"")
@@ -774,7 +452,7 @@ class Gateway:
         answers: dict[int, dict[str, Any]] = {}
         for n, item in enumerate(items):
             try:
-                item["_index"] = await self._single(principal, item["_index"], routes.MGET)
+                item["_index"] = await self.resolver.single(principal, item["_index"], routes.MGET)
             except EsError as err:
                 answers[n] = {"_index": item["_index"], "_id": item["_id"], "error": err.cause()}
         allowed = [item for n, item in enumerate(items) if n not in answers]
@@ -790,8 +468,8 @@ class Gateway:
         for requested, got in zip(items, result, strict=True):
             if not got.get("found"):
                 continue
-            query = await self._dls_for(principal, [requested["_index"]], routes.MGET)
-            if query is not None and got["_id"] not in await self._visible(got["_index"], [got["_id"]], query):
+            query = await self.resolver.dls_for(principal, [requested["_index"]], routes.MGET)
+            if query is not None and got["_id"] not in await self.resolver.visible(got["_index"], [got["_id"]], query):
                 for key in list(got):
                     if key not in ("_index", "_id"):
                         del got[key]
@@ -799,18 +477,18 @@ class Gateway:
         return self._respond_json(200, {"docs": result})
 
     async def _h_explain(self, req: Incoming, principal: Principal) -> web.Response:
-        name = await self._single(principal, req.route.index, routes.EXPLAIN)
+        name = await self.resolver.single(principal, req.route.index, routes.EXPLAIN)
         body = parts.with_uri_query(req.body(), req.params)
         parts.only_keys(body, {"query"}, "explain")
         if "query" not in body:
             raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: query is missing;")
-        query = await self._dls_for(principal, [name], routes.EXPLAIN)
-        body = await self._inspect(principal, body, [name], dls_on=query is not None, count=True)
+        query = await self.resolver.dls_for(principal, [name], routes.EXPLAIN)
+        body = await self.resolver.inspect(principal, body, [name], dls_on=query is not None, count=True)
         doc_id = req.route.doc_id
-        if query is not None and doc_id not in await self._visible(name, [doc_id], query):
+        if query is not None and doc_id not in await self.resolver.visible(name, [doc_id], query):
             # A hidden document answers exactly as a missing one: DLS removes it from the reader
             # the explanation is computed on (TransportExplainAction over DocumentSubsetReader).
-            concrete = await self._concrete_one(name)
+            concrete = await self.names.concrete_one(name)
             return self._respond_json(404, {"_index": concrete, "_id": doc_id, "matched": False})
         if query is not None:
             body["query"] = dls.filtered_query(body["query"], query)
@@ -818,13 +496,8 @@ class Gateway:
         resp = await self.engine("POST", path, wire.dumps(body), JSON)
         return self._from_engine(resp)
 
-    async def _concrete_one(self, name: str) -> str:
-        alias_map = await self._alias_map()
-        behind = [index for index, aliases in alias_map.items() if name in aliases]
-        return behind[0] if len(behind) == 1 else name
-
     async def _h_field_caps(self, req: Incoming, principal: Principal) -> web.Response:
-        names = await self._resolve(
+        names = await self.resolver.resolve(
             principal,
             req.route.index or "_all",
             routes.FIELD_CAPS,
@@ -834,9 +507,9 @@ class Gateway:
         if body is not None:
             parts.only_keys(body, {"fields", "index_filter", "runtime_mappings"}, "field_caps")
             if "index_filter" in body:
-                if await self._dls_for(principal, names, routes.FIELD_CAPS) is not None:
+                if await self.resolver.dls_for(principal, names, routes.FIELD_CAPS) is not None:
                     raise unsupported(req.method, req.path, "an index_filter under document level security")
-                await self._inspect(principal, {"query": body["index_filter"]}, names, dls_on=False, count=True)
+                await self.resolver.inspect(principal, {"query": body["index_filter"]}, names, dls_on=False, count=True)
         if not names:
             return self._respond_json(200, {"indices": [], "fields": {}})
         path = _with_query(_path(names, "_field_caps"), req.forwarded_params())
@@ -844,29 +517,29 @@ class Gateway:
         return self._from_engine(resp)
 
     async def _h_terms_enum(self, req: Incoming, principal: Principal) -> web.Response:
-        names = await self._resolve(principal, req.route.index, routes.TERMS_ENUM)
+        names = await self.resolver.resolve(principal, req.route.index, routes.TERMS_ENUM)
         body = req.body()
         parts.only_keys(
             body,
             {"field", "string", "size", "timeout", "case_insensitive", "search_after", "index_filter"},
             "terms_enum",
         )
-        if not names or await self._dls_for(principal, names, routes.TERMS_ENUM) is not None:
+        if not names or await self.resolver.dls_for(principal, names, routes.TERMS_ENUM) is not None:
             # TransportTermsEnumAction skips shards whose DLS query is not match_all:
             # under DLS the API answers, but with no terms.
             shards = {"total": len(names), "successful": len(names), "failed": 0}
             return self._respond_json(200, {"_shards": shards, "terms": [], "complete": True})
         if "index_filter" in body:
-            await self._inspect(principal, {"query": body["index_filter"]}, names, dls_on=False, count=True)
+            await self.resolver.inspect(principal, {"query": body["index_filter"]}, names, dls_on=False, count=True)
         path = _with_query(_path(names, "_terms_enum"), req.forwarded_params())
         return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
 
     async def _h_validate(self, req: Incoming, principal: Principal) -> web.Response:
-        names = await self._resolve(principal, req.route.index, routes.VALIDATE_QUERY)
-        if await self._dls_for(principal, names, routes.VALIDATE_QUERY) is not None:
+        names = await self.resolver.resolve(principal, req.route.index, routes.VALIDATE_QUERY)
+        if await self.resolver.dls_for(principal, names, routes.VALIDATE_QUERY) is not None:
             raise unsupported(req.method, req.path, "this API is not supported under document level security")
         body = parts.with_uri_query(req.body(), req.params)
-        body = await self._inspect(principal, body, names, dls_on=False, count=True)
+        body = await self.resolver.inspect(principal, body, names, dls_on=False, count=True)
         if not names:
             return self._respond_json(200, {"_shards": {"total": 0, "successful": 0, "failed": 0}, "valid": True})
         path = _with_query(_path(names, "_validate", "query"), req.forwarded_params())
@@ -919,7 +592,7 @@ class Gateway:
             raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no scroll ids specified;")
         if "_all" in ids:
             # Clearing every scroll is a cluster privilege (ClearScrollAction with _all → clear_all).
-            self._authorize_cluster(principal, CLEAR_ALL_SCROLLS)
+            authorize_cluster(principal, CLEAR_ALL_SCROLLS)
         else:
             for scroll_id in ids:
                 self._check_context_owner(principal, scroll_id)
@@ -932,7 +605,7 @@ class Gateway:
     async def _h_open_pit(self, req: Incoming, principal: Principal) -> web.Response:
         if not req.params.get("keep_alive"):
             raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: [keep_alive] is missing;")
-        names = await self._resolve(principal, req.route.index, routes.OPEN_PIT, allow_no_indices=False)
+        names = await self.resolver.resolve(principal, req.route.index, routes.OPEN_PIT, allow_no_indices=False)
         if req.json():
             raise query_guard.parsing_error("request does not support a body")
         path = _with_query(_path(names, "_pit"), req.forwarded_params())
@@ -960,7 +633,7 @@ class Gateway:
     async def _h_index_doc(self, req: Incoming, principal: Principal) -> web.Response:
         create = req.route.action == routes.INDEX_OP_CREATE or req.params.get("op_type") == "create"
         action = routes.INDEX_OP_CREATE if create else routes.INDEX_OP_INDEX
-        name = await self._writable(principal, req.route.index, action)
+        name = await self.resolver.writable(principal, req.route.index, action)
         document = req.json()
         if document is None:
             raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: source is missing;")
@@ -975,13 +648,13 @@ class Gateway:
         return self._from_engine(resp)
 
     async def _h_delete_doc(self, req: Incoming, principal: Principal) -> web.Response:
-        name = await self._single(principal, req.route.index, routes.DELETE)
+        name = await self.resolver.single(principal, req.route.index, routes.DELETE)
         path = _with_query(_path([name], "_doc", req.route.doc_id), req.forwarded_params())
         return self._from_engine(await self.engine("DELETE", path))
 
     async def _h_update(self, req: Incoming, principal: Principal) -> web.Response:
-        name = await self._single(principal, req.route.index, routes.UPDATE)
-        if await self._dls_for(principal, [name], routes.UPDATE) is not None:
+        name = await self.resolver.single(principal, req.route.index, routes.UPDATE)
+        if await self.resolver.dls_for(principal, [name], routes.UPDATE) is not None:
             raise parts.update_under_dls()
         body = req.json()
         if body is None:
@@ -1032,18 +705,18 @@ class Gateway:
                 index = item.index
                 if not isinstance(index, str) or not index:
                     raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index is missing;")
-                if _is_pattern(index) or "," in index:
+                if is_pattern(index) or "," in index:
                     raise parts.invalid_index_name(index) or unsupported("", index, "a bulk item takes one index name")
                 if op in ("index", "create") and existing is None:
-                    existing = set(await self._existing_names())
+                    existing = set(await self.names.existing())
                 if op not in ("index", "create") or index in existing:
                     item.on_shard = True  # authorised below, with the other items of its shard request
                 else:
                     if not principal.permissions.allows_index(item.action, index):
-                        raise self._denied(principal, item.action, [index])
+                        raise denied(principal, item.action, [index])
                     parts.raise_if_invalid(index)
                     if not principal.permissions.allows_index(AUTO_CREATE, index):
-                        raise self._denied(principal, AUTO_CREATE, [index])
+                        raise denied(principal, AUTO_CREATE, [index])
                 if "_id" in spec:
                     parts.check_id(spec["_id"])
             except EsError as err:
@@ -1103,7 +776,7 @@ class Gateway:
             return
         # One name: one shard request whatever it resolves to, so no need to read the aliases.
         one_name = len({item.index for item in items}) == 1
-        write_index = {} if one_name else (await self._names_read())[1]
+        write_index = {} if one_name else (await self.names.read())[1]
         shards: dict[str, list[_BulkItem]] = {}
         for item in items:
             shards.setdefault(write_index.get(item.index, item.index), []).append(item)
@@ -1112,19 +785,19 @@ class Gateway:
             refused = [name for name in names if not principal.permissions.allows_index(BULK_SHARD, name)]
             for item in shard_items:
                 if refused:
-                    item.error = self._denied(principal, BULK_SHARD, refused)
+                    item.error = denied(principal, BULK_SHARD, refused)
                 elif not principal.permissions.allows_index(item.action, item.index):
-                    item.error = self._denied(principal, item.action, [item.index])
+                    item.error = denied(principal, item.action, [item.index])
 
     async def _h_by_query(self, req: Incoming, principal: Principal) -> web.Response:
         # The by-query APIs run their search with the caller's own privileges,
         # so they need read too, and only ever touch documents DLS lets them see.
         action = req.route.action
         allow_none = req.params.flag("allow_no_indices", True)
-        names = await self._resolve(principal, req.route.index, action, allow_no_indices=allow_none)
+        names = await self.resolver.resolve(principal, req.route.index, action, allow_no_indices=allow_none)
         for name in names:
             if not principal.permissions.allows_index(routes.SEARCH, name):
-                raise self._denied(principal, routes.SEARCH, [name])
+                raise denied(principal, routes.SEARCH, [name])
         body = parts.with_uri_query(req.body(), req.params)
         update = action == routes.UPDATE_BY_QUERY
         parts.only_keys(body, {"query", "max_docs", "conflicts", "slice", *(("script",) if update else ())}, "by query")
@@ -1133,11 +806,11 @@ class Gateway:
             # resulting bulk items one by one, so the caller must be allowed to delete too.
             for name in names:
                 if not principal.permissions.allows_index(routes.DELETE, name):
-                    raise self._denied(principal, routes.DELETE, [name])
+                    raise denied(principal, routes.DELETE, [name])
         if not names:
             return self._respond_json(200, parts.empty_by_query(updated=update))
-        query = await self._dls_for(principal, names, routes.SEARCH)
-        inspected = await self._inspect(
+        query = await self.resolver.dls_for(principal, names, routes.SEARCH)
+        inspected = await self.resolver.inspect(
             principal, {"query": body.get("query", {"match_all": {}})}, names, dls_on=query is not None, count=True
         )
         body["query"] = (
@@ -1170,11 +843,11 @@ class Gateway:
             raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: source index is missing;")
         if not isinstance(dest.get("index"), str):
             raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index must be specified;")
-        names = await self._resolve(principal, src, routes.SEARCH, allow_no_indices=False)
+        names = await self.resolver.resolve(principal, src, routes.SEARCH, allow_no_indices=False)
         dest_action = routes.INDEX_OP_CREATE if dest.get("op_type") == "create" else routes.INDEX_OP_INDEX
-        target = await self._writable(principal, dest["index"], dest_action)
-        query = await self._dls_for(principal, names, routes.SEARCH)
-        inspected = await self._inspect(
+        target = await self.resolver.writable(principal, dest["index"], dest_action)
+        query = await self.resolver.dls_for(principal, names, routes.SEARCH)
+        inspected = await self.resolver.inspect(
             principal, {"query": source.get("query", {"match_all": {}})}, names, dls_on=query is not None, count=True
         )
         filtered = inspected["query"] if query is None else dls.filtered_query(inspected["query"], query, scoring=False)
@@ -1189,12 +862,12 @@ class Gateway:
         action = req.route.action
         reading = req.method in ("GET", "HEAD") or action == routes.REFRESH
         if not principal.permissions.grants_somewhere(action):
-            raise self._denied(principal, action, [req.route.index or "_all"])
-        if action == routes.DELETE_INDEX and any(_is_pattern(p) for p in (req.route.index or "").split(",")):
+            raise denied(principal, action, [req.route.index or "_all"])
+        if action == routes.DELETE_INDEX and any(is_pattern(p) for p in (req.route.index or "").split(",")):
             # action.destructive_requires_name defaults to true since 8.0.
             raise EsError(400, "illegal_argument_exception", "Wildcard expressions or all indices are not allowed")
         allow_none = req.params.flag("allow_no_indices", reading)
-        names = await self._resolve(principal, req.route.index or "_all", action, allow_no_indices=allow_none)
+        names = await self.resolver.resolve(principal, req.route.index or "_all", action, allow_no_indices=allow_none)
         rest = req.route.tail
         if not names:
             return (
@@ -1218,7 +891,7 @@ class Gateway:
     async def _h_create_index(self, req: Incoming, principal: Principal) -> web.Response:
         name = req.route.index
         parts.raise_if_invalid(name)
-        await self._resolve(principal, name, routes.CREATE_INDEX, allow_no_indices=False)
+        await self.resolver.resolve(principal, name, routes.CREATE_INDEX, allow_no_indices=False)
         body = req.json()
         if body is not None:
             parts.only_keys(body, {"settings", "mappings", "aliases"}, "create index")
@@ -1228,12 +901,12 @@ class Gateway:
             for alias in aliases:
                 parts.raise_if_invalid(alias)
                 # Creating an index with aliases needs the alias privilege on each alias too.
-                await self._resolve(principal, alias, routes.ALIASES, allow_no_indices=False)
+                await self.resolver.resolve(principal, alias, routes.ALIASES, allow_no_indices=False)
         path = _with_query(_path([name]), req.forwarded_params())
         return self._from_engine(await self.engine("PUT", path, wire.dumps(body) if body is not None else None, JSON))
 
     async def _h_resolve(self, req: Incoming, principal: Principal) -> web.Response:
-        names = await self._resolve(principal, req.route.index, routes.RESOLVE_INDEX)
+        names = await self.resolver.resolve(principal, req.route.index, routes.RESOLVE_INDEX)
         if not names:
             return self._respond_json(200, {"indices": [], "aliases": [], "data_streams": []})
         path = _with_query("/_resolve/index/" + ",".join(_segment(n) for n in names), req.forwarded_params())
@@ -1280,10 +953,10 @@ class Gateway:
             # authorization maps REMOVE_INDEX to the delete index action).
             index_action = routes.DELETE_INDEX if verb == "remove_index" else routes.ALIASES
             if not principal.permissions.grants_somewhere(index_action):
-                raise self._denied(principal, index_action, indices)
-            if verb == "remove_index" and any(_is_pattern(i) for i in indices):
+                raise denied(principal, index_action, indices)
+            if verb == "remove_index" and any(is_pattern(i) for i in indices):
                 raise EsError(400, "illegal_argument_exception", "Wildcard expressions or all indices are not allowed")
-            concrete = await self._resolve(principal, ",".join(indices), index_action, allow_no_indices=False)
+            concrete = await self.resolver.resolve(principal, ",".join(indices), index_action, allow_no_indices=False)
             if any(principal.permissions.dls_query(i, routes.ALIASES) is not None for i in concrete) and verb == "add":
                 # security/authz/interceptor/IndicesAliasesRequestInterceptor.java
                 raise EsError(
@@ -1293,15 +966,15 @@ class Gateway:
                 )
             out = {k: v for k, v in spec.items() if k in parts.ALIAS_OPTIONS}
             if "filter" in out:
-                await self._inspect(principal, {"query": out["filter"]}, concrete, dls_on=False, count=True)
+                await self.resolver.inspect(principal, {"query": out["filter"]}, concrete, dls_on=False, count=True)
             out["indices"] = concrete
             if aliases:
                 for alias in aliases:
                     if verb == "add":
                         parts.raise_if_invalid(alias)
-                    elif _is_pattern(alias):
+                    elif is_pattern(alias):
                         raise unsupported(req.method, req.path, "alias wildcards in a remove action")
-                    await self._resolve(principal, alias, routes.ALIASES, allow_no_indices=False)
+                    await self.resolver.resolve(principal, alias, routes.ALIASES, allow_no_indices=False)
                 out["aliases"] = aliases
             rebuilt.append({verb: out})
         resp = await self.engine_json("POST", _with_query("/_aliases", req.forwarded_params()), {"actions": rebuilt})
