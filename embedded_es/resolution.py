@@ -17,6 +17,7 @@ from . import dls, query_guard, routes, search_limits
 from . import request_parts as parts
 from .errors import EsError, security_forbidden, unsupported
 from .exchange import Engine, path
+from .journal import READ_ACTIONS
 from .principal import Principal
 from .privileges import denial_reason
 
@@ -37,25 +38,9 @@ def authorize_cluster(principal: Principal, action: str) -> None:
 
 
 # ------------------------------------------------------------------ the engine's names
-#: Engine requests that never add, remove or re-point an index or alias name (besides GET and HEAD).
-_NAME_NEUTRAL = frozenset(
-    {
-        routes.SEARCH,
-        routes.SCROLL,
-        routes.CLEAR_SCROLL,
-        routes.MGET,
-        routes.MSEARCH,
-        routes.EXPLAIN,
-        routes.FIELD_CAPS,
-        routes.OPEN_PIT,
-        routes.CLOSE_PIT,
-        routes.TERMS_ENUM,
-        routes.REFRESH,
-        routes.VALIDATE_QUERY,
-        routes.DELETE_BY_QUERY,
-        routes.UPDATE_BY_QUERY,
-    }
-)
+#: Engine requests that never add, remove or re-point an index or alias name (besides GET and HEAD): those
+#: that change nothing the engine persists, and the by-query writes, which change documents only.
+_NAME_NEUTRAL = READ_ACTIONS | {routes.DELETE_BY_QUERY, routes.UPDATE_BY_QUERY}
 #: Document writes: they may add a name (an index created on first write), never remove or re-point one.
 _NAME_ADDING = frozenset({routes.INDEX_OP_INDEX, routes.INDEX_OP_CREATE, routes.UPDATE, routes.DELETE, routes.BULK})
 

@@ -92,9 +92,5 @@ async def close_pit(gw: Backend, req: Incoming, principal: Principal) -> web.Res
     return from_engine(resp)
 
 
-HANDLERS: dict[str, Handler] = {
-    "scroll": scroll,
-    "clear_scroll": clear_scroll,
-    "open_pit": open_pit,
-    "close_pit": close_pit,
-}
+#: Route handler name (routes.py) → handler.
+HANDLERS: dict[str, Handler] = {handler.__name__: handler for handler in (scroll, clear_scroll, open_pit, close_pit)}

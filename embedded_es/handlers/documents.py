@@ -391,13 +391,7 @@ async def reindex(gw: Backend, req: Incoming, principal: Principal) -> web.Respo
     return from_engine(await gw.engine.engine("POST", reindex_path, wire.dumps(body), JSON))
 
 
+#: Route handler name (routes.py) → handler.
 HANDLERS: dict[str, Handler] = {
-    "get": get,
-    "mget": mget,
-    "index_doc": index_doc,
-    "delete_doc": delete_doc,
-    "update": update,
-    "bulk": bulk,
-    "by_query": by_query,
-    "reindex": reindex,
+    handler.__name__: handler for handler in (get, mget, index_doc, delete_doc, update, bulk, by_query, reindex)
 }

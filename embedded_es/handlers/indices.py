@@ -180,12 +180,8 @@ async def _alias_action(gw: Backend, req: Incoming, principal: Principal, n: int
     return {verb: out}
 
 
+#: Route handler name (routes.py) → handler.
 HANDLERS: dict[str, Handler] = {
-    "cluster": cluster,
-    "index_template": index_template,
-    "index_admin": index_admin,
-    "create_index": create_index,
-    "resolve": resolve,
-    "alias_path": alias_path,
-    "aliases": aliases,
+    handler.__name__: handler
+    for handler in (cluster, index_template, index_admin, create_index, resolve, alias_path, aliases)
 }

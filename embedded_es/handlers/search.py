@@ -204,12 +204,7 @@ async def validate(gw: Backend, req: Incoming, principal: Principal) -> web.Resp
     return from_engine(await gw.engine.engine("POST", engine_path, wire.dumps(body), JSON))
 
 
+#: Route handler name (routes.py) → handler.
 HANDLERS: dict[str, Handler] = {
-    "search": search,
-    "count": count,
-    "msearch": msearch,
-    "explain": explain,
-    "field_caps": field_caps,
-    "terms_enum": terms_enum,
-    "validate": validate,
+    handler.__name__: handler for handler in (search, count, msearch, explain, field_caps, terms_enum, validate)
 }
