@@ -1,12 +1,13 @@
-"""The HTTP gateway: authenticates, authorizes, applies DLS, and forwards rebuilt requests to the engine.
+"""The HTTP gateway: authenticates, dispatches, and talks to the engine.
 
 Default deny. For every principal but the bootstrap superuser, a request is served only when
-routes.py knows its endpoint, params.py knows each of its URL parameters, and the handler below
-understands its body (query_guard.py for search bodies); anything else is refused in
+routes.py knows its endpoint, params.py knows each of its URL parameters, and its handler
+(handlers/) understands its body (query_guard.py for search bodies); anything else is refused in
 Elasticsearch's error shape. What reaches the engine is rebuilt from the parsed values: index
-names expanded and authorized one by one, path segments escaped, the query string generated
-from checked parameters, the body re-serialised. The superuser (the operator's own credential,
-never a user's) is forwarded as sent, after the same bounded body reading and index name checks.
+names expanded and authorized one by one (resolution.py), path segments escaped, the query string
+generated from checked parameters, the body re-serialised. The superuser (the operator's own
+credential, never a user's) is forwarded as sent, after the same bounded body reading and index
+name checks.
 """
 
 from __future__ import annotations
@@ -14,164 +15,30 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from . import dls, filter_path, query_guard, routes, search_limits, wire
+from . import filter_path, routes, search_limits, wire
 from . import params as P
 from . import request_parts as parts
 from .engine import ENGINE_TIMEOUT_SECONDS
 from .errors import EsError, security_forbidden, unsupported
+from .exchange import JSON, EngineResponse, Incoming, from_engine, respond, respond_json
+from .handlers import HANDLERS
+from .handlers.base import Backend, SearchContexts
 from .journal import Journal, write_action
 from .keystore import ApiKeyStore
 from .principal import Authenticator, Principal
-from .privileges import denial_reason
+from .resolution import EngineNames, Resolver
 from .routes import Route
 from .security_api import SecurityApi
 
 log = logging.getLogger(__name__)
-JSON = "application/json"
-NDJSON = "application/x-ndjson"
 _RETURN_HEADERS = ("content-type", "warning", "x-elastic-product", "location")
-_MAX_CONTEXTS = 10_000  # scroll/PIT contexts remembered per gateway (the engine expires them itself)
-# Gateway-resolved parameters: the engine gets concrete names, so these never travel on.
-_CONSUMED = (*P.URI_QUERY, "allow_no_indices", "expand_wildcards", "filter_path")
-CLEAR_ALL_SCROLLS = "cluster:admin/indices/scroll/clear_all"
-AUTO_CREATE = "indices:admin/auto_create"
-BULK_SHARD = "indices:data/write/bulk[s]"
-
-
-class EngineResponse:
-    def __init__(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
-
-    def json(self) -> Any:
-        return json.loads(self.body) if self.body else None
-
-
-def _segment(name: str) -> str:
-    return quote(name, safe="")
-
-
-def _path(names: Iterable[str], *rest: str) -> str:
-    """A URL path from unescaped parts: ``/<names,joined>/<rest>...``, every part escaped."""
-    joined = ",".join(_segment(n) for n in names)
-    tail = "".join("/" + _segment(r) for r in rest)
-    return ("/" + joined if joined else "") + tail
-
-
-def _with_query(path: str, params: Mapping[str, str]) -> str:
-    return path + ("?" + urlencode(params) if params else "")
-
-
-def _is_pattern(part: str) -> bool:
-    return part in ("_all", "*") or "*" in part or "?" in part
-
-
-#: Engine requests that never add, remove or re-point an index or alias name (besides GET and HEAD).
-_NAME_NEUTRAL = frozenset(
-    {
-        routes.SEARCH,
-        routes.SCROLL,
-        routes.CLEAR_SCROLL,
-        routes.MGET,
-        routes.MSEARCH,
-        routes.EXPLAIN,
-        routes.FIELD_CAPS,
-        routes.OPEN_PIT,
-        routes.CLOSE_PIT,
-        routes.TERMS_ENUM,
-        routes.REFRESH,
-        routes.VALIDATE_QUERY,
-        routes.DELETE_BY_QUERY,
-        routes.UPDATE_BY_QUERY,
-    }
-)
-#: Document writes: they may add a name (an index created on first write), never remove or re-point one.
-_NAME_ADDING = frozenset({routes.INDEX_OP_INDEX, routes.INDEX_OP_CREATE, routes.UPDATE, routes.DELETE, routes.BULK})
-
-
-def _name_effect(method: str, path_qs: str) -> tuple[str, str | None]:
-    """What an engine request may do to the index and alias names: "none", "add" (with the one name a
-    single-document write targets), or "change" (anything not known to be harmless: creating, deleting,
-    aliasing, reindexing, every unknown request)."""
-    if method in ("GET", "HEAD"):
-        return "none", None
-    route = routes.classify(method, path_qs)
-    if route.action in _NAME_NEUTRAL:
-        return "none", None
-    if route.action in _NAME_ADDING:
-        return "add", None if route.action == routes.BULK else route.index
-    return "change", None
-
-
-def _write_indices(aliases_by_index: Mapping[str, Any]) -> dict[str, str]:
-    """{alias: its write index} from ``GET /_alias``: the index marked ``is_write_index``, or the alias's
-    only index unless that one is marked false (IndexAbstraction.Alias#getWriteIndex). An alias with no
-    write index is left out: a write through it fails in the engine, as in Elasticsearch."""
-    members: dict[str, list[tuple[str, Any]]] = {}
-    for index, meta in aliases_by_index.items():
-        for alias, spec in ((meta or {}).get("aliases") or {}).items():
-            members.setdefault(alias, []).append((index, (spec or {}).get("is_write_index")))
-    out: dict[str, str] = {}
-    for alias, indices in members.items():
-        marked = [index for index, flag in indices if flag is True]
-        if marked:
-            out[alias] = marked[0]
-        elif len(indices) == 1 and indices[0][1] is not False:
-            out[alias] = indices[0][0]
-    return out
-
-
-class _BulkItem:
-    """One item of a bulk request on its way through the gateway's checks."""
-
-    def __init__(self, op: str, spec: dict[str, Any], index: Any, source: Any, source_line: bytes | None) -> None:
-        self.op = op
-        self.spec = spec
-        self.index = index
-        self.source = source
-        self.source_line = source_line
-        self.action = parts.bulk_item_action(op, spec)
-        # Authorised with the other items of its shard request (not for a first write to a new index,
-        # which TransportBulkAction's auto-create settles before any shard request exists).
-        self.on_shard = False
-        self.error: EsError | None = None
-
-
-class Incoming:
-    """One request as the gateway understood it: its route, checked parameters and decoded body."""
-
-    def __init__(self, request: web.Request, route: Route, params: P.Params, raw: bytes) -> None:
-        self.request = request
-        self.method = request.method
-        self.path = request.path
-        self.route = route
-        self.params = params
-        self.raw = raw
-        self._json: Any = None
-        self._parsed = False
-
-    def json(self) -> dict[str, Any] | None:
-        if not self._parsed:
-            self._json = wire.parse_object(self.raw)
-            self._parsed = True
-        return self._json
-
-    def body(self) -> dict[str, Any]:
-        return dict(self.json() or {})
-
-    def forwarded_params(self, *also_drop: str) -> dict[str, str]:
-        return self.params.without((*_CONSUMED, *also_drop))
 
 
 class Gateway:
@@ -195,22 +62,11 @@ class Gateway:
         self.license_type = license_type
         self.max_content_length = wire.max_content_length()
         self._session: aiohttp.ClientSession | None = None
-        # Scroll and PIT contexts belong to whoever opened them, as in Elasticsearch
-        # (SecuritySearchOperationListener checks the authentication on every use).
-        self._context_owner: dict[str, str] = {}
-        self._pit_indices: dict[str, list[str]] = {}
-        # The engine's {index: [aliases]}, kept between requests: a single-document write would otherwise
-        # ask the engine for it each time (GET /_alias, to know whether the write creates an index).
-        # Every engine request that may change names goes through engine(): while one is in flight no
-        # cached map is used or stored, and its end drops the map, so a concurrent alias swap
-        # (index_reindex) is never answered from a map older than the last change that completed.
-        # A document write may add a name (a first write creates its index): after one the map is still
-        # good for "this name exists", and fetched again for anything else.
-        self._names_cache: dict[str, list[str]] | None = None
-        self._write_index: dict[str, str] = {}  # alias → its write index, read with _names_cache
-        self._names_complete = False
-        self._names_generation = 0
-        self._names_changing = 0
+        # The engine's index and alias names, kept between requests; engine() tells it what each
+        # request may do to them (resolution.EngineNames).
+        self.names = EngineNames(self)
+        self.contexts = SearchContexts()
+        self.backend = Backend(engine=self, resolver=Resolver(self, self.names), contexts=self.contexts)
         self.search_slots = search_limits.SearchSlots()
         search_limits.text_clause_limit()  # a bad EMBEDDED_ES_MAX_TEXT_CLAUSES stops the start, not a search
 
@@ -238,39 +94,15 @@ class Gateway:
         self, method: str, path_qs: str, body: bytes | None = None, content_type: str | None = None
     ) -> EngineResponse:
         assert self._session is not None
-        effect, target = _name_effect(method, path_qs)
-        if effect == "change":
-            self._names_changing += 1
-            self._names_forget()
-        try:
+        with self.names.watching(method, path_qs):
             if self.journal is not None:
                 return await self.journal.write(method, path_qs, body, content_type, self._engine_request)
             return await self._engine_request(method, path_qs, body, content_type)
-        finally:
-            if effect == "change":
-                self._names_changing -= 1
-                self._names_forget()
-            elif effect == "add" and not (target is not None and self._names_known(target)):
-                self._names_generation += 1
-                self._names_complete = False
 
     def engine_restarted(self) -> None:
         """The engine was started again (server.py): the names it had are re-read, its contexts are gone."""
-        self._names_forget()
-        self._context_owner.clear()
-        self._pit_indices.clear()
-
-    def _names_known(self, name: str) -> bool:
-        """Whether the cached map holds ``name`` (as an index or an alias)."""
-        cached = self._names_cache
-        if cached is None or self._names_changing:
-            return False
-        return name in cached or any(name in aliases for aliases in cached.values())
-
-    def _names_forget(self) -> None:
-        self._names_generation += 1
-        self._names_cache = None
-        self._names_complete = False
+        self.names.forget()
+        self.contexts.clear()
 
     async def _engine_request(
         self, method: str, path_qs: str, body: bytes | None, content_type: str | None
@@ -301,21 +133,6 @@ class Gateway:
         data = wire.dumps(body) if body is not None else None
         return await self.engine(method, path_qs, data, JSON)
 
-    @staticmethod
-    def _respond(status: int, headers: Mapping[str, str], body: bytes) -> web.Response:
-        out = CIMultiDict(headers)
-        if "X-Elastic-Product" not in out:
-            out["X-Elastic-Product"] = "Elasticsearch"
-        if "Content-Type" not in out:
-            out["Content-Type"] = JSON
-        return web.Response(status=status, body=body, headers=out)
-
-    def _respond_json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> web.Response:
-        return self._respond(status, headers or {}, wire.dumps(obj))
-
-    def _from_engine(self, resp: EngineResponse, *, head: bool = False) -> web.Response:
-        return self._respond(resp.status, resp.headers, b"" if head else resp.body)
-
     async def _read_body(self, request: web.Request) -> bytes:
         try:
             raw = await request.read()
@@ -334,38 +151,50 @@ class Gateway:
                 status, payload = self.security.handle(
                     route.handler, request.method, request.path, request.query, body, principal
                 )
-                return self._respond_json(status, payload)
+                return respond_json(status, payload)
             if principal.permissions.superuser:
                 return await self._superuser(request, route, raw)
-            self._check_license(principal)
-            if route.kind == "unknown":
-                raise unsupported(
-                    request.method, request.path, "the embedded gateway cannot authorize it for this credential"
-                )
-            params = P.parse(request.query_string, route.params, request.path)
-            incoming = Incoming(request, route, params, raw)
-            handler = getattr(self, f"_h_{route.handler}")
-            if route.action in search_limits.SEARCH_ACTIONS:
-                async with self.search_slots.slot(principal, route.action):
-                    response = await handler(incoming, principal)
-            else:
-                response = await handler(incoming, principal)
-            return self._filtered(response, params.get("filter_path"))
+            return await self._dispatch(request, route, raw, principal)
         except EsError as err:
             if request.method == "HEAD":
-                return self._respond(err.status, CIMultiDict(err.headers), b"")
-            return self._respond_json(err.status, err.body(), CIMultiDict(err.headers))
+                return respond(err.status, CIMultiDict(err.headers), b"")
+            return respond_json(err.status, err.body(), CIMultiDict(err.headers))
         except Exception as exc:  # a gateway bug must still answer in Elasticsearch's shape, not as HTML
             log.exception("embedded_es gateway failed on %s %s", request.method, request.path)
             err = EsError(500, "exception", f"[embedded_es] internal gateway error: {type(exc).__name__}")
-            return self._respond_json(500, err.body())
+            return respond_json(500, err.body())
+
+    async def _dispatch(self, request: web.Request, route: Route, raw: bytes, principal: Principal) -> web.Response:
+        """A request by anyone but the superuser: to the handler of its route, over checked parameters."""
+        self._check_license(principal)
+        if route.kind == "unknown":
+            raise unsupported(
+                request.method, request.path, "the embedded gateway cannot authorize it for this credential"
+            )
+        params = P.parse(request.query_string, route.params, request.path)
+        incoming = Incoming(request, route, params, raw)
+        handler = HANDLERS[route.handler]
+        if route.action in search_limits.SEARCH_ACTIONS:
+            async with self.search_slots.slot(principal, route.action):
+                response = await handler(self.backend, incoming, principal)
+        else:
+            response = await handler(self.backend, incoming, principal)
+        return self._filtered(response, params.get("filter_path"))
 
     def _filtered(self, response: web.Response, spec: str | None) -> web.Response:
         if not spec or not response.body or not response.content_type.endswith("json"):
             return response
         shaped = filter_path.apply(json.loads(response.body), spec)
-        return self._respond(response.status, {"Content-Type": JSON}, wire.dumps(shaped))
+        return respond(response.status, {"Content-Type": JSON}, wire.dumps(shaped))
 
+    def _check_license(self, principal: Principal) -> None:
+        # With a licence that lacks DLS, Elasticsearch refuses requests whose
+        # roles carry DLS instead of ignoring the restriction
+        # (SecurityIndexReaderWrapper / XPackLicenseState DLS_FLS feature check).
+        if self.license_type == "basic" and principal.permissions.has_dls():
+            raise security_forbidden("current license is non-compliant for [field and document level security]")
+
+    # ------------------------------------------------------------------ superuser
     async def _superuser(self, request: web.Request, route: Route, raw: bytes) -> web.Response:
         """The operator's credential: forwarded as sent, but no index or alias gets a name ES refuses, and no
         search past Elasticsearch's own limits reaches the engine (search_limits)."""
@@ -375,7 +204,7 @@ class Gateway:
             search_limits.superuser_check(raw, route.index or "_all")
         content_type = request.headers.get("content-type")
         resp = await self.engine(request.method, request.raw_path, raw if raw else None, content_type)
-        return self._from_engine(resp, head=request.method == "HEAD")
+        return from_engine(resp, head=request.method == "HEAD")
 
     async def _names_created(self, route: Route, raw: bytes) -> list[str]:
         """The index and alias names a superuser request would bring into being."""
@@ -384,7 +213,7 @@ class Gateway:
             aliases = body.get("aliases") if isinstance(body.get("aliases"), dict) else {}
             return [route.index or "", *aliases]
         if route.action in (routes.INDEX_OP_INDEX, routes.INDEX_OP_CREATE) and route.index:
-            return [] if await self._exists(route.index) else [route.index]
+            return [] if await self.names.exists(route.index) else [route.index]
         if route.action == routes.BULK:
             return await self._bulk_new_names(raw, route.index)
         if route.action == routes.ALIASES and route.handler == "alias_path":
@@ -397,7 +226,7 @@ class Gateway:
         if route.action == routes.REINDEX:
             dest = (wire.parse_object(raw) or {}).get("dest")
             name = dest.get("index") if isinstance(dest, dict) else None
-            return [name] if isinstance(name, str) and not await self._exists(name) else []
+            return [name] if isinstance(name, str) and not await self.names.exists(name) else []
         return []
 
     async def _bulk_new_names(self, raw: bytes, default_index: str | None) -> list[str]:
@@ -413,896 +242,7 @@ class Gateway:
             name = spec.get("_index", default_index) if isinstance(spec, dict) else None
             if isinstance(name, str) and op in ("index", "create"):
                 if existing is None:
-                    existing = set(await self._existing_names())
+                    existing = set(await self.names.existing())
                 if name not in existing:
                     new.append(name)
         return new
-
-    def _check_license(self, principal: Principal) -> None:
-        # With a licence that lacks DLS, Elasticsearch refuses requests whose
-        # roles carry DLS instead of ignoring the restriction
-        # (SecurityIndexReaderWrapper / XPackLicenseState DLS_FLS feature check).
-        if self.license_type == "basic" and principal.permissions.has_dls():
-            raise security_forbidden("current license is non-compliant for [field and document level security]")
-
-    # ---------------------------------------------------------- authorization
-    @staticmethod
-    def _denied(principal: Principal, action: str, indices: list[str]) -> EsError:
-        return security_forbidden(denial_reason(principal.describe(), action, indices))
-
-    def _authorize_cluster(self, principal: Principal, action: str) -> None:
-        if not principal.permissions.allows_cluster(action):
-            raise security_forbidden(denial_reason(principal.describe(), action))
-
-    async def _alias_map(self) -> dict[str, list[str]]:
-        """{concrete index: [its aliases]} as the engine knows it now (cached: see ``_names_cache``)."""
-        return (await self._names_read())[0]
-
-    async def _names_read(self) -> tuple[dict[str, list[str]], dict[str, str]]:
-        """The alias map and {alias: the index a write through it goes to}, read and cached together."""
-        if self._names_cache is not None and self._names_complete and not self._names_changing:
-            return self._names_cache, self._write_index
-        generation = self._names_generation
-        resp = await self.engine_json("GET", "/_alias")
-        data = resp.json() if resp.status == 200 else {}
-        alias_map = {index: sorted((meta or {}).get("aliases", {})) for index, meta in data.items()}
-        write_index = _write_indices(data)
-        if resp.status == 200 and generation == self._names_generation and not self._names_changing:
-            self._names_cache, self._write_index, self._names_complete = alias_map, write_index, True
-        return alias_map, write_index
-
-    async def _existing_names(self) -> list[str]:
-        alias_map = await self._alias_map()
-        names = set(alias_map)
-        for aliases in alias_map.values():
-            names.update(aliases)
-        return sorted(n for n in names if not n.startswith("."))
-
-    async def _exists(self, name: str) -> bool:
-        if self._names_known(name):
-            return True  # names were at most added since the map was read
-        return name in await self._existing_names()
-
-    async def _resolve(
-        self, principal: Principal, expression: str, action: str, *, allow_no_indices: bool = True
-    ) -> list[str]:
-        """The names a request acts on, each authorized for ``action``, as Elasticsearch resolves them.
-
-        - No role grants ``action`` on any index: 403 (RBACEngine.authorizeIndexAction, checkIndicesAction).
-        - Wildcards expand only to names the principal may act on (IndicesAndAliasesResolver with the
-          authorized indices); ``-name`` after a wildcard excludes.
-        - Explicit names must each be authorized: 403 naming the refused ones.
-        - Nothing left: ``[]`` when the request allows no indices (the caller answers empty),
-          otherwise 404 ``index_not_found_exception``.
-        """
-        if not principal.permissions.grants_somewhere(action):
-            raise self._denied(principal, action, [expression])
-        parts = expression.split(",")
-        if any(not p for p in parts):
-            raise unsupported("", expression, "an index expression with an empty name")
-        existing: list[str] | None = None
-        names: list[str] = []
-        denied: list[str] = []
-        wildcard_seen = False
-        for part in parts:
-            if part.startswith("<") or ":" in part:
-                raise unsupported("", part, "date math and remote cluster index expressions")
-            if part.startswith("-") and wildcard_seen:
-                names = [n for n in names if not fnmatchcase(n, part[1:])]
-                continue
-            if _is_pattern(part):
-                wildcard_seen = True
-                if existing is None:
-                    existing = await self._existing_names()
-                pattern = "*" if part == "_all" else part
-                names.extend(
-                    n for n in existing if fnmatchcase(n, pattern) and principal.permissions.allows_index(action, n)
-                )
-            elif principal.permissions.allows_index(action, part):
-                names.append(part)
-            else:
-                denied.append(part)
-        if denied:
-            raise self._denied(principal, action, denied)
-        names = list(dict.fromkeys(names))
-        if not names and not allow_no_indices:
-            raise EsError(404, "index_not_found_exception", f"no such index [{expression}]")
-        return names
-
-    async def _single(self, principal: Principal, name: str, action: str) -> str:
-        """A single index or alias named exactly (document APIs do not expand wildcards or lists)."""
-        if not principal.permissions.grants_somewhere(action):
-            # Authorization runs before the request is resolved or validated (RBACEngine.authorizeIndexAction).
-            raise self._denied(principal, action, [name])
-        if _is_pattern(name) or "," in name:
-            bad = parts.invalid_index_name(name)
-            raise bad if bad else unsupported("", name, "a document API takes one index name")
-        return (await self._resolve(principal, name, action, allow_no_indices=False))[0]
-
-    async def _writable(self, principal: Principal, name: str, action: str) -> str:
-        """A target a document is written to: authorized, and created only by whoever may create it."""
-        name = await self._single(principal, name, action)
-        if not await self._exists(name):
-            parts.raise_if_invalid(name)
-            # Creating an index on first write needs a privilege of its own (create_index, auto_configure,
-            # manage): TransportBulkAction authorizes indices:admin/auto_create for missing indices.
-            if not principal.permissions.allows_index(AUTO_CREATE, name):
-                raise self._denied(principal, AUTO_CREATE, [name])
-        return name
-
-    async def _dls_for(self, principal: Principal, names: list[str], action: str) -> dict[str, Any] | None:
-        per_name = {n: principal.permissions.dls_query(n, action) for n in names}
-        if len({json.dumps(q, sort_keys=True) for q in per_name.values()}) <= 1:
-            return next(iter(per_name.values()), None)
-        # Different restrictions per index: key each on the concrete index name.
-        alias_map = await self._alias_map()
-        per_concrete: dict[str, Any] = {}
-        for name, query in per_name.items():
-            concrete = [i for i, aliases in alias_map.items() if name in aliases] or [name]
-            for index in concrete:
-                if index in per_concrete and per_concrete[index] != query:
-                    raise unsupported("", name, "one index reached through names with different DLS queries")
-                per_concrete[index] = query
-        return dls.combine_by_index(per_concrete)
-
-    async def _visible(self, index: str, ids: list[str], query: dict[str, Any]) -> set[str]:
-        """Which of ``ids`` in ``index`` match the DLS ``query``.
-
-        GET is real-time in Elasticsearch and DLS still applies to it, so a
-        document not yet searchable is checked again after a refresh.
-        """
-        body = {"query": {"bool": {"filter": [{"ids": {"values": ids}}, query]}}, "_source": False, "size": len(ids)}
-        path = _path([index], "_search")
-        resp = await self.engine_json("POST", path, body)
-        found = {h["_id"] for h in resp.json()["hits"]["hits"]} if resp.status == 200 else set()
-        if len(found) < len(ids):
-            await self.engine("POST", _path([index], "_refresh"))
-            resp = await self.engine_json("POST", path, body)
-            found = {h["_id"] for h in resp.json()["hits"]["hits"]} if resp.status == 200 else set()
-        return found
-
-    async def _fetch_as(self, principal: Principal, index: str, doc_id: str) -> dict[str, Any] | None:
-        """A document's source as ``principal`` may read it: None when forbidden by DLS or missing.
-
-        A lookup on an index the principal may not read is a 403, as the GET Elasticsearch runs
-        for a terms lookup is authorized as the caller.
-        """
-        name = await self._single(principal, index, routes.GET)
-        resp = await self.engine("GET", _path([name], "_doc", doc_id))
-        doc = resp.json() if resp.status == 200 else None
-        if not doc or not doc.get("found"):
-            return None
-        query = await self._dls_for(principal, [name], routes.GET)
-        if query is not None and doc_id not in await self._visible(doc.get("_index", name), [doc_id], query):
-            return None
-        return doc.get("_source") or {}
-
-    async def _inspect(
-        self,
-        principal: Principal,
-        body: dict[str, Any],
-        names: list[str],
-        *,
-        dls_on: bool,
-        count: bool = False,
-        budget: search_limits.Budget | None = None,
-    ) -> dict[str, Any]:
-        """Check a search body (its parts, then what it may cost) and resolve the documents it looks up, as
-        the caller. An ``_msearch`` passes one ``budget`` for all its searches."""
-        seen = query_guard.check_count(body, dls=dls_on) if count else query_guard.check_search(body, dls=dls_on)
-        (budget or search_limits.Budget(principal)).check(body, names[0] if names else "_all")
-        for lookup in seen.lookups:
-            index = lookup.index
-            if index is None:
-                if len(names) != 1:
-                    raise query_guard.parsing_error("a lookup without [index] needs a search over one index")
-                index = names[0]
-            lookup.apply(await self._fetch_as(principal, index, lookup.doc_id))
-        return query_guard.mlt_finish(body) if seen.lookups else body
-
-    # ------------------------------------------------------------ cluster-level
-    async def _h_cluster(self, req: Incoming, principal: Principal) -> web.Response:
-        self._authorize_cluster(principal, req.route.action)
-        path = _path([], *req.route.tail) or "/"
-        resp = await self.engine(req.method, _with_query(path, req.forwarded_params()))
-        return self._from_engine(resp, head=req.method == "HEAD")
-
-    async def _h_index_template(self, req: Incoming, principal: Principal) -> web.Response:
-        self._authorize_cluster(principal, req.route.action)
-        body = req.json()
-        if body is not None:
-            parts.only_keys(
-                body,
-                {"index_patterns", "template", "composed_of", "priority", "version", "_meta", "data_stream"},
-                "index template",
-            )
-        path = _with_query(
-            _path([], "_index_template") + "/" + _segment(req.route.doc_id or ""), req.forwarded_params()
-        )
-        resp = await self.engine(req.method, path, wire.dumps(body) if body is not None else None, JSON)
-        return self._from_engine(resp, head=req.method == "HEAD")
-
-    # ----------------------------------------------------------------- searches
-    async def _h_search(self, req: Incoming, principal: Principal) -> web.Response:
-        return await self._search_like(req, principal, count=False)
-
-    async def _h_count(self, req: Incoming, principal: Principal) -> web.Response:
-        return await self._search_like(req, principal, count=True)
-
-    async def _search_like(self, req: Incoming, principal: Principal, *, count: bool) -> web.Response:
-        body = parts.with_uri_query(req.body(), req.params)
-        expression = req.route.index or "_all"
-        pit_id = None
-        if "pit" in body:
-            if not isinstance(body["pit"], dict) or not isinstance(body["pit"].get("id"), str):
-                raise query_guard.parsing_error("[pit] needs an [id] string")
-            pit_id = body["pit"]["id"]
-            self._check_context_owner(principal, pit_id, required=True)
-            if req.route.index != "_all":
-                raise EsError(
-                    400,
-                    "action_request_validation_exception",
-                    "Validation Failed: 1: [indices] cannot be used with point in time;",
-                )
-        allow_none = req.params.flag("allow_no_indices", True)
-        if pit_id is not None:
-            names = self._pit_indices.get(pit_id, [])
-            for name in names:
-                if not principal.permissions.allows_index(routes.SEARCH, name):
-                    raise self._denied(principal, routes.SEARCH, [name])
-        else:
-            names = await self._resolve(principal, expression, routes.SEARCH, allow_no_indices=allow_none)
-        if not names:
-            return self._respond_json(200, parts.empty_search(count=count))
-        query = await self._dls_for(principal, names, routes.SEARCH)
-        body = await self._inspect(principal, body, names, dls_on=query is not None, count=count)
-        if query is not None:
-            body = dls.count_body(body, query) if count else dls.search_body(body, query)
-        target = [] if pit_id is not None else names
-        path = _with_query(_path(target, "_count" if count else "_search"), req.forwarded_params())
-        resp = await self.engine("POST", path, wire.dumps(body), JSON)
-        if resp.status == 200 and not count:
-            result = resp.json()
-            if req.params.get("scroll") and result.get("_scroll_id"):
-                self._own(result["_scroll_id"], principal)
-            if pit_id is not None and result.get("pit_id") and result["pit_id"] != pit_id:
-                self._own(result["pit_id"], principal)
-                self._pit_indices[result["pit_id"]] = names
-        return self._from_engine(resp)
-
-    async def _h_msearch(self, req: Incoming, principal: Principal) -> web.Response:
-        lines = [
-            wire.parse_json(line, where=f"msearch line [{n + 1}]: ") for n, line in enumerate(parts.lines(req.raw))
-        ]
-        if len(lines) % 2:
-            raise EsError(400, "illegal_argument_exception", "The msearch request must be terminated by a newline [\n]")
-        items = []
-        for n, (header, body) in enumerate(zip(lines[::2], lines[1::2], strict=True)):
-            items.append((parts.msearch_header(header, n * 2 + 1), parts.object(body, f"msearch line [{n * 2 + 2}]")))
-        forwarded: list[Any] = []
-        slots: list[Any] = []  # per item: None when forwarded, else its answer
-        budget = search_limits.Budget(principal)
-        for header, body in items:
-            try:
-                expression = header.pop("index", None) or req.route.index
-                if not expression:
-                    raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no indices;")
-                allow_none = header.pop("allow_no_indices", True)
-                header.pop("expand_wildcards", None)
-                names = await self._resolve(principal, expression, routes.SEARCH, allow_no_indices=allow_none)
-                if not names:
-                    slots.append({**parts.empty_search(count=False), "status": 200})
-                    continue
-                query = await self._dls_for(principal, names, routes.SEARCH)
-                body = await self._inspect(principal, body, names, dls_on=query is not None, budget=budget)
-                if "pit" in body:
-                    raise unsupported("POST", "_msearch", "a point in time inside msearch")
-                if query is not None:
-                    body = dls.search_body(body, query)
-                forwarded.extend([{**header, "index": names}, body])
-                slots.append(None)
-            except EsError as err:
-                slots.append({**err.body(), "status": err.status})
-        responses: list[Any] = []
-        took = 0
-        if forwarded:
-            path = _with_query("/_msearch", req.forwarded_params())
-            resp = await self.engine("POST", path, wire.ndjson(forwarded), NDJSON)
-            if resp.status != 200:
-                return self._from_engine(resp)
-            result = resp.json()
-            took = result.get("took", 0)
-            responses = result["responses"]
-        merged, it = [], iter(responses)
-        for slot in slots:
-            merged.append(next(it) if slot is None else slot)
-        return self._respond_json(200, {"took": took, "responses": merged})
-
-    async def _h_get(self, req: Incoming, principal: Principal) -> web.Response:
-        head = req.method == "HEAD"
-        source_only = req.route.tail[:1] == ("_source",)
-        name = await self._single(principal, req.route.index, routes.GET)
-        query = await self._dls_for(principal, [name], routes.GET)
-        sub = "_source" if source_only else "_doc"
-        resp = await self.engine("GET", _with_query(_path([name], sub, req.route.doc_id), req.forwarded_params()))
-        if source_only and resp.status == 404 and not head:
-            # RestGetSourceAction.checkResource: a missing document is a resource_not_found_exception.
-            return self._source_not_found(name, req.route.doc_id)
-        if query is None or resp.status != 200:
-            return self._from_engine(resp, head=head)
-        concrete = name if source_only else resp.json().get("_index", name)
-        if req.route.doc_id in await self._visible(concrete, [req.route.doc_id], query):
-            return self._from_engine(resp, head=head)
-        if head:
-            return self._respond(404, {}, b"")
-        if source_only:
-            return self._source_not_found(name, req.route.doc_id)
-        return self._respond_json(404, {"_index": concrete, "_id": req.route.doc_id, "found": False})
-
-    def _source_not_found(self, name: str, doc_id: str | None) -> web.Response:
-        err = EsError(404, "resource_not_found_exception", f"Document not found [{name}]/[{doc_id}]")
-        return self._respond_json(404, err.body())
-
-    async def _h_mget(self, req: Incoming, principal: Principal) -> web.Response:
-        body = req.body()
-        parts.only_keys(body, {"docs", "ids"}, "mget")
-        docs = body.get("docs")
-        if docs is None and "ids" in body:
-            if not isinstance(body["ids"], list) or not all(isinstance(i, str) for i in body["ids"]):
-                raise query_guard.parsing_error("[mget] [ids] must be an array of strings")
-            docs = [{"_id": i} for i in body["ids"]]
-        if not isinstance(docs, list) or not docs:
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no documents to get;")
-        items: list[dict[str, Any]] = []
-        for n, doc in enumerate(docs):
-            if not isinstance(doc, dict):
-                raise query_guard.parsing_error(f"[mget] docs[{n}] must be an object")
-            parts.only_keys(
-                doc, {"_index", "_id", "routing", "_source", "stored_fields", "version", "version_type"}, "mget"
-            )
-            index = doc.get("_index", req.route.index)
-            if not isinstance(doc.get("_id"), str) or not doc["_id"]:
-                raise EsError(
-                    400, "action_request_validation_exception", f"Validation Failed: 1: id is missing for doc {n};"
-                )
-            if not isinstance(index, str) or not index:
-                raise EsError(
-                    400, "action_request_validation_exception", f"Validation Failed: 1: index is missing for doc {n};"
-                )
-            items.append({**doc, "_index": index})
-        # mget is authorised per item: an item on a forbidden index fails alone.
-        answers: dict[int, dict[str, Any]] = {}
-        for n, item in enumerate(items):
-            try:
-                item["_index"] = await self._single(principal, item["_index"], routes.MGET)
-            except EsError as err:
-                answers[n] = {"_index": item["_index"], "_id": item["_id"], "error": err.cause()}
-        allowed = [item for n, item in enumerate(items) if n not in answers]
-        if allowed:
-            resp = await self.engine_json("POST", _with_query("/_mget", req.forwarded_params()), {"docs": allowed})
-            if resp.status != 200:
-                return self._from_engine(resp)
-            fetched = iter(resp.json()["docs"])
-            for n in range(len(items)):
-                if n not in answers:
-                    answers[n] = next(fetched)
-        result = [answers[n] for n in range(len(items))]
-        for requested, got in zip(items, result, strict=True):
-            if not got.get("found"):
-                continue
-            query = await self._dls_for(principal, [requested["_index"]], routes.MGET)
-            if query is not None and got["_id"] not in await self._visible(got["_index"], [got["_id"]], query):
-                for key in list(got):
-                    if key not in ("_index", "_id"):
-                        del got[key]
-                got["found"] = False
-        return self._respond_json(200, {"docs": result})
-
-    async def _h_explain(self, req: Incoming, principal: Principal) -> web.Response:
-        name = await self._single(principal, req.route.index, routes.EXPLAIN)
-        body = parts.with_uri_query(req.body(), req.params)
-        parts.only_keys(body, {"query"}, "explain")
-        if "query" not in body:
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: query is missing;")
-        query = await self._dls_for(principal, [name], routes.EXPLAIN)
-        body = await self._inspect(principal, body, [name], dls_on=query is not None, count=True)
-        doc_id = req.route.doc_id
-        if query is not None and doc_id not in await self._visible(name, [doc_id], query):
-            # A hidden document answers exactly as a missing one: DLS removes it from the reader
-            # the explanation is computed on (TransportExplainAction over DocumentSubsetReader).
-            concrete = await self._concrete_one(name)
-            return self._respond_json(404, {"_index": concrete, "_id": doc_id, "matched": False})
-        if query is not None:
-            body["query"] = dls.filtered_query(body["query"], query)
-        path = _with_query(_path([name], "_explain", doc_id), req.forwarded_params())
-        resp = await self.engine("POST", path, wire.dumps(body), JSON)
-        return self._from_engine(resp)
-
-    async def _concrete_one(self, name: str) -> str:
-        alias_map = await self._alias_map()
-        behind = [index for index, aliases in alias_map.items() if name in aliases]
-        return behind[0] if len(behind) == 1 else name
-
-    async def _h_field_caps(self, req: Incoming, principal: Principal) -> web.Response:
-        names = await self._resolve(
-            principal,
-            req.route.index or "_all",
-            routes.FIELD_CAPS,
-            allow_no_indices=req.params.flag("allow_no_indices", True),
-        )
-        body = req.json()
-        if body is not None:
-            parts.only_keys(body, {"fields", "index_filter", "runtime_mappings"}, "field_caps")
-            if "index_filter" in body:
-                if await self._dls_for(principal, names, routes.FIELD_CAPS) is not None:
-                    raise unsupported(req.method, req.path, "an index_filter under document level security")
-                await self._inspect(principal, {"query": body["index_filter"]}, names, dls_on=False, count=True)
-        if not names:
-            return self._respond_json(200, {"indices": [], "fields": {}})
-        path = _with_query(_path(names, "_field_caps"), req.forwarded_params())
-        resp = await self.engine(req.method, path, wire.dumps(body) if body is not None else None, JSON)
-        return self._from_engine(resp)
-
-    async def _h_terms_enum(self, req: Incoming, principal: Principal) -> web.Response:
-        names = await self._resolve(principal, req.route.index, routes.TERMS_ENUM)
-        body = req.body()
-        parts.only_keys(
-            body,
-            {"field", "string", "size", "timeout", "case_insensitive", "search_after", "index_filter"},
-            "terms_enum",
-        )
-        if not names or await self._dls_for(principal, names, routes.TERMS_ENUM) is not None:
-            # TransportTermsEnumAction skips shards whose DLS query is not match_all:
-            # under DLS the API answers, but with no terms.
-            shards = {"total": len(names), "successful": len(names), "failed": 0}
-            return self._respond_json(200, {"_shards": shards, "terms": [], "complete": True})
-        if "index_filter" in body:
-            await self._inspect(principal, {"query": body["index_filter"]}, names, dls_on=False, count=True)
-        path = _with_query(_path(names, "_terms_enum"), req.forwarded_params())
-        return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
-
-    async def _h_validate(self, req: Incoming, principal: Principal) -> web.Response:
-        names = await self._resolve(principal, req.route.index, routes.VALIDATE_QUERY)
-        if await self._dls_for(principal, names, routes.VALIDATE_QUERY) is not None:
-            raise unsupported(req.method, req.path, "this API is not supported under document level security")
-        body = parts.with_uri_query(req.body(), req.params)
-        body = await self._inspect(principal, body, names, dls_on=False, count=True)
-        if not names:
-            return self._respond_json(200, {"_shards": {"total": 0, "successful": 0, "failed": 0}, "valid": True})
-        path = _with_query(_path(names, "_validate", "query"), req.forwarded_params())
-        return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
-
-    # --------------------------------------------------------- scroll and PIT
-    def _own(self, context_id: str, principal: Principal) -> None:
-        if len(self._context_owner) >= _MAX_CONTEXTS:
-            oldest = next(iter(self._context_owner))
-            self._context_owner.pop(oldest)
-            self._pit_indices.pop(oldest, None)
-        self._context_owner[context_id] = principal.owner_key
-
-    def _check_context_owner(self, principal: Principal, context_id: str, *, required: bool = True) -> None:
-        # SecuritySearchOperationListener.ensureAuthenticatedUserIsSame: another user's context, or one
-        # this gateway never handed out, is "missing".
-        if self._context_owner.get(context_id) != principal.owner_key:
-            raise EsError(404, "search_context_missing_exception", f"No search context found for id [{context_id}]")
-
-    async def _h_scroll(self, req: Incoming, principal: Principal) -> web.Response:
-        body = req.body()
-        parts.only_keys(body, {"scroll_id", "scroll", "rest_total_hits_as_int"}, "scroll")
-        given = [v for v in (req.route.doc_id, req.params.get("scroll_id"), body.get("scroll_id")) if v is not None]
-        if not given or not all(isinstance(v, str) and v for v in given) or len(set(given)) != 1:
-            raise EsError(
-                400, "action_request_validation_exception", "Validation Failed: 1: scrollId is missing or given twice;"
-            )
-        scroll_id = given[0]
-        self._check_context_owner(principal, scroll_id)
-        forwarded: dict[str, Any] = {"scroll_id": scroll_id}
-        keep = body.get("scroll", req.params.get("scroll"))
-        if keep is not None:
-            forwarded["scroll"] = P.time_value("scroll", str(keep))
-        params = {k: v for k, v in req.forwarded_params().items() if k not in ("scroll", "scroll_id")}
-        resp = await self.engine("POST", _with_query("/_search/scroll", params), wire.dumps(forwarded), JSON)
-        if resp.status == 200:
-            new_id = (resp.json() or {}).get("_scroll_id")
-            if new_id and new_id != scroll_id:
-                self._own(new_id, principal)
-        return self._from_engine(resp)
-
-    async def _h_clear_scroll(self, req: Incoming, principal: Principal) -> web.Response:
-        body = req.body()
-        parts.only_keys(body, {"scroll_id"}, "clear scroll")
-        ids: Any = body.get("scroll_id", [])
-        ids = [ids] if isinstance(ids, str) else ids
-        if req.route.doc_id:
-            ids = [*ids, *req.route.doc_id.split(",")]
-        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no scroll ids specified;")
-        if "_all" in ids:
-            # Clearing every scroll is a cluster privilege (ClearScrollAction with _all → clear_all).
-            self._authorize_cluster(principal, CLEAR_ALL_SCROLLS)
-        else:
-            for scroll_id in ids:
-                self._check_context_owner(principal, scroll_id)
-        resp = await self.engine_json("DELETE", "/_search/scroll", {"scroll_id": ids})
-        if resp.status == 200:
-            for scroll_id in ids:
-                self._context_owner.pop(scroll_id, None)
-        return self._from_engine(resp)
-
-    async def _h_open_pit(self, req: Incoming, principal: Principal) -> web.Response:
-        if not req.params.get("keep_alive"):
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: [keep_alive] is missing;")
-        names = await self._resolve(principal, req.route.index, routes.OPEN_PIT, allow_no_indices=False)
-        if req.json():
-            raise query_guard.parsing_error("request does not support a body")
-        path = _with_query(_path(names, "_pit"), req.forwarded_params())
-        resp = await self.engine("POST", path)
-        if resp.status == 200:
-            pit_id = resp.json()["id"]
-            self._own(pit_id, principal)
-            self._pit_indices[pit_id] = names
-        return self._from_engine(resp)
-
-    async def _h_close_pit(self, req: Incoming, principal: Principal) -> web.Response:
-        body = req.body()
-        parts.only_keys(body, {"id"}, "close point in time")
-        pit_id = body.get("id")
-        if not isinstance(pit_id, str) or not pit_id:
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: id is missing;")
-        self._check_context_owner(principal, pit_id)
-        resp = await self.engine_json("DELETE", "/_pit", {"id": pit_id})
-        if resp.status == 200:
-            self._context_owner.pop(pit_id, None)
-            self._pit_indices.pop(pit_id, None)
-        return self._from_engine(resp)
-
-    # ----------------------------------------------------------------- writes
-    async def _h_index_doc(self, req: Incoming, principal: Principal) -> web.Response:
-        create = req.route.action == routes.INDEX_OP_CREATE or req.params.get("op_type") == "create"
-        action = routes.INDEX_OP_CREATE if create else routes.INDEX_OP_INDEX
-        name = await self._writable(principal, req.route.index, action)
-        document = req.json()
-        if document is None:
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: source is missing;")
-        sub = "_create" if req.route.action == routes.INDEX_OP_CREATE else "_doc"
-        if req.route.doc_id is not None:
-            parts.check_id(req.route.doc_id)
-            path = _path([name], sub, req.route.doc_id)
-        else:
-            path = _path([name], "_doc")
-        method = "PUT" if req.route.doc_id is not None else "POST"
-        resp = await self.engine(method, _with_query(path, req.forwarded_params()), wire.dumps(document), JSON)
-        return self._from_engine(resp)
-
-    async def _h_delete_doc(self, req: Incoming, principal: Principal) -> web.Response:
-        name = await self._single(principal, req.route.index, routes.DELETE)
-        path = _with_query(_path([name], "_doc", req.route.doc_id), req.forwarded_params())
-        return self._from_engine(await self.engine("DELETE", path))
-
-    async def _h_update(self, req: Incoming, principal: Principal) -> web.Response:
-        name = await self._single(principal, req.route.index, routes.UPDATE)
-        if await self._dls_for(principal, [name], routes.UPDATE) is not None:
-            raise parts.update_under_dls()
-        body = req.json()
-        if body is None:
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: script or doc is missing;")
-        parts.only_keys(body, parts.UPDATE_KEYS, "update")
-        path = _with_query(_path([name], "_update", req.route.doc_id), req.forwarded_params())
-        return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
-
-    async def _h_bulk(self, req: Incoming, principal: Principal) -> web.Response:
-        """Bulk items authorised as Elasticsearch does, in two steps.
-
-        Elasticsearch splits a bulk into one request per shard (BulkShardRequest), whose ``indices()``
-        are the names its items were sent to — aliases included, since "authorization works with aliases
-        too". That shard request is authorised first, for ``indices:data/write/bulk[s]`` on every one of
-        those names: one name without a write privilege denies every item bound for that shard. Then
-        each item is authorised for its own action on the name it was sent to
-        (AuthorizationService.authorizeBulkItems). The embedded engine's indices have one shard, so
-        items share a shard request when the names they use write to the same concrete index (an
-        alias's write index). Index and create items to a name that does not exist yet are created or
-        refused before any shard request (TransportBulkAction's auto-create), so they are checked alone.
-        """
-        lines = parts.lines(req.raw)
-        items: list[_BulkItem] = []
-        existing: set[str] | None = None
-        i = 0
-        while i < len(lines):
-            meta = wire.parse_json(lines[i], where=f"bulk line [{i + 1}]: ")
-            op, spec = parts.bulk_action(meta, i + 1)
-            has_source = op in ("index", "create", "update")
-            if has_source and i + 1 >= len(lines):
-                raise EsError(
-                    400, "illegal_argument_exception", "The bulk request must be terminated by a newline [\n]"
-                )
-            source_line = lines[i + 1] if has_source else None
-            source = None
-            if op == "update":
-                source = parts.object(
-                    wire.parse_json(source_line, where=f"bulk line [{i + 2}]: "), f"bulk line [{i + 2}]"
-                )
-            elif source_line is not None:
-                wire.check_document(source_line, where=f"bulk line [{i + 2}]")
-            if op == "update":
-                parts.only_keys(source, parts.UPDATE_KEYS, f"bulk line [{i + 2}] update")
-            i += 2 if has_source else 1
-            item = _BulkItem(op, spec, spec.get("_index", req.route.index), source, source_line)
-            items.append(item)
-            try:
-                index = item.index
-                if not isinstance(index, str) or not index:
-                    raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index is missing;")
-                if _is_pattern(index) or "," in index:
-                    raise parts.invalid_index_name(index) or unsupported("", index, "a bulk item takes one index name")
-                if op in ("index", "create") and existing is None:
-                    existing = set(await self._existing_names())
-                if op not in ("index", "create") or index in existing:
-                    item.on_shard = True  # authorised below, with the other items of its shard request
-                else:
-                    if not principal.permissions.allows_index(item.action, index):
-                        raise self._denied(principal, item.action, [index])
-                    parts.raise_if_invalid(index)
-                    if not principal.permissions.allows_index(AUTO_CREATE, index):
-                        raise self._denied(principal, AUTO_CREATE, [index])
-                if "_id" in spec:
-                    parts.check_id(spec["_id"])
-            except EsError as err:
-                item.error = err
-        if not items:
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: no requests added;")
-        await self._bulk_authorize_shards(principal, [item for item in items if item.error is None and item.on_shard])
-        forwarded: list[bytes] = []
-        slots: list[Any] = []  # per item: None when forwarded, else its error item
-        for item in items:
-            if (
-                item.error is None
-                and item.op == "update"
-                and principal.permissions.dls_query(item.index, routes.UPDATE) is not None
-            ):
-                # security/authz/interceptor/BulkShardRequestInterceptor.java
-                item.error = EsError(
-                    400,
-                    "security_exception",
-                    "Can't execute a bulk item request with update requests embedded if field or document level security is enabled",
-                )
-            if item.error is not None:
-                error = {"_index": item.index, "_id": item.spec.get("_id"), "status": item.error.status}
-                slots.append({item.op: {**error, "error": item.error.cause()}})
-                continue
-            forwarded.append(wire.dumps({item.op: {**item.spec, "_index": item.index}}))
-            if item.op == "update":
-                forwarded.append(wire.dumps(item.source))
-            elif item.source_line is not None:
-                # A document to store: checked to be exactly one JSON object (wire.check_document)
-                # and sent as received. It is data, not a request the gateway acts on — the item's
-                # action line above is parsed and rebuilt — and parsing every vector in Python
-                # doubled a 100-document bulk (benchmarks/gateway_overhead.py).
-                forwarded.append(item.source_line.strip())
-            slots.append(None)
-        results: list[Any] = []
-        took = 0
-        errors = any(slot is not None for slot in slots)
-        if forwarded:
-            path = _with_query("/_bulk", req.forwarded_params())
-            resp = await self.engine("POST", path, b"\n".join(forwarded) + b"\n", NDJSON)
-            if resp.status != 200:
-                return self._from_engine(resp)
-            result = resp.json()
-            took = result.get("took", 0)
-            results = result["items"]
-            errors = errors or bool(result.get("errors"))
-        merged, it = [], iter(results)
-        for slot in slots:
-            merged.append(next(it) if slot is None else slot)
-        return self._respond_json(200, {"errors": errors, "took": took, "items": merged})
-
-    async def _bulk_authorize_shards(self, principal: Principal, items: list[_BulkItem]) -> None:
-        """Sets ``error`` on the items refused: a whole shard request's when one of its names lacks
-        ``bulk[s]``, else each item's own when its action is not granted on its name."""
-        if not items:
-            return
-        # One name: one shard request whatever it resolves to, so no need to read the aliases.
-        one_name = len({item.index for item in items}) == 1
-        write_index = {} if one_name else (await self._names_read())[1]
-        shards: dict[str, list[_BulkItem]] = {}
-        for item in items:
-            shards.setdefault(write_index.get(item.index, item.index), []).append(item)
-        for shard_items in shards.values():
-            names = sorted({item.index for item in shard_items})
-            refused = [name for name in names if not principal.permissions.allows_index(BULK_SHARD, name)]
-            for item in shard_items:
-                if refused:
-                    item.error = self._denied(principal, BULK_SHARD, refused)
-                elif not principal.permissions.allows_index(item.action, item.index):
-                    item.error = self._denied(principal, item.action, [item.index])
-
-    async def _h_by_query(self, req: Incoming, principal: Principal) -> web.Response:
-        # The by-query APIs run their search with the caller's own privileges,
-        # so they need read too, and only ever touch documents DLS lets them see.
-        action = req.route.action
-        allow_none = req.params.flag("allow_no_indices", True)
-        names = await self._resolve(principal, req.route.index, action, allow_no_indices=allow_none)
-        for name in names:
-            if not principal.permissions.allows_index(routes.SEARCH, name):
-                raise self._denied(principal, routes.SEARCH, [name])
-        body = parts.with_uri_query(req.body(), req.params)
-        update = action == routes.UPDATE_BY_QUERY
-        parts.only_keys(body, {"query", "max_docs", "conflicts", "slice", *(("script",) if update else ())}, "by query")
-        if update and "script" in body:
-            # A script may turn an update into a delete (ctx.op = 'delete'); Elasticsearch authorizes the
-            # resulting bulk items one by one, so the caller must be allowed to delete too.
-            for name in names:
-                if not principal.permissions.allows_index(routes.DELETE, name):
-                    raise self._denied(principal, routes.DELETE, [name])
-        if not names:
-            return self._respond_json(200, parts.empty_by_query(updated=update))
-        query = await self._dls_for(principal, names, routes.SEARCH)
-        inspected = await self._inspect(
-            principal, {"query": body.get("query", {"match_all": {}})}, names, dls_on=query is not None, count=True
-        )
-        body["query"] = (
-            inspected["query"] if query is None else dls.filtered_query(inspected["query"], query, scoring=False)
-        )
-        path = _with_query(_path(names, "_update_by_query" if update else "_delete_by_query"), req.forwarded_params())
-        return self._from_engine(await self.engine("POST", path, wire.dumps(body), JSON))
-
-    async def _h_reindex(self, req: Incoming, principal: Principal) -> web.Response:
-        body = req.body()
-        parts.only_keys(body, {"source", "dest", "conflicts", "max_docs", "script"}, "reindex")
-        if "script" in body:
-            # A reindex script can send documents to any index (ctx._index); the engine would write
-            # them without the per-item authorization Elasticsearch applies.
-            raise unsupported(req.method, req.path, "a reindex script for this credential")
-        source, dest = body.get("source"), body.get("dest")
-        if not isinstance(source, dict) or not isinstance(dest, dict):
-            raise EsError(
-                400,
-                "action_request_validation_exception",
-                "Validation Failed: 1: use _reindex with [source] and [dest];",
-            )
-        if "remote" in source:
-            raise unsupported(req.method, req.path, "reindex from a remote cluster")
-        parts.only_keys(source, {"index", "query", "size", "_source", "sort", "slice"}, "reindex source")
-        parts.only_keys(dest, {"index", "op_type", "version_type"}, "reindex dest")
-        src = source.get("index")
-        src = ",".join(src) if isinstance(src, list) and all(isinstance(s, str) for s in src) else src
-        if not isinstance(src, str) or not src:
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: source index is missing;")
-        if not isinstance(dest.get("index"), str):
-            raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: index must be specified;")
-        names = await self._resolve(principal, src, routes.SEARCH, allow_no_indices=False)
-        dest_action = routes.INDEX_OP_CREATE if dest.get("op_type") == "create" else routes.INDEX_OP_INDEX
-        target = await self._writable(principal, dest["index"], dest_action)
-        query = await self._dls_for(principal, names, routes.SEARCH)
-        inspected = await self._inspect(
-            principal, {"query": source.get("query", {"match_all": {}})}, names, dls_on=query is not None, count=True
-        )
-        filtered = inspected["query"] if query is None else dls.filtered_query(inspected["query"], query, scoring=False)
-        body = {**body, "source": {**source, "index": names, "query": filtered}, "dest": {**dest, "index": target}}
-        return self._from_engine(
-            await self.engine("POST", _with_query("/_reindex", req.forwarded_params()), wire.dumps(body), JSON)
-        )
-
-    # ------------------------------------------------------------ index admin
-    async def _h_index_admin(self, req: Incoming, principal: Principal) -> web.Response:
-        """Index-level admin and metadata APIs over expanded, authorized names."""
-        action = req.route.action
-        reading = req.method in ("GET", "HEAD") or action == routes.REFRESH
-        if not principal.permissions.grants_somewhere(action):
-            raise self._denied(principal, action, [req.route.index or "_all"])
-        if action == routes.DELETE_INDEX and any(_is_pattern(p) for p in (req.route.index or "").split(",")):
-            # action.destructive_requires_name defaults to true since 8.0.
-            raise EsError(400, "illegal_argument_exception", "Wildcard expressions or all indices are not allowed")
-        allow_none = req.params.flag("allow_no_indices", reading)
-        names = await self._resolve(principal, req.route.index or "_all", action, allow_no_indices=allow_none)
-        rest = req.route.tail
-        if not names:
-            return (
-                self._respond_json(200, parts.empty_admin(action), {})
-                if req.method != "HEAD"
-                else self._respond(404, {}, b"")
-            )
-        body = req.json()
-        if body is not None:
-            if action == routes.PUT_MAPPING:
-                parts.only_keys(body, parts.MAPPING_KEYS, "mapping")
-            elif action == routes.PUT_SETTINGS:
-                if not all(k == "index" or k == "settings" or k.startswith("index.") for k in body):
-                    raise query_guard.parsing_error("settings must be [index] settings")
-            else:
-                raise query_guard.parsing_error("request does not support a body")
-        path = _with_query(_path(names, *rest), req.forwarded_params())
-        resp = await self.engine(req.method, path, wire.dumps(body) if body is not None else None, JSON)
-        return self._from_engine(resp, head=req.method == "HEAD")
-
-    async def _h_create_index(self, req: Incoming, principal: Principal) -> web.Response:
-        name = req.route.index
-        parts.raise_if_invalid(name)
-        await self._resolve(principal, name, routes.CREATE_INDEX, allow_no_indices=False)
-        body = req.json()
-        if body is not None:
-            parts.only_keys(body, {"settings", "mappings", "aliases"}, "create index")
-            aliases = body.get("aliases") or {}
-            if not isinstance(aliases, dict):
-                raise query_guard.parsing_error("[aliases] must be an object")
-            for alias in aliases:
-                parts.raise_if_invalid(alias)
-                # Creating an index with aliases needs the alias privilege on each alias too.
-                await self._resolve(principal, alias, routes.ALIASES, allow_no_indices=False)
-        path = _with_query(_path([name]), req.forwarded_params())
-        return self._from_engine(await self.engine("PUT", path, wire.dumps(body) if body is not None else None, JSON))
-
-    async def _h_resolve(self, req: Incoming, principal: Principal) -> web.Response:
-        names = await self._resolve(principal, req.route.index, routes.RESOLVE_INDEX)
-        if not names:
-            return self._respond_json(200, {"indices": [], "aliases": [], "data_streams": []})
-        path = _with_query("/_resolve/index/" + ",".join(_segment(n) for n in names), req.forwarded_params())
-        return self._from_engine(await self.engine("GET", path))
-
-    async def _h_alias_path(self, req: Incoming, principal: Principal) -> web.Response:
-        """``PUT|DELETE /<index>/_alias/<name>``: the same rules as an ``_aliases`` action."""
-        spec: dict[str, Any] = {"index": req.route.index, "alias": req.route.doc_id}
-        body = req.json()
-        if body is not None:
-            parts.only_keys(body, parts.ALIAS_OPTIONS, "alias")
-            spec.update(body)
-        verb = "remove" if req.method == "DELETE" else "add"
-        return await self._aliases(req, principal, [{verb: spec}])
-
-    async def _h_aliases(self, req: Incoming, principal: Principal) -> web.Response:
-        body = req.body()
-        parts.only_keys(body, {"actions"}, "aliases")
-        actions = body.get("actions")
-        if not isinstance(actions, list) or not actions:
-            raise EsError(
-                400,
-                "action_request_validation_exception",
-                "Validation Failed: 1: [actions] requires at least one action;",
-            )
-        return await self._aliases(req, principal, actions)
-
-    async def _aliases(self, req: Incoming, principal: Principal, actions: list[Any]) -> web.Response:
-        rebuilt: list[dict[str, Any]] = []
-        for n, action in enumerate(actions):
-            if not isinstance(action, dict) or len(action) != 1:
-                raise query_guard.parsing_error(f"[aliases] action [{n}] must be an object with one key")
-            ((verb, spec),) = action.items()
-            if verb not in ("add", "remove", "remove_index") or not isinstance(spec, dict):
-                raise query_guard.parsing_error(f"[aliases] unknown action [{verb}]")
-            parts.only_keys(spec, {"index", "indices", "alias", "aliases", *parts.ALIAS_OPTIONS}, f"[aliases] {verb}")
-            indices = parts.names_of(spec, "index", "indices")
-            aliases = parts.names_of(spec, "alias", "aliases")
-            if not indices or (verb != "remove_index" and not aliases):
-                raise EsError(
-                    400, "action_request_validation_exception", f"Validation Failed: 1: [{verb}] needs index and alias;"
-                )
-            # remove_index deletes the index: it needs the delete privilege (IndicesAliasesRequest
-            # authorization maps REMOVE_INDEX to the delete index action).
-            index_action = routes.DELETE_INDEX if verb == "remove_index" else routes.ALIASES
-            if not principal.permissions.grants_somewhere(index_action):
-                raise self._denied(principal, index_action, indices)
-            if verb == "remove_index" and any(_is_pattern(i) for i in indices):
-                raise EsError(400, "illegal_argument_exception", "Wildcard expressions or all indices are not allowed")
-            concrete = await self._resolve(principal, ",".join(indices), index_action, allow_no_indices=False)
-            if any(principal.permissions.dls_query(i, routes.ALIASES) is not None for i in concrete) and verb == "add":
-                # security/authz/interceptor/IndicesAliasesRequestInterceptor.java
-                raise EsError(
-                    400,
-                    "security_exception",
-                    "Alias requests are not allowed for users who have field or document level security enabled on one of the indices",
-                )
-            out = {k: v for k, v in spec.items() if k in parts.ALIAS_OPTIONS}
-            if "filter" in out:
-                await self._inspect(principal, {"query": out["filter"]}, concrete, dls_on=False, count=True)
-            out["indices"] = concrete
-            if aliases:
-                for alias in aliases:
-                    if verb == "add":
-                        parts.raise_if_invalid(alias)
-                    elif _is_pattern(alias):
-                        raise unsupported(req.method, req.path, "alias wildcards in a remove action")
-                    await self._resolve(principal, alias, routes.ALIASES, allow_no_indices=False)
-                out["aliases"] = aliases
-            rebuilt.append({verb: out})
-        resp = await self.engine_json("POST", _with_query("/_aliases", req.forwarded_params()), {"actions": rebuilt})
-        return self._from_engine(resp)

@@ -82,7 +82,7 @@ FOLD_AFTER = 30.0
 DELETE_FOLD_AFTER = 1.0
 
 #: Engine requests that change nothing the engine persists (besides GET and HEAD).
-_READ_ACTIONS = frozenset(
+READ_ACTIONS = frozenset(
     {
         routes.SEARCH,
         routes.SCROLL,
@@ -154,7 +154,7 @@ def write_action(method: str, path_qs: str) -> str | None:
     if method in ("GET", "HEAD"):
         return None
     route = routes.classify(method, path_qs)
-    if route.action in _READ_ACTIONS:
+    if route.action in READ_ACTIONS:
         return None
     if route.action is None:
         segments = path_qs.split("?", 1)[0].split("/")
