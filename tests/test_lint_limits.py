@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LIMITS = ("C901", "PLR0915")
 #: Files excused from a limit when the limits came. Lower it when one is fixed; it never grows.
-EXCUSED_AT_MOST = 9
+EXCUSED_AT_MOST = 8
 #: Whole folders the limits do not apply to: a test, a benchmark or a data generator is one scenario.
 SCENARIO_FOLDERS = ("tests/**", "benchmarks/**", "eval/**")
 
