@@ -98,7 +98,7 @@ ATLAS_DEDUP_JACCARD = env.float("ATLAS_DEDUP_JACCARD", default=0.0)
 # The relevance floor (memory.recall.floor): a memory whose main dense similarity (Elasticsearch's cosine
 # score, (1 + cos) / 2, with ATLAS_DENSE_PLAIN_SIMILARITY) is below it is not recalled, so recall returns
 # fewer than k — or nothing — when nothing fits (0 = off; calibrated by benchmarks/recall_floor.py).
-ATLAS_RECALL_FLOOR = env.float("ATLAS_RECALL_FLOOR", default=0.6)
+ATLAS_RECALL_FLOOR = env.float("ATLAS_RECALL_FLOOR", default=0.55)
 if not 0 <= ATLAS_RECALL_FLOOR < 1:
     raise ImproperlyConfigured(f"ATLAS_RECALL_FLOOR must be from 0 up to 1, not {ATLAS_RECALL_FLOOR}")
 # Contextual embeddings for episodes: a turn's vector also encodes the session date and the previous turn
