@@ -73,7 +73,7 @@ def _related(
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """The subject's current facts and playbooks that hybrid recall finds for the new turns: one recall
     per group of turns (at most ATLAS_CONSOLIDATION_RECALL_QUERIES), with the subject's own key."""
-    from memory.recall import memory_recall
+    from memory.recall import RecallOptions, memory_recall
 
     groups = max(1, min(settings.ATLAS_CONSOLIDATION_RECALL_QUERIES, len(texts)))
     size = -(-len(texts) // groups)
@@ -88,6 +88,9 @@ def _related(
             query=query,
             k=min(settings.ATLAS_CONSOLIDATION_RELATED_K, rc.MAX_K),
             memory_types=("semantic", "procedural"),
+            # Every related fact the run may confirm or replace, however weakly a group of turns matches it:
+            # the floor keeps an agent's prompt clean, not the judge's view of what exists (small talk too).
+            options=RecallOptions(floor=False),
         )
         for hit in result.hits:
             if hit.get("user_id") != user_id or len(facts) + len(playbooks) >= settings.ATLAS_CONSOLIDATION_MAX_RELATED:

@@ -25,7 +25,10 @@ from memory.provenance import memory_provenance
 from memory.recall import memory_recall
 from memory.selectors import RECALL_TYPES, memory_chain_get, memory_hit, memory_list, memory_shape, proposals_list
 from memory.services.forget import memory_forget
-from memory.services.prepare import (
+from memory.services.review import proposal_accept, proposal_reject
+from memory.services.writes import episode_write, fact_edit, fact_write, playbook_outcome_record, playbook_write
+from memory.tasks import recall_usage_schedule
+from memory.validation import (
     CONTRADICTIONS,
     FACT_TYPES,
     MAX_ID_CHARS,
@@ -34,9 +37,6 @@ from memory.services.prepare import (
     MAX_STEPS,
     MAX_TEXT_CHARS,
 )
-from memory.services.review import proposal_accept, proposal_reject
-from memory.services.writes import episode_write, fact_edit, fact_write, playbook_outcome_record, playbook_write
-from memory.tasks import recall_usage_schedule
 from tenants.models import MemorySubject
 from tenants.tokens import TokenPrincipal
 

@@ -5,7 +5,8 @@ Fused scores cannot say this: z-score fusion standardises each leg over its own 
 nothing scores as high as the best of something. The main dense leg's plain similarity can: it is an
 absolute measure (Elasticsearch's cosine score, (1 + cos) / 2), and the floor below it was calibrated
 on the evaluation sets (benchmarks/recall_floor.py, docs/recall-quality.md "Relevance floor"). A memory
-passes when its similarity clears the floor — a fact lifted by its evidence with the turn's similarity —
+passes when its similarity clears the floor — a fact lifted by its evidence with the turn's similarity, a
+reply with its question's when replies inherit (ATLAS_REPLY_INHERITANCE) —
 or when the question names something literally (a code, a number) and BM25 found it, which embeddings
 blur. Where the question or the memory does not read as English the English model cannot judge it (the
 multilingual legs do, memory.recall.fusion), so no floor applies there. Small talk ("cheers!", "hello again") recalls nothing. A request's ``min_score`` replaces both with a
@@ -17,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.conf import settings
 
 from memory import recall_constants as rc
 from memory.inference.language_detection import memory_reads_as_english
@@ -62,6 +65,11 @@ def floor_apply(
     similarity = {hit["_id"]: float(hit["_score"] or 0.0) for hit in dense.hits}
     for fact, turn in lifted.lifted.items():  # a lifted fact stands where its turn stood
         similarity[fact] = max(similarity.get(fact, 0.0), similarity.get(turn, 0.0))
+    if settings.ATLAS_REPLY_INHERITANCE:  # a reply shares its question's relevance ("the first one, no question")
+        for memory_id, _, hit in lifted.ranked:
+            question = hit["_source"].get("previous_turn_id")
+            if question in similarity:
+                similarity[memory_id] = max(similarity.get(memory_id, 0.0), similarity[question])
     lowest = min(similarity.values(), default=0.0)
     named = re.search(rc.LITERAL_QUERY_PATTERN, text) is not None
     found_by_bm25 = {hit["_id"] for hit in dict(legs).get("bm25", Leg(hits=[], weight=0)).hits} if named else set()

@@ -79,6 +79,7 @@ class AsyncAtlas:
         fact_type: str | None = None,
         confidence: float | None = None,
         contradiction: str | None = None,
+        source_episodes: list[str] | None = None,
         if_match: str | None = None,
     ) -> Memory: ...
     async def fact_write(
@@ -183,6 +184,7 @@ class AsyncAtlas:
         fold_evidence: bool | None = None,
         explain: bool | None = None,
         expect: list[str] | None = None,
+        min_score: float | None = None,
     ) -> Recall: ...
     async def subject_create(self, *, id: str, display_name: str | None = None) -> Subject: ...
     async def subject_list(self, *, page_size: int | None = None, cursor: str | None = None) -> SubjectPage: ...

@@ -187,10 +187,12 @@ class Operations:
         fact_type: str | None = None,
         confidence: float | None = None,
         contradiction: str | None = None,
+        source_episodes: list[str] | None = None,
         if_match: str | None = None,
     ) -> Memory:
         """Edit a fact: a new version replaces it (the old one stays in its chain). ``if_match``: the ETag
-        you read (``memory_get(...).etag``); a change since is a PreconditionFailed."""
+        you read (``memory_get(...).etag``); a change since is a PreconditionFailed. ``source_episodes``: the
+        turns that say the new version (a natural change keeps the old version's too, a harsh one not)."""
         body = wire(_given(locals(), "subject", "memory_id", "if_match"))
         path = _path("subjects", subject, "facts", memory_id)
         return self._run(_unkeyed("PATCH", path, Memory, json=body, if_match=if_match))
@@ -241,8 +243,10 @@ class Operations:
         fold_evidence: bool | None = None,
         explain: bool | None = None,
         expect: list[str] | None = None,
+        min_score: float | None = None,
     ) -> Recall:
-        """One search over every memory type and the catalog. ``explain=True``: why each hit ranked there;
+        """One search over every memory type and the catalog: fewer than ``k`` hits, or none, when fewer fit
+        (``min_score``: your own floor on the score instead). ``explain=True``: why each hit ranked there;
         ``expect=[ids]``: what kept those memories out (in ``.explain``)."""
         body = wire(_given(locals(), "subject"))
         return self._run(_read(_path("subjects", subject, "recall"), Recall, json=body))

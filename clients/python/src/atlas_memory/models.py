@@ -263,6 +263,7 @@ class RecallOptions:
     fold_evidence: bool | None = None
     explain: bool | None = None
     expect: list[str] | None = None
+    min_score: float | None = None
 
     def body(self) -> dict[str, Any]:
         return wire({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
