@@ -74,6 +74,7 @@ PROGRESS = bool(os.environ.get("ATLAS_INVARIANT_REPORT"))  # the benchmark's lon
 #: The embedded engine's bound for forgotten text to leave its files (docs/embedded-elasticsearch.md).
 ENGINE_FORGET_BOUND_S = 6.0
 EXTERNAL_IDS = ("ext-a", "ext-b", "ext-c")
+CORRECTIONS = ("natural", "harsh")
 WORDS = ("tea", "jazz", "Lisbon", "cats", "chess", "rowing", "opera", "sushi")
 
 
@@ -252,17 +253,26 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if target is None:
                 return
             STATS.operations["REST edit"] += 1
-            etag = self._stored(target.id).headers["ETag"]
+            stored = self._stored(target.id)
+            etag, old_evidence = stored.headers["ETag"], stored.json().get("source_episodes") or []
             canary = _canary()
+            body: dict[str, Any] = {
+                "text": f"Edited {canary}",
+                "contradiction": data.draw(st.sampled_from(CORRECTIONS)),
+            }
+            turn = self._pick(data, kind="episodic")
+            if turn is not None:  # the correction's own evidence (issue 34): kept beside what still holds
+                body["source_episodes"] = [turn.id]
             answer = self.tokens[who](
-                "PATCH",
-                f"subjects/alice/facts/{target.id}",
-                json={"text": f"Edited {canary}"},
-                headers={"If-Match": etag},
+                "PATCH", f"subjects/alice/facts/{target.id}", json=body, headers={"If-Match": etag}
             )
             assert answer.status_code in (200, 202), answer.text
             if target.authority == "person":
                 assert answer.status_code == 202, answer.text
+            kept = [] if body["contradiction"] == "harsh" else old_evidence
+            expected = list(dict.fromkeys([*kept, *body.get("source_episodes", [])]))
+            assert (answer.json().get("source_episodes") or []) == expected, (body, old_evidence, answer.json())
+            STATS.checks["a correction keeps the evidence that still holds"] += 1
             new = self._learn(answer.json(), canary, f"token:{who}")
             if not new.pending:
                 target.replaced = True

@@ -51,3 +51,18 @@ def test_mcp_recall_memory_keeps_silence_and_takes_min_score(atlas_server) -> No
         call(atlas_server.url, token, "recall_memory", {"query": "thanks, that's all", "min_score": -1000})
     )
     assert [m["text"] for m in chosen["memories"]] == ["Alice is vegetarian"]
+
+
+def test_a_correction_cannot_cite_another_subjects_turn_and_changes_nothing(world) -> None:  # noqa: F811
+    svc, alice, bob = world["svc"], world["alice"], world["bob"]
+    fact = writes.fact_write(subject=alice, text="Alice's cat is called Miso")
+    theirs = writes.episode_write(subject=bob, text="My cat is called Mochi")
+    refused = svc(
+        "PATCH",
+        f"subjects/alice/facts/{fact['id']}",
+        json={"text": "Alice's cat is called Mochi", "contradiction": "harsh", "source_episodes": [theirs["id"]]},
+    )
+    assert refused.status_code == 404 and refused.json()["errors"][0]["field"] == "source_episodes"
+    assert theirs["id"] not in refused.text.replace(f"no episode {theirs['id']}", "")  # named only as asked
+    current = svc("GET", f"subjects/alice/memories/{fact['id']}").json()
+    assert current["text"] == "Alice's cat is called Miso" and not current.get("superseded_by")
