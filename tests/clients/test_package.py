@@ -49,9 +49,11 @@ def test_the_wheel_holds_the_package_and_declares_httpx_only(wheel: Path) -> Non
             "_version.py",
             "errors.py",
             "_plan.py",
+            "_sessions.py",
             "langchain.py",
             "langgraph.py",
             "models.py",
+            "openai_agents.py",
             "py.typed",
         )
     }
