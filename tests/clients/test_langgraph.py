@@ -248,3 +248,22 @@ def test_a_subjects_token_never_reaches_another_subjects_items(world, atlas) -> 
         assert alices.get(("alice", "prefs"), "food").value == {"likes": "pizza"}
     assert tenant_store.get(("bob", "prefs"), "food").value == {"likes": "herring"}
     assert [i.key for i in tenant_store.search(("bob",))] == ["food"]
+
+
+def test_an_item_changed_outside_the_store_and_one_waiting_for_review(world, atlas) -> None:
+    store = AtlasStore(client=atlas)
+    store.put(("alice", "prefs"), "food", {"likes": "pizza"})
+    external_id = external_id_of(("prefs",), "food")
+    # The person's (here: the API's) correction is a new version without the external id.
+    atlas.fact_edit(subject="alice", memory_id=external_id, text="Alice likes soup")
+    assert store.get(("alice", "prefs"), "food").value == {"likes": "pizza"}  # the value as it was put
+    assert store.search(("alice",)) == [] and store.list_namespaces() == []
+    store.put(("alice", "prefs"), "food", {"likes": "figs"})  # putting again takes the key back
+    assert [i.value for i in store.search(("alice",))] == [{"likes": "figs"}]
+
+    world.tenant.review_mode = "agents"
+    world.tenant.save(update_fields=["review_mode"])
+    store.put(("alice", "prefs"), "drink", {"likes": "tea"})
+    assert store.get(("alice", "prefs"), "drink").value == {"likes": "tea"}
+    assert atlas.memory_get(subject="alice", memory_id=external_id_of(("prefs",), "drink")).status == "pending"
+    assert [i.key for i in store.search(("alice",))] == ["food"]  # a proposal is listed once accepted
