@@ -74,6 +74,8 @@ def test_what_cannot_be_stored_is_refused_before_anything_is_written(world, atla
         store.batch([PutOp(("alice", ""), "k", {"v": 1})])
     with pytest.raises(ValueError):
         store.put(("alice",), "k", {"v": float("nan")})
+    with pytest.raises(TypeError):  # the batch fails whole: its first put is not sent either
+        store.batch([PutOp(("alice",), "first", {"v": 1}), PutOp(("alice",), "second", {"v": {1, 2}})])
     with pytest.raises(NotImplementedError):
         store.put(("alice",), "k", {"v": 1}, ttl=5)
     assert _store_facts(atlas, "alice") == []
@@ -191,6 +193,12 @@ def test_the_async_methods_run_on_the_async_client(world) -> None:
         async with AsyncAtlas(world.url, world.svc, retry=FAST) as client:
             store = AtlasStore(async_client=client)
             await asyncio.gather(*(store.aput(("alice", "notes"), f"n{n}", {"n": n}) for n in range(3)))
+            # Two puts of one key at once: one value stays, in one fact.
+            await asyncio.gather(store.aput(("alice",), "race", {"v": 1}), store.aput(("alice",), "race", {"v": 2}))
+            assert (await store.aget(("alice",), "race")).value in ({"v": 1}, {"v": 2})
+            raced = [m async for m in client.memory_list_iter(subject="alice", types=["semantic"])]
+            assert [m.external_id for m in raced].count(external_id_of((), "race")) == 1
+            await store.adelete(("alice",), "race")
             assert (await store.aget(("alice", "notes"), "n1")).value == {"n": 1}
             assert sorted(i.key for i in await store.asearch(("alice", "notes"))) == ["n0", "n1", "n2"]
             assert [i.key for i in await store.asearch(("alice",), filter={"n": {"$lt": 1}})] == ["n0"]

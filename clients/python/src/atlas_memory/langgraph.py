@@ -190,7 +190,8 @@ class AtlasStore(BaseStore):
     # --- one batch: its reads see the store as it was, then its puts (the last per key) apply ----------
     def _batch(self, ops: list[Op]) -> Plan[list[Result]]:
         results: list[Result] = [None] * len(ops)
-        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        # Each put's text is made before anything is sent: a value that is not JSON fails the batch whole.
+        puts: dict[tuple[tuple[str, ...], str], str | None] = {}
         for index, op in enumerate(ops):
             if isinstance(op, GetOp):
                 results[index] = yield from self._get(op)
@@ -199,12 +200,13 @@ class AtlasStore(BaseStore):
             elif isinstance(op, ListNamespacesOp):
                 results[index] = yield from self._list_namespaces(op)
             elif isinstance(op, PutOp):
-                split(op.namespace)
-                puts[(tuple(op.namespace), str(op.key))] = op
+                _, scope = split(op.namespace)
+                text = None if op.value is None else text_of(scope, str(op.key), dict(op.value))
+                puts[(tuple(op.namespace), str(op.key))] = text
             else:
                 raise ValueError(f"unknown operation {op!r}")
-        for op in puts.values():
-            yield from self._put(op)
+        for (namespace, key), text in puts.items():
+            yield from self._put(namespace, key, text)
         return results
 
     def _get(self, op: GetOp) -> Plan[Item | None]:
@@ -215,14 +217,13 @@ class AtlasStore(BaseStore):
             return None
         return item_of(subject, memory)
 
-    def _put(self, op: PutOp) -> Plan[None]:
-        subject, scope = split(op.namespace)
-        key = str(op.key)
+    def _put(self, namespace: tuple[str, ...], key: str, text: str | None) -> Plan[None]:
+        """Store ``text`` (``text_of``) as the item's fact, or forget the item (None)."""
+        subject, scope = split(namespace)
         external_id = external_id_of(scope, key)
-        if op.value is None:
+        if text is None:
             yield from _forget(subject, external_id)
             return
-        text = text_of(scope, key, dict(op.value))
         for attempt in range(PUT_ATTEMPTS):
             try:
                 yield call("fact_write", subject=subject, text=text, external_id=external_id)
@@ -236,10 +237,11 @@ class AtlasStore(BaseStore):
     def _search(self, op: SearchOp) -> Plan[list[SearchItem]]:
         labels_check(op.namespace_prefix)
         subjects = yield from self._subjects(op.namespace_prefix[:1])
+        query = (op.query or "").strip()
         found: list[Any] = []
         for subject in subjects:
-            if op.query:
-                found += yield from self._recalled(subject, op.query)
+            if query:
+                found += yield from self._recalled(subject, query)
             else:
                 found += [item_of(subject, m, scored=True) for m in (yield from _facts(subject))]
         items = [
@@ -249,7 +251,7 @@ class AtlasStore(BaseStore):
             and item.namespace[: len(op.namespace_prefix)] == tuple(op.namespace_prefix)
             and all(matches(item.value.get(name), wanted) for name, wanted in (op.filter or {}).items())
         ]
-        if op.query:
+        if query:
             items.sort(key=lambda item: -(item.score or 0.0))  # stable: one subject's keep recall's order
         else:
             items.sort(key=lambda item: item.updated_at, reverse=True)
@@ -262,7 +264,7 @@ class AtlasStore(BaseStore):
             )
         except NotFound:
             return []
-        return [item_of(subject, hit, score=hit.score, scored=True) for hit in recall.hits]  # type: ignore[misc]
+        return [item_of(subject, hit, score=hit.score, scored=True) for hit in recall.hits]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Plan[list[tuple[str, ...]]]:
         conditions = tuple(op.match_conditions or ())
