@@ -1,7 +1,7 @@
 """Writes the TypeScript SDK's ``src/types.d.ts``: one type per schema component of the REST API's OpenAPI
 snapshot (``memory/api/openapi.yaml``), and one ``<Operation>Query`` per operation that takes query
-parameters. A reference to a component the snapshot does not define (``StepIn`` today: the serializer
-names it in a ``oneOf`` that drf-spectacular does not emit) becomes ``unknown``, listed in the header.
+parameters. A reference to a component the snapshot does not define becomes ``unknown``, listed in the
+header (``StepIn`` was one, until the step's schema was written inline in memory/api/serializers.py).
 
     .venv/bin/python -m tests.clients.typescript_types > clients/typescript/src/types.d.ts
 """

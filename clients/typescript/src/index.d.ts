@@ -2,7 +2,7 @@
 // (./types.d.ts); this file says which operation takes and answers which.
 import type * as T from "./types.js";
 
-export type * from "./types.js";
+export * from "./types.js";
 
 /** The retry budget of one call (seconds): `attempts` in all (1: never retry) within `totalSeconds`. */
 export interface RetryOptions {
@@ -27,7 +27,7 @@ export interface AtlasOptions {
 }
 
 /** A playbook's step: the instruction alone, or an object with it. */
-export type Step = string | { instruction: string; tool?: string; order?: number };
+export type Step = T.PlaybookInRequest["steps"][number];
 /** A write the server replays for a retry with the same key (a fresh one unless given). */
 export interface Keyed {
   idempotencyKey?: string;
@@ -39,7 +39,6 @@ export interface Conditional {
 interface OfSubject {
   subject: string;
 }
-type WithSteps<R, K extends string> = Omit<R, K> & { [name in K]: Step[] };
 
 /** An answer that carried an ETag has it as `etag`. */
 export type Memory = T.MemoryOut & { etag?: string };
@@ -85,11 +84,9 @@ export class Atlas {
   /** Edit a fact: a new version replaces it (the old one stays in its chain). */
   factEdit(options: OfSubject & { memory_id: string } & T.PatchedFactEditInRequest & Conditional): Promise<Memory>;
   /** Store a playbook: steps that worked, each an instruction or `{instruction, tool, order}`. */
-  playbookWrite(options: OfSubject & WithSteps<T.PlaybookInRequest, "steps"> & Keyed): Promise<Memory>;
+  playbookWrite(options: OfSubject & T.PlaybookInRequest & Keyed): Promise<Memory>;
   /** Record how a playbook went; refined steps replace its steps (version + 1). */
-  playbookOutcome(
-    options: OfSubject & { memory_id: string } & Omit<T.OutcomeInRequest, "refined_steps"> & { refined_steps?: Step[] } & Keyed,
-  ): Promise<Memory>;
+  playbookOutcome(options: OfSubject & { memory_id: string } & T.OutcomeInRequest & Keyed): Promise<Memory>;
 
   /** One search over every memory type and the catalog; `explain: true` says why each hit ranked there,
    * `expect: [ids]` what kept those memories out (in `explain`). */
