@@ -17,10 +17,12 @@ from atlas_site.idempotency import idempotency_record_claim, idempotency_record_
 from tenants import services, tokens
 from tenants.models import ApiToken, Tenant
 
-from .node import PACKAGE, node_run, node_test_files, node_tests, output_of
+from .node import PACKAGE, ROOT, node_run, node_test_files, node_tests, output_of
 from .proxy import proxy_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+DOCS = ROOT / "docs" / "clients.md"
 
 GATED = {"rate-limit.test.js"}  # runs only with the server's rate limit lowered (its own test below)
 #: Each proxy's script (tests/clients/proxy.py), by the name the Node tests know it as (ATLAS_PROXY_<name>).
@@ -99,15 +101,33 @@ def test_the_rate_limit_is_waited_out_or_raised(world, settings) -> None:
     assert re.search(r"^# pass [1-9]", output, flags=re.MULTILINE), output
 
 
-def test_the_readme_example_runs_as_printed(world, tmp_path) -> None:
-    """Imported by the package's name, as a user's project would (a node_modules link to the package)."""
-    (example,) = re.findall(r"```js\n(.*?)```", (PACKAGE / "README.md").read_text(), flags=re.DOTALL)
-    placeholder = 'baseUrl: "http://127.0.0.1:8000", token: "atlas_…"'
-    assert placeholder in example
+def _example_run(example: str, tmp_path, *, env: dict[str, str] | None = None):
+    """An example run as a user's project would run it: the package imported by its name (a node_modules
+    link to it)."""
     (tmp_path / "node_modules" / "@atlas-memory").mkdir(parents=True)
     (tmp_path / "node_modules" / "@atlas-memory" / "client").symlink_to(PACKAGE, target_is_directory=True)
     script = tmp_path / "example.mjs"
-    script.write_text(example.replace(placeholder, f'baseUrl: "{world.url}", token: "{world.svc}"'))
-    result = node_run(str(script), cwd=tmp_path)
+    script.write_text(example)
+    result = node_run(str(script), cwd=tmp_path, env=env)
     assert result.returncode == 0, output_of(result)
-    assert "Alice is allergic to peanuts" in result.stdout, output_of(result)
+    return result.stdout
+
+
+def test_the_readme_example_runs_as_printed(world, tmp_path) -> None:
+    (example,) = re.findall(r"```js\n(.*?)```", (PACKAGE / "README.md").read_text(), flags=re.DOTALL)
+    placeholder = 'baseUrl: "http://127.0.0.1:8000", token: "atlas_…"'
+    assert placeholder in example
+    printed = _example_run(example.replace(placeholder, f'baseUrl: "{world.url}", token: "{world.svc}"'), tmp_path)
+    assert "Alice is allergic to peanuts" in printed
+
+
+def test_the_docs_example_runs_as_printed(world, tmp_path) -> None:
+    """docs/clients.md's TypeScript example, its URL swapped for the live server's (the token from the
+    environment, as printed)."""
+    section = DOCS.read_text().split("\n## TypeScript\n", 1)[1].split("\n## ", 1)[0]
+    (example,) = re.findall(r"```js\n(.*?)```", section, flags=re.DOTALL)
+    printed = _example_run(
+        example.replace('"http://127.0.0.1:8000"', f'"{world.url}"'), tmp_path, env={"ATLAS_TOKEN": world.svc}
+    )
+    lines = printed.splitlines()
+    assert lines[-1].startswith("edit the newest version instead: ") and "Lives in Porto" in printed, printed
