@@ -54,6 +54,7 @@ def node_tests(*files: str, env: dict[str, str]) -> str:
     result = node_run("--test", *(f"test/{name}" for name in files), env=env)
     assert result.returncode == 0, output_of(result)
     assert re.search(r"^# fail 0$", result.stdout, flags=re.MULTILINE), output_of(result)
+    print(result.stdout)  # node's report, with each test's duration: shown by pytest -rP
     return result.stdout
 
 

@@ -72,15 +72,20 @@ async function* linesOf(response, deadline) {
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
-  for (;;) {
-    deadline.arm();
-    const { done, value } = await reader.read();
-    deadline.disarm();
-    buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
-    const lines = buffer.split("\n");
-    buffer = done ? "" : lines.pop();
-    for (const line of lines) if (line.trim()) yield JSON.parse(line);
-    if (done) return;
+  try {
+    for (;;) {
+      deadline.arm();
+      const { done, value } = await reader.read();
+      deadline.disarm();
+      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
+      const lines = buffer.split("\n");
+      buffer = done ? "" : lines.pop();
+      for (const line of lines) if (line.trim()) yield JSON.parse(line);
+      if (done) return;
+    }
+  } finally {
+    deadline.disarm(); // a broken stream, or a caller that stopped reading: no timer left, the body let go
+    reader.cancel().catch(() => {});
   }
 }
 
