@@ -29,7 +29,7 @@ const operations = Object.fromEntries(Object.entries(sdk.OPERATIONS).map(([name,
   [name, { ...op, options: optionsOf(op), required: requiredOf(op) }]));
 const methods = Object.getOwnPropertyNames(sdk.Atlas.prototype).filter((n) => !n.startsWith("_") && n !== "constructor");
 const errors = Object.keys(sdk).filter((n) => sdk[n] === sdk.AtlasError || sdk[n].prototype instanceof sdk.AtlasError);
-console.log(JSON.stringify({ operations, methods, errors, retry: sdk.DEFAULT_RETRY }));
+console.log(JSON.stringify({ operations, methods, errors, retry: sdk.DEFAULT_RETRY, version: sdk.VERSION }));
 """
 
 
@@ -89,3 +89,7 @@ def test_the_error_classes_and_retry_defaults_are_the_python_sdks(sdk) -> None:
         "backoff": defaults.backoff,
         "maxWait": defaults.max_wait,
     }
+
+
+def test_the_version_is_the_packages(sdk) -> None:
+    assert sdk["version"] == json.loads((PACKAGE / "package.json").read_text())["version"]
