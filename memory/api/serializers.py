@@ -138,7 +138,18 @@ class StepIn(Strict):
     {
         "oneOf": [
             {"type": "string", "minLength": 1, "description": "The instruction alone."},
-            {"$ref": "#/components/schemas/StepIn"},
+            # StepIn, inline: a $ref here would name a component drf-spectacular never emits.
+            {
+                "type": "object",
+                "properties": {
+                    "order": {"type": "integer", "minimum": 1},
+                    "instruction": {"type": "string", "minLength": 1},
+                    "tool": {"type": "string", "minLength": 1},
+                },
+                "required": ["instruction"],
+                "additionalProperties": False,
+                "description": "The instruction, and the tool it used; order: its place (default: as listed).",
+            },
         ]
     }
 )
