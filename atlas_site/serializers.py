@@ -75,6 +75,11 @@ class FieldErrorOut(serializers.Serializer):
     message = serializers.CharField()
 
 
+class NewestOut(serializers.Serializer):
+    id = serializers.CharField()
+    external_id = serializers.CharField(allow_null=True, help_text="Your own id for it, if it has one.")
+
+
 class ProblemOut(serializers.Serializer):
     """RFC 9457 problem details: every error of every route has this shape."""
 
@@ -83,6 +88,10 @@ class ProblemOut(serializers.Serializer):
     status = serializers.IntegerField()
     detail = serializers.CharField()
     errors = FieldErrorOut(many=True, required=False)
+    newest = NewestOut(
+        required=False,
+        help_text="A 409 or 412 about a fact replaced already: its chain's newest version (edit that one instead).",
+    )
 
 
 def problems(*statuses: int) -> dict:

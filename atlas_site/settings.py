@@ -206,7 +206,7 @@ CELERY_TIMEZONE = TIME_ZONE
 ATLAS_WORKER_PRELOAD_MODELS = env.bool("ATLAS_WORKER_PRELOAD_MODELS", default=False)
 
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "atlas_site.openapi.AtlasAutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": ["atlas_site.api.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["atlas_site.api.HasToken"],
     "DEFAULT_THROTTLE_CLASSES": ["atlas_site.api.TokenRateThrottle"],

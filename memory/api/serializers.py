@@ -138,7 +138,17 @@ class StepIn(Strict):
     {
         "oneOf": [
             {"type": "string", "minLength": 1, "description": "The instruction alone."},
-            {"$ref": "#/components/schemas/StepIn"},
+            {
+                "type": "object",
+                "description": "The instruction with the tool to use and its place in the order.",
+                "properties": {
+                    "order": {"type": "integer", "minimum": 1},
+                    "instruction": {"type": "string", "minLength": 1},
+                    "tool": {"type": "string", "minLength": 1},
+                },
+                "required": ["instruction"],
+                "additionalProperties": False,
+            },
         ]
     }
 )

@@ -127,8 +127,9 @@ def _subject_named(data: Any, *, internal: str, external: str) -> Any:
 
 
 class SubjectView(APIView):
-    """A route under ``subjects/{subject}/``: its answers name the subject by the caller's id for it, never
-    by the internal one (every memory in them is that subject's, or a catalog entry with no owner)."""
+    # A route under ``subjects/{subject}/``: its answers name the subject by the caller's id for it, never
+    # by the internal one (every memory in them is that subject's, or a catalog entry with no owner).
+    # (A comment, not a docstring: the API documentation would show it as every route's description.)
 
     scope_needed = "read"
 
@@ -197,6 +198,9 @@ class FactsView(SubjectView):
     @extend_schema(
         operation_id="fact_write",
         summary="Store a fact (optionally replacing older ones)",
+        description="A durable statement about the subject. `supersedes` names the facts it replaces (by id or "
+        "external id; they stay in its chain); a fact that was replaced already is a 409 whose `newest` is the "
+        "version to replace instead. 202 when the fact waits for the person's review (status pending).",
         parameters=[SUBJECT, IDEMPOTENCY_KEY],
         request=s.FactIn,
         responses={201: s.MemoryOut, 202: s.MemoryOut, **WRITE_PROBLEMS},
@@ -333,6 +337,8 @@ class RecallView(SubjectView):
 
 
 class MemoriesView(SubjectView):
+    delete_takes_body = True  # forgetting everything repeats the subject's id (atlas_site.openapi)
+
     @extend_schema(
         operation_id="memory_list",
         summary="List the subject's memories, newest first",

@@ -46,10 +46,13 @@ def _subject_resolve(principal: TokenPrincipal, external_id: Any) -> MemorySubje
     return principal.subject_for(external_id)
 
 
-def error_result(*, code: str, message: str, field: str | None = None) -> types.CallToolResult:
-    """A tool error result: the text names code, message and field; structuredContent holds them too."""
+def error_result(
+    *, code: str, message: str, field: str | None = None, extensions: dict[str, Any] | None = None
+) -> types.CallToolResult:
+    """A tool error result: the text names code, message and field; structuredContent holds them too, and
+    the error's extension members (``newest`` of a replaced fact) as REST's problem details carry them."""
     message = shortened(message, MESSAGE_CHARS)  # whatever built it: a tool error repeats no input whole
-    detail = {"code": code, "message": message, "field": field}
+    detail = {**(extensions or {}), "code": code, "message": message, "field": field}
     text = f"{code}: {message}" + (f" (field: {field})" if field else "")
     return types.CallToolResult(
         content=[types.TextContent(text=text)], structured_content={"error": detail}, is_error=True
@@ -66,7 +69,7 @@ def tool_call(*, principal: TokenPrincipal, spec: ToolSpec, arguments: dict[str,
         with es_errors(f"run {spec.name}"):
             result = spec.handler(subject=subject, principal=principal, **arguments)
     except AtlasError as error:
-        return error_result(code=error.code, message=error.message, field=error.field)
+        return error_result(code=error.code, message=error.message, field=error.field, extensions=error.extensions)
     except Exception:
         log.exception("MCP tool %s failed", spec.name)
         return error_result(code="internal", message="the tool failed unexpectedly; the error is logged")
