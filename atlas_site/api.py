@@ -209,6 +209,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return problem(413, f"the request body is larger than {limit} bytes", code="too_large")
     if isinstance(exc, Http404):
         return problem(404, "not found", code="not_found")
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        sent = shortened(getattr(context.get("request"), "content_type", "") or "not given")
+        detail = f"the request body's Content-Type is {sent}: send JSON (Content-Type: application/json)"
+        return problem(415, detail, code="unsupported_media_type")
     if isinstance(exc, exceptions.ValidationError):
         errors = _field_errors(exc.detail)
         detail = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors)

@@ -9,7 +9,7 @@ from typing import Any
 from rest_framework import serializers
 
 from atlas_site.api import PROBLEM_JSON
-from atlas_site.echo import names_shown
+from atlas_site.echo import echoed, names_shown
 
 NOT_TEXT = "must be a string (text), not {kind}"
 
@@ -68,6 +68,15 @@ class Strict(serializers.Serializer):
     def given(self) -> dict[str, Any]:
         """The validated fields the caller actually sent (defaults belong to the services)."""
         return {k: v for k, v in self.validated_data.items() if k in self.initial_data}
+
+
+class Choice(serializers.ChoiceField):
+    """A choice whose refusal lists the choices (DRF's says only that the value is not one of them)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str) and data in self.choice_strings_to_values:
+            return self.choice_strings_to_values[data]
+        raise serializers.ValidationError(f"must be one of {', '.join(map(str, self.choices))}, not {echoed(data)}")
 
 
 class FieldErrorOut(serializers.Serializer):
