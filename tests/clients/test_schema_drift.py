@@ -29,7 +29,8 @@ DELIBERATELY_ABSENT: dict[str, str] = {}
 NOT_OFFERED = {
     "memory_list": {"type", "superseded"},
     "recall": {"memory_types"},
-    "turn": set(),
+    "episode_write": {"at"},
+    "turn": {"at"},
     # The reviewed version goes in the body (``version``); the API also takes it as If-Match.
     "proposal_accept": {"If-Match"},
     "proposal_reject": {"If-Match"},

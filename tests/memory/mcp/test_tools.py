@@ -34,15 +34,22 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
             episode = payload(
                 await s.call_tool(
                     "remember",
-                    {"kind": "episode", "text": "I just adopted a greyhound called Comet", "session_id": "s1"},
+                    {
+                        "type": "episodic",
+                        "text": "I just adopted a greyhound called Comet",
+                        "session_id": "s1",
+                        "timestamp": "2026-03-11T09:00:00Z",
+                    },
                 )
             )
             assert (episode["type"], episode["session_id"], episode["role"]) == ("episodic", "s1", "user")
+            assert episode["timestamp"].startswith("2026-03-11T09:00:00")
             fact = payload(
                 await s.call_tool(
                     "remember",
                     {
-                        "kind": "fact",
+                        "type": "semantic",
+                        "kind": "fact",  # the old name too, meaning the same: accepted
                         "text": "Alice's dog is a greyhound called Comet",
                         "fact_type": "identity",
                         "confidence": 0.95,
@@ -68,18 +75,20 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
 
             recalled = payload(await s.call_tool("recall_memory", {"query": "What is Alice's dog called?", "k": 3}))
             # The turn the fact cites is folded under it: two memories, the fact first with its evidence.
-            assert [m["id"] for m in recalled["memories"]] == [fact["id"], playbook["id"]]
-            assert recalled["memories"][0]["evidence"] == [
+            # "hits", as REST names them; "memories", the old name, carries the same until it goes.
+            assert [m["id"] for m in recalled["hits"]] == [fact["id"], playbook["id"]]
+            assert recalled["memories"] == recalled["hits"]
+            assert recalled["hits"][0]["evidence"] == [
                 {"id": episode["id"], "timestamp": episode["timestamp"], "text": episode["text"]}
             ]
-            assert [m["rank"] for m in recalled["memories"]] == [1, 2]
+            assert [m["rank"] for m in recalled["hits"]] == [1, 2]
             apart = {"query": "What is Alice's dog called?", "k": 3, "fold_evidence": False}
             recalled = payload(await s.call_tool("recall_memory", apart))
-            assert len(recalled["memories"]) == 3 and episode["id"] in [m["id"] for m in recalled["memories"]]
-            assert [m["rank"] for m in recalled["memories"]] == [1, 2, 3]
+            assert len(recalled["hits"]) == 3 and episode["id"] in [m["id"] for m in recalled["hits"]]
+            assert [m["rank"] for m in recalled["hits"]] == [1, 2, 3]
             why = {"query": "What is Alice's dog called?", "k": 1, "explain": True, "expect": [playbook["id"]]}
             explained = payload(await s.call_tool("recall_memory", why))
-            assert explained["memories"][0]["explain"]["folded"] == [episode["id"]]
+            assert explained["hits"][0]["explain"]["folded"] == [episode["id"]]
             assert explained["explain"]["expected"][0]["removed_by"] == "rank"
             only_facts = payload(await s.call_tool("recall_memory", {"query": "dog", "types": ["semantic"]}))
             assert texts(only_facts) == ["Alice's dog is a greyhound called Comet"]
@@ -181,8 +190,32 @@ BAD_ARGUMENTS = [
         "fact_type",
         "fact_type recalls facts only",
     ),
-    ("remember", {"text": "x"}, "kind", "'kind' is a required property"),
+    (
+        "remember",
+        {"text": "x"},
+        "type",
+        "remember needs type: episodic (a user turn), semantic (a fact) or procedural (a playbook)",
+    ),
+    ("remember", {"type": "fact", "text": "x"}, "type", "'fact' is not one of ['episodic', 'semantic', 'procedural']"),
     ("remember", {"kind": "memo", "text": "x"}, "kind", "'memo' is not one of ['episode', 'fact', 'playbook']"),
+    (
+        "remember",
+        {"kind": "fact", "type": "procedural", "text": "x"},
+        "kind",
+        "kind is the old name of type, and kind=fact means type=semantic, not procedural: give type only",
+    ),
+    (
+        "remember",
+        {"type": "episodic", "text": "x", "at": "2026-03-11T09:00:00Z", "timestamp": "2026-03-11T09:00:00Z"},
+        "at",
+        "at is the old name of timestamp: give timestamp only",
+    ),
+    (
+        "remember",
+        {"type": "semantic", "text": "x", "timestamp": "2026-03-11T09:00:00Z"},
+        "timestamp",
+        "timestamp does not apply to a fact",
+    ),
     ("remember", {"kind": "episode"}, "text", "an episode needs text"),
     ("remember", {"kind": "fact", "text": "x", "name": "n"}, "name", "name does not apply to a fact"),
     ("remember", {"kind": "fact", "text": "x", "confidence": 2}, "confidence", "2 is greater than the maximum"),
