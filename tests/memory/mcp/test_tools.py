@@ -317,6 +317,26 @@ def test_bad_arguments_are_tool_errors_naming_the_field(atlas_server, acme) -> N
     run(go)
 
 
+def test_updating_a_replaced_fact_is_a_conflict_giving_the_newest_version(atlas_server, acme) -> None:
+    """The tool error carries the newest version as REST's 409 does (``newest``: id and external id)."""
+    tenant, people = acme
+    alice = people["alice"]
+    old = writes.fact_write(subject=alice, text="Alice lives in Berlin", external_id="home-1")
+    new = writes.fact_write(subject=alice, text="Alice lives in Lisbon", supersedes=["home-1"], external_id="home-2")
+    token = token_for(tenant, alice)
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as s:
+            return tool_error(await s.call_tool("update_fact", {"memory_id": old["id"], "text": "Alice lives in Faro"}))
+
+    error = run(go)
+    assert (error["code"], error["field"]) == ("conflict", "memory_id")
+    assert error["newest"] == {"id": new["id"], "external_id": "home-2"}
+    assert error["message"].startswith(
+        f"fact home-1 (id {old['id']}) was already replaced; its newest version is home-2 (id {new['id']})."
+    )
+
+
 def test_unknown_ids_are_not_found(atlas_server, acme) -> None:
     tenant, people = acme
     token = token_for(tenant, people["alice"])
