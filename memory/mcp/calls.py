@@ -15,6 +15,7 @@ from jsonschema.exceptions import best_match
 from atlas_site.echo import MESSAGE_CHARS, schema_message, shortened
 from atlas_site.elastic.client import es_errors
 from atlas_site.errors import AtlasError, ValidationFailed
+from memory.validation import memory_types_refusal
 from tenants.models import MemorySubject
 from tenants.tokens import TokenPrincipal
 
@@ -36,7 +37,10 @@ def _arguments_validate(spec: ToolSpec, arguments: dict[str, Any]) -> None:
     elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
         path += [shortened(name) for name in sorted(set(error.instance) - set(error.schema.get("properties", {})))[:1]]
     where = ".".join(str(part) for part in error.absolute_path)
-    message = f"invalid arguments for {spec.name}: " + (f"{where}: " if where else "") + schema_message(error)
+    said = schema_message(error)
+    if error.validator == "enum" and path[:1] == ["types"]:  # as REST says it: the types, and what was meant
+        said = memory_types_refusal([error.instance], allowed=error.validator_value) or said
+    message = f"invalid arguments for {spec.name}: " + (f"{where}: " if where else "") + said
     raise ValidationFailed(message, field=".".join(path) or None)
 
 

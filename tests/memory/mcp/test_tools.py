@@ -179,7 +179,19 @@ BAD_ARGUMENTS = [
     ("recall_memory", {"query": "x", "k": 0}, "k", "0 is less than the minimum of 1"),
     ("recall_memory", {"query": "x", "k": 51}, "k", "51 is greater than the maximum of 50"),
     ("recall_memory", {"query": "x", "k": "5"}, "k", "'5' is not of type 'integer'"),
-    ("recall_memory", {"query": "x", "types": ["archive"]}, "types.0", "'archive' is not one of"),
+    (
+        "recall_memory",
+        {"query": "x", "types": ["archive"]},
+        "types.0",
+        "types.0: unknown memory type(s) 'archive': use episodic, semantic, procedural, catalog",
+    ),
+    (
+        "list_memories",
+        {"types": ["semantic", "fact"]},
+        "types.1",
+        "invalid arguments for list_memories: types.1: unknown memory type(s) 'fact': use episodic, semantic, "
+        "procedural, catalog (did you mean semantic?)",
+    ),
     ("recall_memory", {"query": "x", "limit": 3}, "limit", "Additional properties are not allowed ('limit'"),
     ("recall_memory", {"query": "x", "as_of": "last tuesday"}, "as_of", "as_of must be an ISO 8601 date-time"),
     ("recall_memory", {"query": "x", "fact_type": "gossip"}, "fact_type", "'gossip' is not one of"),
