@@ -155,8 +155,16 @@ def actor_of(request: Request) -> str:
     return f"token:{principal_of(request).token.prefix}"
 
 
-def problem(status_code: int, detail: str, *, code: str, errors: list[dict[str, str]] | None = None) -> Response:
+def problem(
+    status_code: int,
+    detail: str,
+    *,
+    code: str,
+    errors: list[dict[str, str]] | None = None,
+    extensions: dict[str, Any] | None = None,
+) -> Response:
     body: dict[str, Any] = {
+        **(extensions or {}),
         "type": f"urn:atlas-memory:problem:{code}",
         "title": _TITLES.get(status_code, "Error"),
         "status": status_code,
@@ -192,7 +200,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, AtlasError):
         message = shortened(exc.message, MESSAGE_CHARS)
         errors = [{"field": exc.field, "message": message}] if exc.field else None
-        response = problem(exc.status, message, code=exc.code, errors=errors)
+        response = problem(exc.status, message, code=exc.code, errors=errors, extensions=exc.extensions)
         if exc.status == 503:  # a dependency is down or busy: say when a retry makes sense
             response["Retry-After"] = str(RETRY_AFTER_UNAVAILABLE_SECONDS)
         return response
@@ -201,6 +209,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return problem(413, f"the request body is larger than {limit} bytes", code="too_large")
     if isinstance(exc, Http404):
         return problem(404, "not found", code="not_found")
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        sent = shortened(getattr(context.get("request"), "content_type", "") or "not given")
+        detail = f"the request body's Content-Type is {sent}: send JSON (Content-Type: application/json)"
+        return problem(415, detail, code="unsupported_media_type")
     if isinstance(exc, exceptions.ValidationError):
         errors = _field_errors(exc.detail)
         detail = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors)

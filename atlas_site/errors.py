@@ -7,6 +7,8 @@ failure record). "Not found" and "not yours" are the same NotFound.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class AtlasError(Exception):
     """A domain error whose message is meant for the person or agent that caused it."""
@@ -14,10 +16,13 @@ class AtlasError(Exception):
     status = 400
     code = "invalid"
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None, extensions: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
+        # Members a caller acts on without parsing the message (RFC 9457's extension members), e.g. the
+        # newest version of a replaced fact: ``{"newest": {"id": ..., "external_id": ...}}``.
+        self.extensions = extensions or {}
 
 
 class ValidationFailed(AtlasError):

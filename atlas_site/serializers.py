@@ -9,7 +9,7 @@ from typing import Any
 from rest_framework import serializers
 
 from atlas_site.api import PROBLEM_JSON
-from atlas_site.echo import names_shown
+from atlas_site.echo import echoed, names_shown
 
 NOT_TEXT = "must be a string (text), not {kind}"
 
@@ -70,9 +70,23 @@ class Strict(serializers.Serializer):
         return {k: v for k, v in self.validated_data.items() if k in self.initial_data}
 
 
+class Choice(serializers.ChoiceField):
+    """A choice whose refusal lists the choices (DRF's says only that the value is not one of them)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str) and data in self.choice_strings_to_values:
+            return self.choice_strings_to_values[data]
+        raise serializers.ValidationError(f"must be one of {', '.join(map(str, self.choices))}, not {echoed(data)}")
+
+
 class FieldErrorOut(serializers.Serializer):
     field = serializers.CharField()
     message = serializers.CharField()
+
+
+class NewestOut(serializers.Serializer):
+    id = serializers.CharField()
+    external_id = serializers.CharField(allow_null=True, help_text="Your own id for it, if it has one.")
 
 
 class ProblemOut(serializers.Serializer):
@@ -83,6 +97,10 @@ class ProblemOut(serializers.Serializer):
     status = serializers.IntegerField()
     detail = serializers.CharField()
     errors = FieldErrorOut(many=True, required=False)
+    newest = NewestOut(
+        required=False,
+        help_text="A 409 or 412 about a fact replaced already: its chain's newest version (edit that one instead).",
+    )
 
 
 def problems(*statuses: int) -> dict:

@@ -23,11 +23,17 @@ env = environ.Env()
 # secrets and the addresses of the stack it started to dev.env in its data directory, so the operator
 # CLI (manage.py atlas_*) finds that stack. Variables set in the environment win over both files.
 _DEV_ENV_FILE = Path(env.str("ATLAS_DATA_DIR", default=str(BASE_DIR / ".data"))) / "dev.env"
-for candidate in (BASE_DIR / ".env", Path(env.str("ATLAS_ENV_FILE", default=str(_DEV_ENV_FILE)))):
+_ENV_FILE = Path(env.str("ATLAS_ENV_FILE", default=str(_DEV_ENV_FILE)))
+for candidate in (BASE_DIR / ".env", _ENV_FILE):
     if candidate.is_file():
         environ.Env.read_env(str(candidate), overwrite=False)
 
-SECRET_KEY = env.str("DJANGO_SECRET_KEY")
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+if not SECRET_KEY:  # one line for the person at the terminal (manage.py prints it), not a traceback
+    raise ImproperlyConfigured(
+        f"DJANGO_SECRET_KEY is not set, nor in {_ENV_FILE}: start the stack with `make run` (it writes that "
+        "file), point ATLAS_DATA_DIR at the data directory of a running stack, or set DJANGO_SECRET_KEY"
+    )
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
@@ -206,7 +212,7 @@ CELERY_TIMEZONE = TIME_ZONE
 ATLAS_WORKER_PRELOAD_MODELS = env.bool("ATLAS_WORKER_PRELOAD_MODELS", default=False)
 
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "atlas_site.openapi.AtlasAutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": ["atlas_site.api.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["atlas_site.api.HasToken"],
     "DEFAULT_THROTTLE_CLASSES": ["atlas_site.api.TokenRateThrottle"],

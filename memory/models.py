@@ -25,6 +25,14 @@ class ConsolidationRun(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
     # Who holds (or held) the run: a Celery task id or a CLI invocation's id.
     worker = models.CharField(max_length=100, blank=True)
+
+    class StartedBy(models.TextChoices):
+        NIGHTLY = "nightly"
+        EARLY = "early", "early (many new turns)"
+        MANUAL = "manual", "manual (atlas_consolidate)"
+
+    # How the run was started, for the people reading about it (blank: a run older than this field).
+    started_by = models.CharField(max_length=16, choices=StartedBy.choices, blank=True)
     # The window: episodes after (window_start_at, window_start_id) up to and including (window_end_*).
     window_start_at = models.DateTimeField(null=True, blank=True)
     window_start_id = models.CharField(max_length=64, blank=True)

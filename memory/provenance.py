@@ -91,6 +91,38 @@ def memory_provenance(
     }
 
 
+def proposals_cited(*, subject: MemorySubject, proposals: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``proposals`` (shaped), each with ``cited``: the episodes it was learnt from that still exist, in its
+    order, each {id, timestamp, text} (the start of the turn, as provenance quotes it) — the turns a person
+    reviewing it wants to see. Read with the subject's key, 100 ids at a time."""
+    wanted = list(dict.fromkeys(i for p in proposals for i in p.get("source_episodes") or [] if isinstance(i, str)))
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(wanted), 100):
+        found |= selectors.memories_get(subject=subject, memory_ids=wanted[start : start + 100])
+    quoted = {
+        episode_id: {
+            "id": episode_id,
+            "timestamp": episode.get("timestamp") or episode.get("created_at"),
+            "text": _quoted(episode.get("text") or ""),
+        }
+        for episode_id, episode in found.items()
+        if episode.get("type") == "episodic"
+    }
+    return [{**p, "cited": [quoted[i] for i in p.get("source_episodes") or [] if i in quoted]} for p in proposals]
+
+
+def runs_started_by(*, subject: MemorySubject, run_ids: list[str]) -> dict[str, str]:
+    """{run id: how it was started (nightly, early, manual; blank for a run older than that record)} for
+    those of ``run_ids`` that are this subject's runs."""
+    ids = [int(i) for i in run_ids if isinstance(i, str) and i.isdigit()]
+    runs = ConsolidationRun.objects.filter(subject=subject, pk__in=ids).values_list("pk", "started_by")
+    return {str(pk): started_by for pk, started_by in runs}
+
+
+def _quoted(text: str) -> str:
+    return text if len(text) <= EPISODE_QUOTE_CHARS else text[: EPISODE_QUOTE_CHARS - 1] + "…"
+
+
 def episode_orphans(*, subject: MemorySubject, episode_id: str) -> list[dict[str, Any]]:
     """The current facts and playbooks that cite ``episode_id`` and nothing else that still exists:
     forgetting the episode leaves them with no evidence. Each as the memory's shape (id, type, text…)."""

@@ -15,7 +15,7 @@ from memory.authority import AUTHORED_TYPES, authority_parse, is_pending, memory
 from memory.elastic import queries, store
 from memory.elastic.mappings import VECTOR_FIELDS
 from memory.scope import SubjectScope, tenant_read_filters
-from memory.validation import list_filters
+from memory.validation import list_filters, memory_types_check
 from tenants.models import MemorySubject, Tenant
 
 RECALL_TYPES = ("episodic", "semantic", "procedural", "catalog")
@@ -124,9 +124,7 @@ def memory_list(
     ``authority`` narrows to the facts and playbooks of one authority (memory/authority.py)."""
     scope = SubjectScope.of(subject)
     types = tuple(memory_types) if memory_types else (*RECALL_TYPES, *(("archive",) if include_superseded else ()))
-    unknown = [t for t in types if t not in (*RECALL_TYPES, "archive")]
-    if unknown:
-        raise ValidationFailed(f"unknown memory type(s) {unknown}", field="types")
+    memory_types_check(types, allowed=(*RECALL_TYPES, "archive"))
     _page_size_check(page_size)
     extra = list_filters(fact_type=fact_type, since=since, until=until)
     if session_id is not None:

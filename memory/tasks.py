@@ -50,13 +50,14 @@ def superseded_facts_archive_task() -> dict[str, int]:
 
 
 @shared_task(name="memory.consolidate_subject", bind=True, acks_late=True, max_retries=10)
-def consolidation_subject_task(self, subject_id: int) -> dict[str, object]:
+def consolidation_subject_task(self, subject_id: int, started_by: str = "nightly") -> dict[str, object]:
     """One subject's run. The task id owns the subject's lease, so a redelivered message (same id)
-    takes its own lease back and resumes; a run refused because another holds it retries later."""
+    takes its own lease back and resumes; a run refused because another holds it retries later.
+    ``started_by``: the check that queued it, nightly or early (the run record says so)."""
     subject = MemorySubject.objects.select_related("tenant").filter(pk=subject_id, is_active=True).first()
     if subject is None or not subject.tenant.is_active:
         return {"status": "gone"}
-    outcome = consolidation_run(subject=subject, owner=self.request.id)
+    outcome = consolidation_run(subject=subject, owner=self.request.id, started_by=started_by)
     if outcome.status == "busy":
         if self.request.retries >= self.max_retries:  # the next nightly or early check queues it again
             return {"status": "busy", "run": None, "error": outcome.error}
@@ -68,6 +69,10 @@ def consolidation_subject_task(self, subject_id: int) -> dict[str, object]:
 
 def _consolidation_enqueue(subject: MemorySubject) -> None:
     consolidation_subject_task.delay(subject.pk)
+
+
+def _consolidation_enqueue_early(subject: MemorySubject) -> None:
+    consolidation_subject_task.delay(subject.pk, "early")
 
 
 @shared_task(name="memory.consolidation_nightly", acks_late=True)
@@ -87,7 +92,7 @@ def consolidation_early_task() -> dict[str, int]:
     return consolidation_fan_out(
         min_new=settings.ATLAS_CONSOLIDATION_EARLY_EPISODES,
         budget=settings.ATLAS_CONSOLIDATION_NIGHTLY_MAX_SUBJECTS,
-        enqueue=_consolidation_enqueue,
+        enqueue=_consolidation_enqueue_early,
     )
 
 

@@ -4,10 +4,12 @@ services (memory.services.prepare) all build on it, and it imports none of them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
+from difflib import get_close_matches
 from typing import Any
 
-from atlas_site.echo import echoed
+from atlas_site.echo import echoed, names_listed
 from atlas_site.errors import ValidationFailed
 from memory.elastic import queries
 
@@ -20,6 +22,42 @@ MAX_TAGS = 30
 MAX_LINKS = 50
 FACT_TYPES = ("preference", "identity", "constraint", "world")
 CONTRADICTIONS = ("natural", "harsh")
+#: What people call the memory types (routes, the dashboard, MCP's old ``kind``): the type each means.
+MEMORY_TYPE_WORDS = {
+    "fact": "semantic",
+    "facts": "semantic",
+    "episode": "episodic",
+    "episodes": "episodic",
+    "turn": "episodic",
+    "turns": "episodic",
+    "playbook": "procedural",
+    "playbooks": "procedural",
+    "entry": "catalog",
+    "entries": "catalog",
+}
+
+
+def memory_types_refusal(names: Iterable[Any], *, allowed: Iterable[str]) -> str | None:
+    """Why ``names`` are not all memory types of ``allowed`` — naming the valid ones and what each unknown
+    name most likely meant ("fact": semantic) — or None when they all are."""
+    allowed = tuple(allowed)
+    unknown = [name for name in names if name not in allowed]
+    if not unknown:
+        return None
+    meant = []
+    for name in unknown:
+        word = name.strip().lower() if isinstance(name, str) else ""
+        guess = MEMORY_TYPE_WORDS.get(word) or next(iter(get_close_matches(word, allowed, n=1, cutoff=0.6)), None)
+        if guess in allowed and guess not in meant:
+            meant.append(guess)
+    hint = f" (did you mean {' and '.join(meant)}?)" if meant else ""
+    return f"unknown memory type(s) {names_listed(map(echoed, unknown))}: use {', '.join(allowed)}{hint}"
+
+
+def memory_types_check(names: Any, *, allowed: Iterable[str], field: str = "types") -> None:
+    refusal = memory_types_refusal(names, allowed=allowed)
+    if refusal is not None:
+        raise ValidationFailed(refusal, field=field)
 
 
 def require_text(value: Any, *, field_name: str, max_chars: int = MAX_TEXT_CHARS, required: bool = True) -> str:

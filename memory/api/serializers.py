@@ -11,9 +11,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from atlas_site.serializers import Strict
+from atlas_site.serializers import Choice, Strict
 from memory.authority import AUTHORITIES
 from memory.elastic.indices import MEMORY_TYPES
+from memory.validation import memory_types_refusal
 
 MEMORY_STATUS_CHOICES = ("current", "pending", "superseded")
 RECALL_TYPE_CHOICES = ("episodic", "semantic", "procedural", "catalog")
@@ -33,19 +34,33 @@ class EpisodeIn(Strict):
     agent_id = serializers.CharField(required=False)
     role = serializers.ChoiceField(choices=["user"], required=False, help_text="Only user turns are stored.")
     event_type = serializers.CharField(required=False, help_text="Default 'message'.")
-    at = serializers.DateTimeField(required=False, help_text="When it was said (default: now).")
+    timestamp = serializers.DateTimeField(
+        required=False, help_text="When it was said (default: now); every answer and the export name it so."
+    )
+    at = serializers.DateTimeField(
+        required=False, help_text="Deprecated: the old name of `timestamp` (answered with a Deprecation header)."
+    )
     external_id = serializers.CharField(required=False, help_text=EXTERNAL_ID_HELP)
+
+
+class MemoryTypesField(serializers.ListField):
+    """A list of memory types whose refusal names the valid ones and what a wrong name likely meant."""
+
+    def to_internal_value(self, data: Any) -> list[Any]:
+        if isinstance(data, list) and (refusal := memory_types_refusal(data, allowed=self.child.choices)):
+            raise serializers.ValidationError(refusal)
+        return super().to_internal_value(data)
 
 
 class RecallOptionsIn(Strict):
     k = serializers.IntegerField(required=False, min_value=1, max_value=50, help_text="How many hits (default 10).")
-    types = serializers.ListField(
+    types = MemoryTypesField(
         child=serializers.ChoiceField(choices=RECALL_TYPE_CHOICES),
         required=False,
         allow_empty=False,
         help_text="Only these memory types (the field every memory names as `type`); default all.",
     )
-    memory_types = serializers.ListField(
+    memory_types = MemoryTypesField(
         child=serializers.ChoiceField(choices=RECALL_TYPE_CHOICES),
         required=False,
         allow_empty=False,
@@ -53,7 +68,7 @@ class RecallOptionsIn(Strict):
     )
     include_superseded = serializers.BooleanField(required=False)
     as_of = serializers.DateTimeField(required=False, help_text="Recall as things stood at this time.")
-    fact_type = serializers.ChoiceField(
+    fact_type = Choice(
         choices=FACT_TYPE_CHOICES,
         required=False,
         help_text="Only facts of this type (no episodes, playbooks or catalog entries); types, if given, "
@@ -96,7 +111,7 @@ class TurnIn(EpisodeIn):
 
 class FactIn(Strict):
     text = serializers.CharField()
-    fact_type = serializers.ChoiceField(choices=FACT_TYPE_CHOICES, required=False, help_text="Default 'world'.")
+    fact_type = Choice(choices=FACT_TYPE_CHOICES, required=False, help_text="Default 'world'.")
     confidence = serializers.FloatField(required=False, min_value=0, max_value=1)
     source_episodes = serializers.ListField(child=serializers.CharField(), required=False)
     valid_from = serializers.DateTimeField(required=False)
@@ -104,7 +119,7 @@ class FactIn(Strict):
     supersedes = serializers.ListField(
         child=serializers.CharField(), required=False, help_text="Ids of older facts this one replaces."
     )
-    contradiction = serializers.ChoiceField(
+    contradiction = Choice(
         choices=CONTRADICTION_CHOICES,
         required=False,
         help_text=CONTRADICTION_HELP,
@@ -114,9 +129,9 @@ class FactIn(Strict):
 
 class FactEditIn(Strict):
     text = serializers.CharField(help_text="The corrected fact; the old version stays in the chain.")
-    fact_type = serializers.ChoiceField(choices=FACT_TYPE_CHOICES, required=False, help_text="Default: unchanged.")
+    fact_type = Choice(choices=FACT_TYPE_CHOICES, required=False, help_text="Default: unchanged.")
     confidence = serializers.FloatField(required=False, min_value=0, max_value=1)
-    contradiction = serializers.ChoiceField(
+    contradiction = Choice(
         choices=CONTRADICTION_CHOICES, required=False, help_text=CONTRADICTION_HELP + " Default natural."
     )
     source_episodes = serializers.ListField(
@@ -138,9 +153,9 @@ class StepIn(Strict):
     {
         "oneOf": [
             {"type": "string", "minLength": 1, "description": "The instruction alone."},
-            # StepIn, inline: a $ref here would name a component drf-spectacular never emits.
             {
                 "type": "object",
+                "description": "The instruction with the tool to use and its place in the order.",
                 "properties": {
                     "order": {"type": "integer", "minimum": 1},
                     "instruction": {"type": "string", "minLength": 1},
@@ -148,7 +163,6 @@ class StepIn(Strict):
                 },
                 "required": ["instruction"],
                 "additionalProperties": False,
-                "description": "The instruction, and the tool it used; order: its place (default: as listed).",
             },
         ]
     }

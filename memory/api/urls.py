@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import catalog_views, views
 
 urlpatterns = [
     path("subjects/<str:subject>/episodes", views.EpisodesView.as_view(), name="api-episodes"),
@@ -27,6 +27,6 @@ urlpatterns = [
         name="api-proposal-reject",
     ),
     path("subjects/<str:subject>/export", views.ExportView.as_view(), name="api-export"),
-    path("catalog", views.CatalogView.as_view(), name="api-catalog"),
-    path("catalog/<str:entry_id>", views.CatalogEntryView.as_view(), name="api-catalog-entry"),
+    path("catalog", catalog_views.CatalogView.as_view(), name="api-catalog"),
+    path("catalog/<str:entry_id>", catalog_views.CatalogEntryView.as_view(), name="api-catalog-entry"),
 ]

@@ -6,6 +6,7 @@ tenant's subject, or anyone but itself for a subject token, is the same 404 as a
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.http import StreamingHttpResponse
@@ -35,7 +36,7 @@ from memory.consolidation.run import consolidation_runs_settle
 from memory.portable.export import export_line, memories_export
 from memory.provenance import memory_provenance
 from memory.recall import RecallOptions, memory_recall
-from memory.services import catalog, forget, review, writes
+from memory.services import forget, review, writes
 from memory.tasks import recall_usage_schedule
 
 from . import serializers as s
@@ -89,6 +90,16 @@ def _iso(fields: dict[str, Any], *names: str) -> dict[str, Any]:
     return {k: (v.isoformat() if k in names and hasattr(v, "isoformat") else v) for k, v in fields.items()}
 
 
+def _episode_fields(fields: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """An episode's fields for the service (its time as ``at``), from ``timestamp`` or its old name ``at``;
+    and the old names used."""
+    when, old = renamed(fields, old="at", new="timestamp")
+    named = {k: v for k, v in fields.items() if k not in ("at", "timestamp")}
+    if when is not None:
+        named["at"] = when.isoformat()
+    return named, ["at"] if old else []
+
+
 def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
     result = memory_recall(
         subject=subject,
@@ -127,8 +138,9 @@ def _subject_named(data: Any, *, internal: str, external: str) -> Any:
 
 
 class SubjectView(APIView):
-    """A route under ``subjects/{subject}/``: its answers name the subject by the caller's id for it, never
-    by the internal one (every memory in them is that subject's, or a catalog entry with no owner)."""
+    # A route under ``subjects/{subject}/``: its answers name the subject by the caller's id for it, never
+    # by the internal one (every memory in them is that subject's, or a catalog entry with no owner).
+    # (A comment, not a docstring: the API documentation would show it as every route's description.)
 
     scope_needed = "read"
 
@@ -160,10 +172,9 @@ class EpisodesView(SubjectView):
     @idempotent
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "write")
-        fields = _iso(_valid(s.EpisodeIn, request.data), "at")
-        return Response(
-            _shaped(writes.episode_write(subject=who, derived_key=retry_key(request, fields), **fields)), status=201
-        )
+        fields, old_names = _episode_fields(_valid(s.EpisodeIn, request.data))
+        stored = writes.episode_write(subject=who, derived_key=retry_key(request, fields), **fields)
+        return deprecation_mark(Response(_shaped(stored), status=201), names=old_names)
 
 
 class TurnView(SubjectView):
@@ -183,20 +194,25 @@ class TurnView(SubjectView):
     def post(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "write")
         principal_of(request).require("read")
-        fields = _valid(s.TurnIn, request.data)
+        fields, old_names = _episode_fields(_valid(s.TurnIn, request.data))
         options = fields.pop("recall", {}) or {}
-        episode = writes.episode_write(subject=who, derived_key=retry_key(request, fields), **_iso(fields, "at"))
+        episode = writes.episode_write(subject=who, derived_key=retry_key(request, fields), **fields)
         k = options.get("k", 10)
         recalled = _recall(who, episode["text"], {**options, "k": min(k + 1, 50)})
         others = [h for h in recalled["hits"] if h["id"] != episode["id"]][:k]
         recalled["hits"] = [{**hit, "rank": rank} for rank, hit in enumerate(others, start=1)]
-        return Response({"episode": _shaped(episode), "recall": recalled}, status=201)
+        return deprecation_mark(
+            Response({"episode": _shaped(episode), "recall": recalled}, status=201), names=old_names
+        )
 
 
 class FactsView(SubjectView):
     @extend_schema(
         operation_id="fact_write",
         summary="Store a fact (optionally replacing older ones)",
+        description="A durable statement about the subject. `supersedes` names the facts it replaces (by id or "
+        "external id; they stay in its chain); a fact that was replaced already is a 409 whose `newest` is the "
+        "version to replace instead. 202 when the fact waits for the person's review (status pending).",
         parameters=[SUBJECT, IDEMPOTENCY_KEY],
         request=s.FactIn,
         responses={201: s.MemoryOut, 202: s.MemoryOut, **WRITE_PROBLEMS},
@@ -333,6 +349,8 @@ class RecallView(SubjectView):
 
 
 class MemoriesView(SubjectView):
+    delete_takes_body = True  # forgetting everything repeats the subject's id (atlas_site.openapi)
+
     @extend_schema(
         operation_id="memory_list",
         summary="List the subject's memories, newest first",
@@ -400,10 +418,14 @@ class MemoriesView(SubjectView):
     )
     def delete(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "forget")
-        fields = _valid(s.ForgetAllIn, request.data)
-        if fields["confirm"] != who.external_id:
+        body = request.data
+        confirmed = _valid(s.ForgetAllIn, body)["confirm"] if isinstance(body, dict) and "confirm" in body else None
+        if confirmed != who.external_id:
+            expected = json.dumps({"confirm": who.external_id}, ensure_ascii=False)
             raise ValidationFailed(
-                "confirm must repeat the subject's id: forgetting everything cannot be undone", field="confirm"
+                f"confirm must repeat the subject's id: send the body {expected} (forgetting everything cannot be "
+                "undone)",
+                field="confirm",
             )
         result = forget.subject_memories_forget(subject=who, actor=actor_of(request))
         return Response({"forgotten": result["counts"], "receipt": result["receipt"]})
@@ -566,101 +588,3 @@ class ExportView(SubjectView):
         response = StreamingHttpResponse(streamed(request, lines), content_type="application/x-ndjson")
         response["Cache-Control"] = "no-store"
         return response
-
-
-class CatalogView(APIView):
-    @extend_schema(
-        operation_id="catalog_list",
-        summary="The tenant's catalog (tenant tokens)",
-        parameters=[OpenApiParameter("page_size", OpenApiTypes.INT), OpenApiParameter("cursor", OpenApiTypes.STR)],
-        responses={200: s.MemoryPageOut, **PROBLEM},
-    )
-    def get(self, request: Request) -> Response:
-        principal = _tenant_principal(request, "read")
-        query = query_params(request, {"page_size", "cursor"})
-        return Response(
-            selectors.catalog_list(
-                tenant=principal.tenant,
-                page_size=int_param(query.get("page_size", "50"), "page_size"),
-                cursor=query.get("cursor"),
-            )
-        )
-
-    @extend_schema(
-        operation_id="catalog_write",
-        summary="Add a catalog entry (tenant tokens with write)",
-        parameters=[IDEMPOTENCY_KEY],
-        request=s.CatalogIn,
-        responses={201: s.MemoryOut, **WRITE_PROBLEMS},
-        examples=[
-            OpenApiExample(
-                "an entry", value={"title": "Return policy", "text": "Returns within 30 days.", "tags": ["policy"]}
-            )
-        ],
-    )
-    @idempotent
-    def post(self, request: Request) -> Response:
-        principal = _tenant_principal(request, "write")
-        fields = _valid(s.CatalogIn, request.data)
-        return Response(
-            _shaped(catalog.catalog_entry_write(tenant=principal.tenant, actor=actor_of(request), **fields)), status=201
-        )
-
-
-ENTRY_ID = OpenApiParameter("entry_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="A catalog entry id.")
-
-
-class CatalogEntryView(APIView):
-    @extend_schema(
-        operation_id="catalog_get",
-        summary="One catalog entry",
-        parameters=[ENTRY_ID],
-        responses={200: s.MemoryOut, **PROBLEM},
-    )
-    def get(self, request: Request, entry_id: str) -> Response:
-        principal = _tenant_principal(request, "read")
-        hit = catalog.catalog_entry_fetch(tenant=principal.tenant, entry_id=entry_id)
-        response = Response(selectors.memory_shape(hit))
-        response["ETag"] = writes.memory_etag(hit["_source"])
-        return response
-
-    @extend_schema(
-        operation_id="catalog_edit",
-        summary="Edit a catalog entry in place",
-        parameters=[ENTRY_ID, IF_MATCH],
-        request=s.CatalogEditIn,
-        responses={200: s.MemoryOut, **EDIT_PROBLEMS},
-        examples=[OpenApiExample("a longer period", value={"text": "Returns within 60 days."})],
-    )
-    def patch(self, request: Request, entry_id: str) -> Response:
-        principal = _tenant_principal(request, "write")
-        fields = _valid(s.CatalogEditIn, request.data)
-        updated = catalog.catalog_entry_update(
-            tenant=principal.tenant,
-            entry_id=entry_id,
-            actor=actor_of(request),
-            if_match=request.headers.get("If-Match"),
-            **fields,
-        )
-        response = Response(_shaped(updated))
-        response["ETag"] = writes.memory_etag(updated)
-        return response
-
-    @extend_schema(
-        operation_id="catalog_delete",
-        summary="Delete a catalog entry",
-        parameters=[ENTRY_ID],
-        responses={200: s.ForgottenOut, **PROBLEM},
-    )
-    def delete(self, request: Request, entry_id: str) -> Response:
-        principal = _tenant_principal(request, "write")
-        return Response(
-            catalog.catalog_entry_delete(tenant=principal.tenant, entry_id=entry_id, actor=actor_of(request))
-        )
-
-
-def _tenant_principal(request: Request, scope: str):
-    principal = principal_of(request)
-    principal.require_tenant_token()
-    principal.require(scope)
-    return principal

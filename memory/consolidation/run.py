@@ -93,10 +93,12 @@ def consolidation_run(
     owner: str | None = None,
     dry_run: bool = False,
     since: datetime | None = None,
+    started_by: str = ConsolidationRun.StartedBy.MANUAL,
 ) -> Outcome:
     """Consolidate ``subject``'s episodes after its watermark (or after ``since``); see the module doc.
 
     ``owner``: who takes the lease (a Celery task id, so a redelivery takes its own lease back).
+    ``started_by``: nightly, early (the frequent check) or manual (atlas_consolidate), as a run record says.
     ``dry_run``: gather, ask and validate, then return the plan — no lease, no record, no write.
     """
     started = time.perf_counter()
@@ -105,7 +107,9 @@ def consolidation_run(
     if not llm_configured():
         if dry_run:
             return Outcome(Status.SKIPPED, error=NO_LLM)
-        run = ConsolidationRun.objects.create(tenant=tenant, subject=subject, worker=owner, status=Status.SKIPPED)
+        run = ConsolidationRun.objects.create(
+            tenant=tenant, subject=subject, worker=owner, status=Status.SKIPPED, started_by=started_by
+        )
         _finish(run, Status.SKIPPED, started, error=NO_LLM)
         return Outcome(Status.SKIPPED, run=run, error=NO_LLM)
     start = (since, "") if since is not None else _state_watermark(subject)
@@ -126,7 +130,7 @@ def consolidation_run(
         run = _resumable(subject, start) if since is None else None
         if run is not None:
             return _resume(subject=subject, run=run, owner=owner, started=started)
-        outcome = _plan_fresh(subject=subject, start=start, started=started, owner=owner)
+        outcome = _plan_fresh(subject=subject, start=start, started=started, owner=owner, started_by=started_by)
         if outcome.run is None or outcome.status != Status.RUNNING:
             return outcome
         return _apply(subject=subject, run=outcome.run, owner=owner, started=started, advance=since is None)
@@ -136,12 +140,19 @@ def consolidation_run(
         consolidation_lease_release(subject=subject, owner=owner)
 
 
+def _run_recorded(subject: MemorySubject, owner: str | None, started_by: str, **fields: Any) -> ConsolidationRun:
+    return ConsolidationRun.objects.create(
+        tenant=subject.tenant, subject=subject, worker=owner, started_by=started_by, **fields
+    )
+
+
 def _plan_fresh(
     *,
     subject: MemorySubject,
     start: tuple[datetime, str] | None,
     started: float,
     owner: str | None = None,
+    started_by: str = "",
 ) -> Outcome:
     """Gather, ask, validate; with an ``owner`` (not dry) the run is recorded and its plan stored."""
     dry = owner is None
@@ -151,13 +162,13 @@ def _plan_fresh(
     except AtlasError as err:
         if dry:
             raise
-        run = ConsolidationRun.objects.create(tenant=subject.tenant, subject=subject, worker=owner, attempts=1)
+        run = _run_recorded(subject, owner, started_by, attempts=1)
         _finish(run, Status.FAILED, started, error=f"reading the episodes failed: {err.message}")
         return Outcome(Status.FAILED, run=run, error=run.error)
     if not data.episodes:
         if dry:
             return Outcome(Status.SKIPPED, error="skipped: no new episodes")
-        run = ConsolidationRun.objects.create(tenant=subject.tenant, subject=subject, worker=owner)
+        run = _run_recorded(subject, owner, started_by)
         _set_window(run, start, None)
         _finish(run, Status.SKIPPED, started, error="skipped: no new episodes")
         return Outcome(Status.SKIPPED, run=run, error=run.error)
@@ -168,17 +179,15 @@ def _plan_fresh(
     if waiting is not None and not dry:
         # The same episodes were planned already and the plan waits for an operator: asking the LLM
         # again would cost as much and most likely propose the same.
-        run = ConsolidationRun.objects.create(
-            tenant=subject.tenant, subject=subject, worker=owner, window_key=window_key
-        )
+        run = _run_recorded(subject, owner, started_by, window_key=window_key)
         _set_window(run, start, data.window_end)
         _finish(run, Status.SKIPPED, started, error=f"skipped: run {waiting.pk} over these episodes waits for review")
         return Outcome(Status.SKIPPED, run=run, error=run.error)
     if not dry:
-        run = ConsolidationRun.objects.create(
-            tenant=subject.tenant,
-            subject=subject,
-            worker=owner,
+        run = _run_recorded(
+            subject,
+            owner,
+            started_by,
             window_key=window_key,
             episodes=len(data.episodes),
             llm_model=llm_model_name(),

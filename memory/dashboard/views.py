@@ -26,7 +26,7 @@ from memory.authority import by_person, person_principal
 from memory.consolidation.run import consolidation_runs_settle
 from memory.on_behalf import provenance_linked
 from memory.portable.export import export_line, memories_export
-from memory.provenance import episode_orphans, memory_provenance
+from memory.provenance import episode_orphans, memory_provenance, proposals_cited, runs_started_by
 from memory.recall import memory_recall
 from memory.services import forget, writes
 from memory.services import review as review_service
@@ -435,11 +435,18 @@ def subjects(request: HttpRequest) -> HttpResponse:
 
 
 # ---------------------------------------------------------------------------------------- to review
-def _writer_label(written_by: str) -> str:
-    """Who proposed a group of proposals, in words."""
+RUN_LABELS = {
+    "nightly": "Nightly consolidation (run {name})",
+    "early": "Consolidation of many new turns (run {name})",
+    "manual": "Consolidation started by hand (run {name})",
+}
+
+
+def _writer_label(written_by: str, started_by: dict[str, str]) -> str:
+    """Who proposed a group of proposals, in words; a consolidation run by how it was started."""
     kind, _, name = (written_by or "").partition(":")
     labels = {
-        "run": f"Nightly consolidation (run {name})",
+        "run": RUN_LABELS.get(started_by.get(name, ""), "Consolidation (run {name})").format(name=name),
         "token": f"Agent “{name}”",
         "import": f"An import by {name}",
         "operator": f"Operator {name}",
@@ -452,13 +459,17 @@ def _writer_label(written_by: str) -> str:
 @dashboard_view
 def review(request: HttpRequest) -> HttpResponse:
     """The **To review** tab: what agents and the nightly job proposed, grouped by who proposed it (a
-    consolidation run, an agent's token), each replacement beside the fact it would replace."""
+    consolidation run, an agent's token), each replacement beside the fact it would replace, each with the
+    turns it was learnt from."""
     page = selectors.proposals_list(subject=request.subject, page_size=200)
+    proposals = proposals_cited(subject=request.subject, proposals=page["proposals"])
     groups: dict[str, list[dict[str, Any]]] = {}
-    for proposal in page["proposals"]:
+    for proposal in proposals:
         groups.setdefault(proposal.get("written_by") or "", []).append(proposal)
+    runs = [writer.partition(":")[2] for writer in groups if writer.startswith("run:")]
+    started_by = runs_started_by(subject=request.subject, run_ids=runs)
     context = {
-        "groups": [(writer, _writer_label(writer), items) for writer, items in groups.items()],
+        "groups": [(writer, _writer_label(writer, started_by), items) for writer, items in groups.items()],
         "count": len(page["proposals"]),
         "more": page["next_cursor"] is not None,
         "type_names": TYPE_NAMES,
@@ -545,9 +556,9 @@ def review_all(request: HttpRequest) -> HttpResponse:
     result = outcome.shown
     decided = result["accepted" if decision == "accept" else "rejected"]
     verb = "Accepted" if decision == "accept" else "Rejected"
-    messages.success(
-        request, f"{verb} {len(decided)} proposal{'s' if len(decided) != 1 else ''} from {_writer_label(writer)}."
-    )
+    started_by = runs_started_by(subject=request.subject, run_ids=[writer.partition(":")[2]])
+    label = _writer_label(writer, started_by)
+    messages.success(request, f"{verb} {len(decided)} proposal{'s' if len(decided) != 1 else ''} from {label}.")
     for refused in result["refused"]:
         messages.error(request, f"Not decided: {refused['detail']}.")
     return redirect("dashboard:review")

@@ -15,6 +15,7 @@ from jsonschema.exceptions import best_match
 from atlas_site.echo import MESSAGE_CHARS, schema_message, shortened
 from atlas_site.elastic.client import es_errors
 from atlas_site.errors import AtlasError, ValidationFailed
+from memory.validation import memory_types_refusal
 from tenants.models import MemorySubject
 from tenants.tokens import TokenPrincipal
 
@@ -36,7 +37,10 @@ def _arguments_validate(spec: ToolSpec, arguments: dict[str, Any]) -> None:
     elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
         path += [shortened(name) for name in sorted(set(error.instance) - set(error.schema.get("properties", {})))[:1]]
     where = ".".join(str(part) for part in error.absolute_path)
-    message = f"invalid arguments for {spec.name}: " + (f"{where}: " if where else "") + schema_message(error)
+    said = schema_message(error)
+    if error.validator == "enum" and path[:1] == ["types"]:  # as REST says it: the types, and what was meant
+        said = memory_types_refusal([error.instance], allowed=error.validator_value) or said
+    message = f"invalid arguments for {spec.name}: " + (f"{where}: " if where else "") + said
     raise ValidationFailed(message, field=".".join(path) or None)
 
 
@@ -46,10 +50,13 @@ def _subject_resolve(principal: TokenPrincipal, external_id: Any) -> MemorySubje
     return principal.subject_for(external_id)
 
 
-def error_result(*, code: str, message: str, field: str | None = None) -> types.CallToolResult:
-    """A tool error result: the text names code, message and field; structuredContent holds them too."""
+def error_result(
+    *, code: str, message: str, field: str | None = None, extensions: dict[str, Any] | None = None
+) -> types.CallToolResult:
+    """A tool error result: the text names code, message and field; structuredContent holds them too, and
+    the error's extension members (``newest`` of a replaced fact) as REST's problem details carry them."""
     message = shortened(message, MESSAGE_CHARS)  # whatever built it: a tool error repeats no input whole
-    detail = {"code": code, "message": message, "field": field}
+    detail = {**(extensions or {}), "code": code, "message": message, "field": field}
     text = f"{code}: {message}" + (f" (field: {field})" if field else "")
     return types.CallToolResult(
         content=[types.TextContent(text=text)], structured_content={"error": detail}, is_error=True
@@ -66,7 +73,7 @@ def tool_call(*, principal: TokenPrincipal, spec: ToolSpec, arguments: dict[str,
         with es_errors(f"run {spec.name}"):
             result = spec.handler(subject=subject, principal=principal, **arguments)
     except AtlasError as error:
-        return error_result(code=error.code, message=error.message, field=error.field)
+        return error_result(code=error.code, message=error.message, field=error.field, extensions=error.extensions)
     except Exception:
         log.exception("MCP tool %s failed", spec.name)
         return error_result(code="internal", message="the tool failed unexpectedly; the error is logged")

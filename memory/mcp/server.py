@@ -57,7 +57,7 @@ PRINCIPAL_SCOPE_KEY = "atlas.principal"  # set on the ASGI scope once the token 
 SERVER_NAME = "atlas-memory"
 INSTRUCTIONS = (
     "Atlas Memory remembers what users tell you across conversations. Call recall_memory before "
-    "answering when the past may matter; store each user turn with remember (kind=episode) and durable "
+    "answering when the past may matter; store each user turn with remember (type=episodic) and durable "
     "facts or procedures as they become clear; correct facts with update_fact; forget_memory only when "
     "the user asks. With a tenant service token, name the user in every call (subject)."
 )

@@ -157,30 +157,58 @@ def recall_memory(
         min_score=min_score,
     )
     recall_usage_schedule(targets=result.targets)
-    answer: dict[str, Any] = {"memories": [_shaped(hit) for hit in result.hits]}
+    hits = [_shaped(hit) for hit in result.hits]
+    # "hits", as REST's recall names them; "memories" is the old name, answered too until it goes
+    # (docs/vocabulary.md).
+    answer: dict[str, Any] = {"hits": hits, "memories": hits}
     if result.explain is not None:
         answer["explain"] = result.explain
     return answer
 
 
 REMEMBER_FIELDS = {
-    "episode": ({"text"}, {"session_id", "agent_id", "at"}),
-    "fact": ({"text"}, {"fact_type", "confidence", "source_episodes", "valid_from", "valid_to"}),
-    "playbook": ({"name", "trigger_text", "steps"}, {"description", "text"}),
+    "episodic": ({"text"}, {"session_id", "agent_id", "timestamp"}),
+    "semantic": ({"text"}, {"fact_type", "confidence", "source_episodes", "valid_from", "valid_to"}),
+    "procedural": ({"name", "trigger_text", "steps"}, {"description", "text"}),
 }
-_A = {"episode": "an episode", "fact": "a fact", "playbook": "a playbook"}
+#: The old ``kind`` of remember (until 2026-12-31, docs/vocabulary.md) and the ``type`` each means.
+TYPE_OF_KIND = {"episode": "episodic", "fact": "semantic", "playbook": "procedural"}
+_A = {"episodic": "an episode", "semantic": "a fact", "procedural": "a playbook"}
 
 
-def remember(*, subject: MemorySubject, principal: TokenPrincipal, kind: str, **fields: Any) -> dict[str, Any]:
-    required, optional = REMEMBER_FIELDS[kind]
+def _remembered_type(memory_type: str | None, kind: str | None) -> str:
+    """The type to remember: ``type``, or what the old ``kind`` means; both must agree."""
+    from_kind = TYPE_OF_KIND.get(kind) if kind is not None else None
+    if memory_type is not None and from_kind is not None and memory_type != from_kind:
+        raise ValidationFailed(
+            f"kind is the old name of type, and kind={kind} means type={from_kind}, not {memory_type}: give type only",
+            field="kind",
+        )
+    chosen = memory_type or from_kind
+    if chosen is None:
+        raise ValidationFailed(
+            "remember needs type: episodic (a user turn), semantic (a fact) or procedural (a playbook)", field="type"
+        )
+    return chosen
+
+
+def remember(*, subject: MemorySubject, principal: TokenPrincipal, **fields: Any) -> dict[str, Any]:
+    memory_type = _remembered_type(fields.pop("type", None), fields.pop("kind", None))
+    if "at" in fields:  # the old name of an episode's timestamp
+        if "timestamp" in fields:
+            raise ValidationFailed("at is the old name of timestamp: give timestamp only", field="at")
+        fields["timestamp"] = fields.pop("at")
+    required, optional = REMEMBER_FIELDS[memory_type]
     for name in sorted(set(fields) - required - optional):
         allowed = ", ".join(sorted(required | optional))
-        raise ValidationFailed(f"{name} does not apply to {_A[kind]} ({_A[kind]} takes {allowed})", field=name)
+        a = _A[memory_type]
+        raise ValidationFailed(f"{name} does not apply to {a} ({a} takes {allowed})", field=name)
     for name in sorted(required - set(fields)):
-        raise ValidationFailed(f"{_A[kind]} needs {name}", field=name)
-    if kind == "episode":
+        raise ValidationFailed(f"{_A[memory_type]} needs {name}", field=name)
+    if memory_type == "episodic":
+        fields["at"] = fields.pop("timestamp", None)
         return _stored_shaped(episode_write(subject=subject, **fields))
-    if kind == "fact":
+    if memory_type == "semantic":
         return _stored_shaped(fact_write(subject=subject, **by_token(principal), **fields))
     return _stored_shaped(playbook_write(subject=subject, **by_token(principal), **fields))
 
@@ -342,9 +370,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Search what is remembered about the user — their past conversation turns (episodic), durable "
             "facts (semantic) and playbooks (procedural) — and the organisation's shared catalog, in one "
             "hybrid keyword + meaning search. Call it before answering whenever earlier conversations, the "
-            "user's preferences or constraints, or a known procedure could matter. Returns up to k memories, "
-            "best first: id, type, text, rank, score and each type's own fields (fact_type and confidence "
-            "of a fact, steps and outcome_score of a playbook, title of a catalog entry). Facts replaced by "
+            "user's preferences or constraints, or a known procedure could matter. Returns up to k memories as "
+            "hits (also under memories, their old name, until 2026-12-31), best first: id, type, text, rank, "
+            "score and each type's own fields (fact_type and confidence of a fact, steps and outcome_score of a playbook, title of a catalog entry). Facts replaced by "
             "newer versions are hidden unless include_superseded is true. A fact lists the conversation turns "
             "it was learnt from as evidence (newest first), and those turns take no place of their own. To "
             "narrow the search, fact_type returns only facts of that type, and since/until only memories "
@@ -407,20 +435,27 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Remember",
         scope="write",
         description=(
-            "Store a new memory for the user. kind=episode: what the user just said, one turn in their own "
+            "Store a new memory for the user. type=episodic: what the user just said, one turn in their own "
             "words (text; session_id groups a conversation) — call it for every user turn worth keeping. "
-            "kind=fact: a durable statement about the user (text, fact_type, confidence 0–1). "
-            "kind=playbook: a reusable procedure (name, trigger_text saying when it applies, ordered steps). "
+            "type=semantic: a durable fact about the user (text, fact_type, confidence 0–1). "
+            "type=procedural: a playbook, a reusable procedure (name, trigger_text saying when it applies, "
+            "ordered steps). (kind=episode|fact|playbook is the old name of type, accepted until 2026-12-31.) "
             "To change an existing fact use update_fact instead, which keeps its history. Returns the "
             "stored memory with its id; status pending means it waits for the user's review and is not "
             "recalled until they accept it."
         ),
         input_schema=_schema(
             {
-                "kind": {
+                "type": {
                     "type": "string",
                     "enum": list(REMEMBER_FIELDS),
-                    "description": "episode (a user turn), fact (durable statement) or playbook (procedure).",
+                    "description": "episodic (a user turn), semantic (a durable fact) or procedural (a playbook).",
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": list(TYPE_OF_KIND),
+                    "deprecated": True,
+                    "description": "Deprecated (until 2026-12-31): the old name of type — episode, fact or playbook.",
                 },
                 "text": {
                     "type": "string",
@@ -430,7 +465,12 @@ TOOLS: tuple[ToolSpec, ...] = (
                 },
                 "session_id": {**_MEMORY_ID, "description": "Episode: the conversation it belongs to."},
                 "agent_id": {**_MEMORY_ID, "description": "Episode: which agent heard it."},
-                "at": {**_TIMESTAMP, "description": "Episode: when it was said (default: now)."},
+                "timestamp": {**_TIMESTAMP, "description": "Episode: when it was said (default: now)."},
+                "at": {
+                    **_TIMESTAMP,
+                    "deprecated": True,
+                    "description": "Deprecated (until 2026-12-31): the old name of timestamp.",
+                },
                 "fact_type": {**_FACT_TYPE, "default": "world"},
                 "confidence": {
                     "type": "number",
@@ -458,7 +498,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "description": {"type": "string", "maxLength": MAX_TEXT_CHARS, "description": "Playbook."},
                 "steps": {**_STEPS, "description": "Playbook: the steps in order."},
             },
-            ["kind"],
+            [],
         ),
         handler=remember,
         annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),

@@ -100,7 +100,7 @@ def export_lines_import(
         partial=partial,
         progress=progress,
         unreadable=report.errors,
-        count=len(numbered),
+        count=len(numbered) - 1,  # the header is not a memory: "10 of 10", not "10 of 11"
     )
 
 

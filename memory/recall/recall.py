@@ -15,7 +15,7 @@ from memory.elastic.mappings import VECTOR_FIELDS
 from memory.inference.language_detection import reads_as_english
 from memory.scope import SubjectScope
 from memory.selectors import RECALL_TYPES, memory_shape
-from memory.validation import id_list, list_filters, timestamp
+from memory.validation import id_list, list_filters, memory_types_check, timestamp
 from tenants.models import MemorySubject
 
 from .embedding import QUERY_EMBEDDER
@@ -37,9 +37,7 @@ def _validate(query: Any, k: Any, memory_types: Any) -> tuple[str, int, tuple[st
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= rc.MAX_K:
         raise ValidationFailed(f"k must be an integer from 1 to {rc.MAX_K}", field="k")
     types = tuple(memory_types) if memory_types else RECALL_TYPES
-    unknown = [t for t in types if t not in RECALL_TYPES]
-    if unknown:
-        raise ValidationFailed(f"unknown memory type(s) {unknown}; use {', '.join(RECALL_TYPES)}", field="types")
+    memory_types_check(types, allowed=RECALL_TYPES)
     return query.strip(), k, types
 
 

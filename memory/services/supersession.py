@@ -68,16 +68,31 @@ def fact_chain_head(
 def already_replaced(
     *, scope: SubjectScope, hit: dict[str, Any], field: str, precondition: bool = False
 ) -> Conflict | PreconditionFailed:
-    """The refusal of a second replacement of the fact ``hit`` (as just read), naming its chain's newest version."""
+    """The refusal of a second replacement of the fact ``hit`` (as just read), naming its chain's newest
+    version by the caller's external id too when the facts have one (a caller that names facts by its own
+    ids gets its own ids back), and giving it as the problem's ``newest`` member ({id, external_id})."""
     memory_id = hit["_id"]
     newest = fact_chain_head(reader=scope.reader(), filters=scope.read_filters(), memory_id=memory_id, hit=hit)
+    newest_hit = store.memories_fetch(
+        scope.reader(), ids=[newest], memory_types=store.FACT_TYPES_INDICES, filters=scope.read_filters()
+    ).get(newest)
+    newest_external = newest_hit["_source"].get("external_id") if newest_hit else None
+    old, new = _fact_named(memory_id, hit["_source"].get("external_id")), _fact_named(newest, newest_external)
     message = (
-        f"fact {memory_id} was already replaced; its newest version is {newest}. A replaced fact cannot be "
-        f"replaced again: edit the newest version ({newest})"
+        f"fact {old} was already replaced; its newest version is {new}. A replaced fact cannot be "
+        f"replaced again: edit the newest version ({new})"
     )
+    extensions = {"newest": {"id": newest, "external_id": newest_external}}
     if precondition:
-        return PreconditionFailed(f"fact {memory_id} changed since it was read (If-Match does not match): " + message)
-    return Conflict(message, field=field)
+        return PreconditionFailed(
+            f"fact {old} changed since it was read (If-Match does not match): " + message, extensions=extensions
+        )
+    return Conflict(message, field=field, extensions=extensions)
+
+
+def _fact_named(memory_id: str, external_id: str | None) -> str:
+    """A fact as a message names it: by the caller's external id (and its own id) when it has one."""
+    return f"{external_id} (id {memory_id})" if external_id else memory_id
 
 
 def supersession_claim(

@@ -95,6 +95,14 @@ def test_lists_page_by_cursor_and_iterate_every_page(atlas) -> None:
     assert [s.id for s in atlas.subject_list(page_size=2).subjects] == ["alice", "bob"]
 
 
+def test_a_conflict_gives_the_newest_by_its_external_id_from_the_problems_member(atlas) -> None:
+    atlas.fact_write(subject="alice", text="Lives in Berlin", external_id="home-1")
+    lisbon = atlas.fact_write(subject="alice", text="Lives in Lisbon", supersedes=["home-1"], external_id="home-2")
+    with pytest.raises(Conflict) as replaced:
+        atlas.fact_write(subject="alice", text="Lives in Faro", supersedes=["home-1"])
+    assert (replaced.value.newest, replaced.value.newest_external_id) == (lisbon.id, "home-2")
+
+
 def test_facts_superseded_include_superseded_and_conflict_names_the_newest(atlas) -> None:
     first = atlas.fact_write(subject="alice", text="Drinks coffee")
     etag = atlas.memory_get(subject="alice", memory_id=first.id).etag
@@ -107,7 +115,7 @@ def test_facts_superseded_include_superseded_and_conflict_names_the_newest(atlas
     assert type(replaced.value) is Conflict and replaced.value.newest == second.id
     with pytest.raises(Conflict) as again:
         atlas.fact_write(subject="alice", text="Drinks water", supersedes=[first.id])
-    assert again.value.newest == second.id
+    assert (again.value.newest, again.value.newest_external_id) == (second.id, None)
     current = atlas.memory_list(subject="alice", types=["semantic"])
     assert [m.text for m in current.memories] == ["Drinks tea"]
     everything = atlas.memory_list(subject="alice", types=["semantic"], include_superseded=True)

@@ -230,7 +230,10 @@ def test_recall_cli_filters_types_by_the_name_rest_and_mcp_use(imported) -> None
     assert {h["type"] for h in json.loads(out)["hits"]} == {"semantic", "procedural"}
     with pytest.raises(CommandError) as info:
         run("atlas_recall", "--tenant", "cli-co", "--subject", "maya", "Maya", "--types", "facts")
-    assert str(info.value) == "Error: argument --types: unknown memory type 'facts'"
+    assert str(info.value) == (
+        "Error: argument --types: unknown memory type(s) 'facts': use episodic, semantic, procedural, catalog "
+        "(did you mean semantic?)"
+    )
 
 
 def test_the_old_user_option_still_works_for_one_release_and_says_so(imported, capsys) -> None:

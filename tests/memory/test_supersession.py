@@ -409,9 +409,11 @@ def test_an_import_line_replacing_an_already_replaced_fact_is_a_line_error(maya)
         by_ext = {f["external_id"]: i for i, f in stored.items()}
         # Replacements are stored in file order once what they replace is stored: Madrid's turn comes
         # after Porto's and before Lisbon's (which waits for Porto), so the first time Porto is the newest.
-        newest = by_ext["f-home-2"] if attempt == 0 else by_ext["f-home-3"]
+        # The facts have the file's ids as external ids: the error names them by those, and by their own.
+        ext = "f-home-2" if attempt == 0 else "f-home-3"
+        newest = f"{ext} (id {by_ext[ext]})"
         assert report.errors == [
-            (4, f"fact {by_ext['f-home-1']} was already replaced; its newest version is {newest}. "
+            (4, f"fact f-home-1 (id {by_ext['f-home-1']}) was already replaced; its newest version is {newest}. "
                 f"A replaced fact cannot be replaced again: edit the newest version ({newest})")
         ], attempt  # fmt: skip
         assert sorted(by_ext) == ["f-home-1", "f-home-2", "f-home-3"]  # no Madrid
@@ -424,7 +426,7 @@ def test_an_import_line_replacing_an_already_replaced_fact_is_a_line_error(maya)
         create_subjects=False,
         actor="test",
     )
-    assert len(again.errors) == 1 and f"newest version is {by_ext['f-home-3']}" in again.errors[0][1]
+    assert len(again.errors) == 1 and f"newest version is f-home-3 (id {by_ext['f-home-3']})" in again.errors[0][1]
     assert "f-home-4" not in {f["external_id"] for f in _facts_of(maya).values()}
 
 

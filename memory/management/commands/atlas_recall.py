@@ -7,17 +7,18 @@ import json
 
 from memory.recall import RECALL_TYPES, memory_recall
 from memory.recall.explain import expected_line, explain_line
+from memory.validation import memory_types_refusal
 from tenants.management.base import AtlasCommand, subject_option, subject_required
 from tenants.selectors import subject_get, tenant_get
 
 
 def _types(value: str) -> list[str]:
     names = [name.strip() for name in value.split(",") if name.strip()]
-    unknown = [name for name in names if name not in RECALL_TYPES]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown memory type {unknown[0]!r}" if unknown else "name at least one memory type"
-        )
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one memory type")
+    refusal = memory_types_refusal(names, allowed=RECALL_TYPES)
+    if refusal is not None:
+        raise argparse.ArgumentTypeError(refusal)
     return list(dict.fromkeys(names))
 
 

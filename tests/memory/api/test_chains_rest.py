@@ -37,6 +37,25 @@ def _facts(svc, superseded: bool = False) -> list[dict]:
     return svc("GET", "subjects/alice/memories", params=params).json()["memories"]
 
 
+def test_a_409_for_a_replaced_fact_names_the_callers_external_ids_and_gives_the_newest(world) -> None:
+    """A caller that names facts by its own ids gets its own ids back in the 409, and the newest version as a
+    member of the problem ({id, external_id}) that a client reads without parsing the detail."""
+    svc = world["svc"]
+    home = svc("POST", "subjects/alice/facts", json={"text": "Alice lives in Berlin", "external_id": "home-1"}).json()
+    body = {"text": "Alice lives in Lisbon", "supersedes": ["home-1"], "external_id": "home-2"}
+    lisbon = svc("POST", "subjects/alice/facts", json=body).json()
+    refused = _problem(
+        svc("POST", "subjects/alice/facts", json={"text": "Alice lives in Faro", "supersedes": ["home-1"]}), 409
+    )
+    assert refused["detail"] == (
+        f"fact home-1 (id {home['id']}) was already replaced; its newest version is home-2 (id {lisbon['id']}). "
+        f"A replaced fact cannot be replaced again: edit the newest version (home-2 (id {lisbon['id']}))"
+    )
+    assert refused["newest"] == {"id": lisbon["id"], "external_id": "home-2"}
+    edit = _problem(svc("PATCH", f"subjects/alice/facts/{home['id']}", json={"text": "Alice lives in Faro"}), 409)
+    assert edit["newest"] == {"id": lisbon["id"], "external_id": "home-2"}
+
+
 def test_eight_concurrent_posts_superseding_one_fact_one_201_seven_409(world) -> None:
     """The report: 8 concurrent POSTs with the same supersedes got 8 × 201 in each of 5 rounds. Now one
     wins; the seven others get 409 naming the winner and leave no fact behind."""

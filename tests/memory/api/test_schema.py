@@ -24,6 +24,30 @@ def test_schema_matches_the_committed_snapshot() -> None:
     assert _generate() == SNAPSHOT.read_text(), "the API changed: run `make schema` and commit memory/api/openapi.yaml"
 
 
+def _refs(node) -> set[str]:
+    if isinstance(node, dict):
+        return {node["$ref"]} if "$ref" in node else set().union(*map(_refs, node.values()))
+    return set().union(*map(_refs, node)) if isinstance(node, list) else set()
+
+
+def test_every_reference_names_a_component_and_the_forget_all_body_is_documented() -> None:
+    schema = yaml.safe_load(SNAPSHOT.read_text())
+    defined = {f"#/components/schemas/{name}" for name in schema["components"]["schemas"]}
+    assert _refs(schema) - defined == set()  # StepIn was referenced and never defined
+    forget_all = schema["paths"]["/api/v1/subjects/{subject}/memories"]["delete"]
+    body = forget_all["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/ForgetAllInRequest"}
+    assert schema["components"]["schemas"]["ForgetAllInRequest"]["required"] == ["confirm"]
+
+
+def test_post_facts_is_described_for_its_callers_not_by_an_internal_note() -> None:
+    schema = yaml.safe_load(SNAPSHOT.read_text())
+    described = [op.get("description", "") for item in schema["paths"].values() for op in item.values()]
+    assert not any("A route under" in text for text in described)
+    fact_write = schema["paths"]["/api/v1/subjects/{subject}/facts"]["post"]["description"]
+    assert fact_write.startswith("A durable statement about the subject. `supersedes` names the facts it replaces")
+
+
 def test_every_operation_has_a_summary_an_id_and_its_errors() -> None:
     schema = yaml.safe_load(SNAPSHOT.read_text())
     operations = [(path, method, op) for path, item in schema["paths"].items() for method, op in item.items()]

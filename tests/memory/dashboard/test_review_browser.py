@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory import selectors
-from memory.models import RejectedProposal
+from memory.models import ConsolidationRun, RejectedProposal
 from memory.services import writes
 from tenants.models import AuditRecord, Tenant
 from tests.browser import person_login
@@ -37,7 +37,14 @@ def test_the_person_reviews_one_by_one_and_in_bulk(page, axe_clean, screenshot, 
         subject=maya, text="Maya lives in Porto", supersedes=[mine["id"]], written_by="token:travel-agent"
     )
     cat = writes.fact_write(subject=maya, text="Maya has a cat", written_by="token:travel-agent")
-    run_facts = [writes.fact_write(subject=maya, text=f"Maya visited museum {n}", **RUN) for n in range(2)]
+    # Run 41 was the nightly job's, run 42 an operator's atlas_consolidate: each group says which.
+    ConsolidationRun.objects.create(pk=41, tenant=maya.tenant, subject=maya, started_by="nightly")
+    ConsolidationRun.objects.create(pk=42, tenant=maya.tenant, subject=maya, started_by="manual")
+    said = writes.episode_write(subject=maya, text="I went to the <Gulbenkian> museum twice")
+    run_facts = [
+        writes.fact_write(subject=maya, text=f"Maya visited museum {n}", source_episodes=[said["id"]], **RUN)
+        for n in range(2)
+    ]
     run_other = [
         writes.fact_write(subject=maya, text=f"Maya read book {n}", authority="consolidation", written_by="run:42")
         for n in range(2)
@@ -50,6 +57,8 @@ def test_the_person_reviews_one_by_one_and_in_bulk(page, axe_clean, screenshot, 
     assert "Maya lives in Lisbon" in item.locator(".old").inner_text()
     assert "Maya lives in Porto" in item.locator(".new").inner_text()
     assert "by you" in item.locator(".old").inner_text()
+    cited = page.locator(f"#proposal-{run_facts[0]['id']} .cited-turn")
+    assert cited.locator("p").inner_text() == "I went to the <Gulbenkian> museum twice"  # as text, escaped
     _check(page, axe_clean, screenshot, "review-queue")
 
     # Accept the replacement: the person's fact is replaced, the chain has two versions.
@@ -79,10 +88,10 @@ def test_the_person_reviews_one_by_one_and_in_bulk(page, axe_clean, screenshot, 
         "button", name="Accept all 1"
     ).click()
     assert page.get_by_text("Accepted 1 proposal from Nightly consolidation (run 41).").is_visible()
-    page.get_by_role("region", name="Nightly consolidation (run 42) · 2 proposals").get_by_role(
+    page.get_by_role("region", name="Consolidation started by hand (run 42) · 2 proposals").get_by_role(
         "button", name="Reject all 2"
     ).click()
-    assert page.get_by_text("Rejected 2 proposals from Nightly consolidation (run 42).").is_visible()
+    assert page.get_by_text("Rejected 2 proposals from Consolidation started by hand (run 42).").is_visible()
     assert page.get_by_text("Nothing waits for your review.").is_visible()
     _check(page, axe_clean, screenshot, "review-done")
 

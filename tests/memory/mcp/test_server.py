@@ -85,8 +85,10 @@ def test_initialize_and_the_tool_list_with_the_official_client(atlas_server, ali
     assert recall["fact_type"]["enum"] == ["preference", "identity", "constraint", "world"]
     assert (recall["since"]["format"], recall["until"]["format"]) == ("date-time", "date-time")
     remember = by_name["remember"].input_schema
-    assert remember["required"] == ["kind"]
+    assert remember["required"] == []  # type, or its old name kind (memory.mcp.tools._remembered_type)
+    assert remember["properties"]["type"]["enum"] == ["episodic", "semantic", "procedural"]
     assert remember["properties"]["kind"]["enum"] == ["episode", "fact", "playbook"]
+    assert (remember["properties"]["kind"]["deprecated"], remember["properties"]["at"]["deprecated"]) == (True, True)
     assert remember["properties"]["fact_type"]["enum"] == ["preference", "identity", "constraint", "world"]
     update = by_name["update_fact"].input_schema
     assert update["required"] == ["memory_id", "text"]

@@ -34,15 +34,22 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
             episode = payload(
                 await s.call_tool(
                     "remember",
-                    {"kind": "episode", "text": "I just adopted a greyhound called Comet", "session_id": "s1"},
+                    {
+                        "type": "episodic",
+                        "text": "I just adopted a greyhound called Comet",
+                        "session_id": "s1",
+                        "timestamp": "2026-03-11T09:00:00Z",
+                    },
                 )
             )
             assert (episode["type"], episode["session_id"], episode["role"]) == ("episodic", "s1", "user")
+            assert episode["timestamp"].startswith("2026-03-11T09:00:00")
             fact = payload(
                 await s.call_tool(
                     "remember",
                     {
-                        "kind": "fact",
+                        "type": "semantic",
+                        "kind": "fact",  # the old name too, meaning the same: accepted
                         "text": "Alice's dog is a greyhound called Comet",
                         "fact_type": "identity",
                         "confidence": 0.95,
@@ -68,18 +75,20 @@ def test_every_tool_with_a_subject_token(atlas_server, acme) -> None:
 
             recalled = payload(await s.call_tool("recall_memory", {"query": "What is Alice's dog called?", "k": 3}))
             # The turn the fact cites is folded under it: two memories, the fact first with its evidence.
-            assert [m["id"] for m in recalled["memories"]] == [fact["id"], playbook["id"]]
-            assert recalled["memories"][0]["evidence"] == [
+            # "hits", as REST names them; "memories", the old name, carries the same until it goes.
+            assert [m["id"] for m in recalled["hits"]] == [fact["id"], playbook["id"]]
+            assert recalled["memories"] == recalled["hits"]
+            assert recalled["hits"][0]["evidence"] == [
                 {"id": episode["id"], "timestamp": episode["timestamp"], "text": episode["text"]}
             ]
-            assert [m["rank"] for m in recalled["memories"]] == [1, 2]
+            assert [m["rank"] for m in recalled["hits"]] == [1, 2]
             apart = {"query": "What is Alice's dog called?", "k": 3, "fold_evidence": False}
             recalled = payload(await s.call_tool("recall_memory", apart))
-            assert len(recalled["memories"]) == 3 and episode["id"] in [m["id"] for m in recalled["memories"]]
-            assert [m["rank"] for m in recalled["memories"]] == [1, 2, 3]
+            assert len(recalled["hits"]) == 3 and episode["id"] in [m["id"] for m in recalled["hits"]]
+            assert [m["rank"] for m in recalled["hits"]] == [1, 2, 3]
             why = {"query": "What is Alice's dog called?", "k": 1, "explain": True, "expect": [playbook["id"]]}
             explained = payload(await s.call_tool("recall_memory", why))
-            assert explained["memories"][0]["explain"]["folded"] == [episode["id"]]
+            assert explained["hits"][0]["explain"]["folded"] == [episode["id"]]
             assert explained["explain"]["expected"][0]["removed_by"] == "rank"
             only_facts = payload(await s.call_tool("recall_memory", {"query": "dog", "types": ["semantic"]}))
             assert texts(only_facts) == ["Alice's dog is a greyhound called Comet"]
@@ -170,7 +179,19 @@ BAD_ARGUMENTS = [
     ("recall_memory", {"query": "x", "k": 0}, "k", "0 is less than the minimum of 1"),
     ("recall_memory", {"query": "x", "k": 51}, "k", "51 is greater than the maximum of 50"),
     ("recall_memory", {"query": "x", "k": "5"}, "k", "'5' is not of type 'integer'"),
-    ("recall_memory", {"query": "x", "types": ["archive"]}, "types.0", "'archive' is not one of"),
+    (
+        "recall_memory",
+        {"query": "x", "types": ["archive"]},
+        "types.0",
+        "types.0: unknown memory type(s) 'archive': use episodic, semantic, procedural, catalog",
+    ),
+    (
+        "list_memories",
+        {"types": ["semantic", "fact"]},
+        "types.1",
+        "invalid arguments for list_memories: types.1: unknown memory type(s) 'fact': use episodic, semantic, "
+        "procedural, catalog (did you mean semantic?)",
+    ),
     ("recall_memory", {"query": "x", "limit": 3}, "limit", "Additional properties are not allowed ('limit'"),
     ("recall_memory", {"query": "x", "as_of": "last tuesday"}, "as_of", "as_of must be an ISO 8601 date-time"),
     ("recall_memory", {"query": "x", "fact_type": "gossip"}, "fact_type", "'gossip' is not one of"),
@@ -181,8 +202,32 @@ BAD_ARGUMENTS = [
         "fact_type",
         "fact_type recalls facts only",
     ),
-    ("remember", {"text": "x"}, "kind", "'kind' is a required property"),
+    (
+        "remember",
+        {"text": "x"},
+        "type",
+        "remember needs type: episodic (a user turn), semantic (a fact) or procedural (a playbook)",
+    ),
+    ("remember", {"type": "fact", "text": "x"}, "type", "'fact' is not one of ['episodic', 'semantic', 'procedural']"),
     ("remember", {"kind": "memo", "text": "x"}, "kind", "'memo' is not one of ['episode', 'fact', 'playbook']"),
+    (
+        "remember",
+        {"kind": "fact", "type": "procedural", "text": "x"},
+        "kind",
+        "kind is the old name of type, and kind=fact means type=semantic, not procedural: give type only",
+    ),
+    (
+        "remember",
+        {"type": "episodic", "text": "x", "at": "2026-03-11T09:00:00Z", "timestamp": "2026-03-11T09:00:00Z"},
+        "at",
+        "at is the old name of timestamp: give timestamp only",
+    ),
+    (
+        "remember",
+        {"type": "semantic", "text": "x", "timestamp": "2026-03-11T09:00:00Z"},
+        "timestamp",
+        "timestamp does not apply to a fact",
+    ),
     ("remember", {"kind": "episode"}, "text", "an episode needs text"),
     ("remember", {"kind": "fact", "text": "x", "name": "n"}, "name", "name does not apply to a fact"),
     ("remember", {"kind": "fact", "text": "x", "confidence": 2}, "confidence", "2 is greater than the maximum"),
@@ -282,6 +327,26 @@ def test_bad_arguments_are_tool_errors_naming_the_field(atlas_server, acme) -> N
             assert payload(await s.call_tool("list_memories", {}))["memories"] == []  # nothing half-written
 
     run(go)
+
+
+def test_updating_a_replaced_fact_is_a_conflict_giving_the_newest_version(atlas_server, acme) -> None:
+    """The tool error carries the newest version as REST's 409 does (``newest``: id and external id)."""
+    tenant, people = acme
+    alice = people["alice"]
+    old = writes.fact_write(subject=alice, text="Alice lives in Berlin", external_id="home-1")
+    new = writes.fact_write(subject=alice, text="Alice lives in Lisbon", supersedes=["home-1"], external_id="home-2")
+    token = token_for(tenant, alice)
+
+    async def go():
+        async with mcp_session(atlas_server.url, token) as s:
+            return tool_error(await s.call_tool("update_fact", {"memory_id": old["id"], "text": "Alice lives in Faro"}))
+
+    error = run(go)
+    assert (error["code"], error["field"]) == ("conflict", "memory_id")
+    assert error["newest"] == {"id": new["id"], "external_id": "home-2"}
+    assert error["message"].startswith(
+        f"fact home-1 (id {old['id']}) was already replaced; its newest version is home-2 (id {new['id']})."
+    )
 
 
 def test_unknown_ids_are_not_found(atlas_server, acme) -> None:

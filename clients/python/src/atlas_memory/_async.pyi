@@ -66,7 +66,7 @@ class AsyncAtlas:
         agent_id: str | None = None,
         role: str | None = None,
         event_type: str | None = None,
-        at: Time | None = None,
+        timestamp: Time | None = None,
         external_id: str | None = None,
         idempotency_key: str | None = None,
     ) -> Memory: ...
@@ -198,7 +198,7 @@ class AsyncAtlas:
         agent_id: str | None = None,
         role: str | None = None,
         event_type: str | None = None,
-        at: Time | None = None,
+        timestamp: Time | None = None,
         external_id: str | None = None,
         recall: RecallOptions | None = None,
         idempotency_key: str | None = None,

@@ -132,7 +132,7 @@ class Operations:
         agent_id: str | None = None,
         role: str | None = None,
         event_type: str | None = None,
-        at: Time | None = None,
+        timestamp: Time | None = None,
         external_id: str | None = None,
         idempotency_key: str | None = None,
     ) -> Memory:
@@ -149,7 +149,7 @@ class Operations:
         agent_id: str | None = None,
         role: str | None = None,
         event_type: str | None = None,
-        at: Time | None = None,
+        timestamp: Time | None = None,
         external_id: str | None = None,
         recall: RecallOptions | None = None,
         idempotency_key: str | None = None,

@@ -34,6 +34,8 @@ class AtlasError(Exception):
         title: str = "",
         errors: list[FieldError] | None = None,
         headers: httpx.Headers | None = None,
+        newest: str | None = None,
+        newest_external_id: str | None = None,
     ) -> None:
         super().__init__(f"{status} {title}: {detail}" if status else detail)
         self.status = status
@@ -42,6 +44,10 @@ class AtlasError(Exception):
         self.detail = detail
         self.errors = errors or []
         self.headers = headers or httpx.Headers()
+        # The problem's ``newest`` member (a 409 or 412 about a replaced fact): its newest version's id and
+        # external id, as the server gives them (never parsed out of the detail).
+        self.newest = newest
+        self.newest_external_id = newest_external_id
 
     @property
     def code(self) -> str:
@@ -73,21 +79,15 @@ class NotFound(AtlasError):
     """404: missing, or not this token's (the API answers both alike)."""
 
 
-# The server names the newest version of a replaced fact, and a proposal's current version, in the
-# detail only (memory/services/supersession.py already_replaced, gate.py version_check); the tests run
-# against the live server keep these in step with its wording.
-_NEWEST = (re.compile(r"newest version \(([^)\s]+)\)"), re.compile(r"newest version is (\S+?)\.?(?:\s|$)"))
+# A changed proposal's current version is named in the detail only (memory/services/gate.py version_check);
+# the tests run against the live server keep this in step with its wording.
 _VERSION = re.compile(r"\(version ([^)\s]+)\)")
 
 
 class Conflict(AtlasError):
     """409: the write collides with what is stored. ``newest`` is the id of a replaced fact's newest
-    version (edit that one instead), ``version`` a changed proposal's current version."""
-
-    @property
-    def newest(self) -> str | None:
-        found = next((m for m in (p.search(self.detail) for p in _NEWEST) if m), None)
-        return found.group(1) if found else None
+    version (edit that one instead) and ``newest_external_id`` its external id, from the problem's
+    ``newest`` member; ``version`` is a changed proposal's current version."""
 
     @property
     def version(self) -> str | None:
@@ -163,6 +163,7 @@ def error_from(response: httpx.Response) -> AtlasError:
         for e in body.get("errors") or []
         if isinstance(e, dict)
     ]
+    newest = body.get("newest") if isinstance(body.get("newest"), dict) else {}
     return kind(
         str(body.get("detail", "")),
         status=response.status_code,
@@ -170,4 +171,10 @@ def error_from(response: httpx.Response) -> AtlasError:
         title=str(body.get("title", response.reason_phrase)),
         errors=errors,
         headers=response.headers,
+        newest=_text_or_none(newest.get("id")),
+        newest_external_id=_text_or_none(newest.get("external_id")),
     )
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
