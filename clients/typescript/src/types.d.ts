@@ -56,7 +56,9 @@ export interface EpisodeInRequest {
   role?: RoleEnum;
   /** Default 'message'. */
   event_type?: string;
-  /** When it was said (default: now). */
+  /** When it was said (default: now); every answer and the export name it so. */
+  timestamp?: string | Date;
+  /** Deprecated: the old name of `timestamp` (answered with a Deprecation header). */
   at?: string | Date;
   /** Your own id for this subject's memory: re-sending it overwrites that memory; the same id sent for another subject is a separate memory of that subject. */
   external_id?: string;
@@ -109,6 +111,12 @@ export type FactTypeEnum = "preference" | "identity" | "constraint" | "world";
 export interface FieldErrorOut {
   field: string;
   message: string;
+}
+
+/** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
+export interface ForgetAllInRequest {
+  /** The subject's id again: forgetting everything cannot be undone. */
+  confirm: string;
 }
 
 export interface ForgottenAllOut {
@@ -281,6 +289,12 @@ export interface MemoryPageOut {
  */
 export type MemoryStatusEnum = "current" | "pending" | "superseded";
 
+export interface NewestOut {
+  id: string;
+  /** Your own id for it, if it has one. */
+  external_id: string | null;
+}
+
 export type NullEnum = null;
 
 /** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
@@ -351,6 +365,8 @@ export interface ProblemOut {
   status: number;
   detail: string;
   errors?: Array<FieldErrorOut>;
+  /** A 409 or 412 about a fact replaced already: its chain's newest version (edit that one instead). */
+  newest?: NewestOut;
 }
 
 /** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
@@ -600,7 +616,9 @@ export interface TurnInRequest {
   role?: RoleEnum;
   /** Default 'message'. */
   event_type?: string;
-  /** When it was said (default: now). */
+  /** When it was said (default: now); every answer and the export name it so. */
+  timestamp?: string | Date;
+  /** Deprecated: the old name of `timestamp` (answered with a Deprecation header). */
   at?: string | Date;
   /** Your own id for this subject's memory: re-sending it overwrites that memory; the same id sent for another subject is a separate memory of that subject. */
   external_id?: string;
