@@ -130,6 +130,10 @@ def _valid_during(*, start: str | None, end: str | None) -> dict[str, Any]:
     return {"bool": {"filter": clauses}}
 
 
+# A memory whose text names a date (memory.services.prepare.dates_named).
+DATED = {"exists": {"field": "mention_ranges"}}
+
+
 def about_time_filter(*, start: date | None, end: date | None) -> list[dict[str, Any]]:
     """The memories about the days [start, end] (inclusive; either open, not both): a current memory that
     names a date in them (``mention_ranges``), an episode said on one of them, a current fact with stated

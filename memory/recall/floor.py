@@ -49,6 +49,7 @@ def floor_apply(
     floor: float,
     min_score: float | None,
     question_reads_english: bool = True,
+    time_named: bool = False,
 ) -> Floored:
     """The memories of ``lifted`` that clear this recall's floor, in their order."""
     if min_score is not None:
@@ -73,8 +74,8 @@ def floor_apply(
     lowest = min(similarity.values(), default=0.0)
     named = re.search(rc.LITERAL_QUERY_PATTERN, text) is not None
     found_by_bm25 = {hit["_id"] for hit in dict(legs).get("bm25", Leg(hits=[], weight=0)).hits} if named else set()
-    # A memory about the time the question names (the time leg) fits it by that alone.
-    about_time = {hit["_id"] for hit in dict(legs).get("time", Leg(hits=[], weight=0)).hits}
+    # A memory about the time the question names (the time leg, when the question names one) fits it by that alone.
+    about_time = {hit["_id"] for hit in dict(legs).get("time", Leg(hits=[], weight=0)).hits} if time_named else set()
 
     def verdict(memory_id: str, _score: float, hit: dict[str, Any]) -> bool | str:
         if (

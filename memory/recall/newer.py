@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
+
 from memory.validation import timestamp
 
 from .fusion import Leg
 
 Ranked = list[tuple[str, float, dict[str, Any]]]
 
-#: How high the main dense leg must rank a turn for it to count as being about what the question asks.
-DENSE_RANK_MAX = 10
 #: The facts whose newer statements are looked for: the first in the top k, the one the question is most about.
 FACTS_CHECKED = 1
 
@@ -51,12 +51,13 @@ def _since(source: dict[str, Any]) -> datetime | None:
 
 def newer_statements_place(ranked: Ranked, *, k: int, legs: list[tuple[str, Leg]], cited: set[str]) -> Placed:
     """The first FACTS_CHECKED current facts in the top ``k``, each with the best-ranked turn that is
-    newer than it, cited by no fact (``cited``), and among the main dense leg's first DENSE_RANK_MAX hits,
-    moved to just below it when it stood lower."""
+    newer than it, cited by no fact (``cited``), and among the main dense leg's first
+    ATLAS_NEWER_DENSE_RANK hits (how high the leg must rank a turn for it to be about what the question
+    asks; 0 = off), moved to just below it when it stood lower."""
     dense = dict(legs).get("dense")
-    if dense is None:
+    if dense is None or not settings.ATLAS_NEWER_DENSE_RANK:
         return Placed(ranked=ranked)
-    about = {hit["_id"] for hit in dense.hits[:DENSE_RANK_MAX]}
+    about = {hit["_id"] for hit in dense.hits[: settings.ATLAS_NEWER_DENSE_RANK]}
     out = Placed(ranked=list(ranked))
     facts = [(i, item) for i, item in enumerate(ranked[:k]) if _is_current_fact(item[2]["_source"])][:FACTS_CHECKED]
     for _, (fact_id, _, fact) in facts:

@@ -117,6 +117,7 @@ def memory_recall(
             floor=settings.ATLAS_RECALL_FLOOR if run.options.floor and settings.ATLAS_DENSE_PLAIN_SIMILARITY else 0.0,
             min_score=run.min_score,
             question_reads_english=run.question_reads_english,
+            time_named=run.asked_time is not None and bool(run.asked_time.start or run.asked_time.end),
         )
     )
     placed = (
@@ -489,4 +490,9 @@ def _plan(run: RecallRun) -> tuple[LegSearches, dict[str, Any]]:
             *run.narrowing,
         ]
         plan.about_time_indices = types + (("archive",) if "semantic" in types else ())
+    elif asked is not None and asked.asks_when and settings.ATLAS_TIME_LEG_WHEN:
+        # "When did I move to Lisbon?" names no time: the memories that carry a date are the ones that can
+        # answer it (a turn saying "last month" resolved at write time).
+        plan.about_time = [*filters, queries.DATED]
+        plan.about_time_indices = indices
     return plan, pending

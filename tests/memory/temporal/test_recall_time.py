@@ -212,3 +212,18 @@ def test_time_leg_never_reaches_another_subjects_memories(maya, tom) -> None:
         subject=maya, query="What did I do on the weekend of 24 October 2026?", k=10, now=monday + 10 * DAY
     )
     assert ids(result) == [mine["id"]]
+
+
+def test_a_question_asking_when_favours_the_turns_that_name_a_date(maya) -> None:
+    monday = datetime(2026, 10, 26, 20, tzinfo=UTC)
+    dated = episode_write(subject=maya, text="Picked up my new road bike last weekend", at=monday.isoformat())
+    for n, what in enumerate(
+        ("Rode the road bike to work", "The road bike needs new brake pads", "Cleaned the road bike")
+    ):
+        episode_write(subject=maya, text=what, at=(monday + (n + 1) * 7 * DAY).isoformat())
+    result = memory_recall(
+        subject=maya, query="When did I get my new road bike?", k=3, now=monday + 40 * DAY, explain=True
+    )
+    assert "time" in result.legs
+    assert ids(result)[0] == dated["id"]
+    assert result.hits[0]["mentions"][0]["phrase"] == "last weekend"
