@@ -11,11 +11,13 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from atlas_site.errors import ValidationFailed
 from memory.elastic import store
 from memory.recall import RecallOptions, memory_recall
+from memory.validation import timestamp
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import subject_get, tenant_es_client
 
@@ -32,6 +34,8 @@ class EvalQuery:
     query: str
     gold_ids: list[str]
     kind: str | None = None
+    # The question's clock: when it is asked (a set about time replays questions asked in its past).
+    now: datetime | None = None
 
 
 @dataclass
@@ -86,6 +90,7 @@ def eval_queries_parse(lines: Iterable[str]) -> list[EvalQuery]:
                     str(raw["query"]),
                     [str(g) for g in raw["gold_ids"]],
                     raw.get("kind"),
+                    timestamp(raw["now"], field_name="now") if raw.get("now") else None,
                 )
             )
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
@@ -150,12 +155,12 @@ def recall_evaluate(
     depth = max(k, max(CUTOFFS))
     for n, q in enumerate(queries, start=1):
         owner = subject(q.user_id)
-        result = memory_recall(subject=owner, query=q.query, k=depth, options=options)
+        result = memory_recall(subject=owner, query=q.query, k=depth, options=options, now=q.now)
         report.per_query.append(eval_row(q, result.hits, types=types, k=k))
         if check_leaks:
             other_id = next((o for o in others if o != q.user_id), None)
             if other_id is not None:
-                other = memory_recall(subject=subject(other_id), query=q.query, k=depth, options=options)
+                other = memory_recall(subject=subject(other_id), query=q.query, k=depth, options=options, now=q.now)
                 owner_user_id = str(owner.es_id)
                 leaked = [h["id"] for h in other.hits if h.get("user_id") == owner_user_id]
                 if leaked:

@@ -20,7 +20,7 @@ from tenants.models import MemorySubject, Tenant
 
 RECALL_TYPES = ("episodic", "semantic", "procedural", "catalog")
 TYPE_FIELDS = {
-    "episodic": ("session_id", "agent_id", "role", "event_type", "timestamp", "previous_turn_id"),
+    "episodic": ("session_id", "agent_id", "role", "event_type", "timestamp", "previous_turn_id", "mentions"),
     "semantic": (
         "fact_type",
         "confidence",
@@ -34,6 +34,7 @@ TYPE_FIELDS = {
         "valid_from",
         "valid_to",
         "contradiction",
+        "mentions",
     ),
     "procedural": (
         "name",

@@ -67,7 +67,14 @@ class RecallOptionsIn(Strict):
         help_text="Deprecated: the old name of `types` (answered with a Deprecation header).",
     )
     include_superseded = serializers.BooleanField(required=False)
-    as_of = serializers.DateTimeField(required=False, help_text="Recall as things stood at this time.")
+    as_of = serializers.DateTimeField(
+        required=False,
+        help_text="Valid time: recall what held at this time (a fact from its valid_from until its valid_to or "
+        "its replacement), as known now.",
+    )
+    known_at = serializers.DateTimeField(
+        required=False, help_text="Recorded time: recall what had been recorded by this time (what we knew then)."
+    )
     fact_type = Choice(
         choices=FACT_TYPE_CHOICES,
         required=False,
@@ -223,6 +230,13 @@ class CatalogEditIn(Strict):
     tags = serializers.ListField(child=serializers.CharField(), required=False)
 
 
+class MentionOut(serializers.Serializer):
+    phrase = serializers.CharField(help_text="The words that name the date, as written.")
+    start = serializers.DateField(help_text="The first day it covers.")
+    end = serializers.DateField(help_text="The last day it covers (inclusive).")
+    granularity = serializers.ChoiceField(choices=["day", "week", "month", "season", "year"])
+
+
 class MemoryOut(serializers.Serializer):
     id = serializers.CharField()
     type = serializers.ChoiceField(choices=LIST_TYPE_CHOICES)
@@ -257,6 +271,12 @@ class MemoryOut(serializers.Serializer):
     version = serializers.CharField(
         required=False,
         help_text="Pending proposals: the version to name when you accept or reject it (a change since is a 409).",
+    )
+    mentions = MentionOut(
+        many=True,
+        required=False,
+        help_text="Episodes and facts: the dates the text names, resolved against the memory's own time "
+        '("last month" in a turn of 18 March is 1-28 February). Absent when it names none.',
     )
 
 
@@ -313,6 +333,11 @@ class HitOut(MemoryOut):
         many=True, required=False, help_text="The episodes this fact cites, newest first (at most 5); folded in."
     )
     evidence_count = serializers.IntegerField(required=False, help_text="How many episodes it cites in all.")
+    newer_than = serializers.CharField(
+        required=False,
+        help_text="A turn said after the fact just above it was stored, that no fact states yet: it may change "
+        "that fact (its id). Consolidation decides at night; until then the agent sees both.",
+    )
     explain = serializers.DictField(required=False, help_text="With explain: why this hit ranked here.")
 
 

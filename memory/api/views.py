@@ -108,6 +108,7 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         memory_types=renamed(options, old="memory_types", new="types")[0],
         include_superseded=options.get("include_superseded", False),
         as_of=options["as_of"].isoformat() if options.get("as_of") else None,
+        known_at=options["known_at"].isoformat() if options.get("known_at") else None,
         fact_type=options.get("fact_type"),
         since=options.get("since"),
         until=options.get("until"),

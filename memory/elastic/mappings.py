@@ -16,6 +16,7 @@ from django.conf import settings
 from elasticsearch.dsl import (
     Boolean,
     Date,
+    DateRange,
     DenseVector,
     Document,
     Float,
@@ -24,6 +25,7 @@ from elasticsearch.dsl import (
     Keyword,
     MetaField,
     Nested,
+    Object,
     Text,
 )
 
@@ -92,6 +94,16 @@ class MemoryDocument(Document):
     created_at = Date()
 
 
+class DatedMemory(MemoryDocument):
+    """A turn or fact whose text names dates: each resolved at write time against the memory's own time
+    (memory.temporal, docs/temporal.md), kept for people and agents to read (``mentions``: phrase, start,
+    end, granularity; not searched) and as ranges recall matches a question's time against
+    (``mention_ranges``: Elasticsearch's ``date_range``, queried with ``relation: intersects``)."""
+
+    mentions = Object(enabled=False)
+    mention_ranges = DateRange(format="strict_date")
+
+
 class AuthoredMemory(MemoryDocument):
     """A fact or playbook: who it speaks for and whether it waits for review (memory/authority.py)."""
 
@@ -108,7 +120,7 @@ class AuthoredMemory(MemoryDocument):
     proposal_for = Keyword()
 
 
-class EpisodicMemory(MemoryDocument):
+class EpisodicMemory(DatedMemory):
     memory_type_name = "episodic"
     # What the embedding saw besides the turn (session date, previous turn); not searched.
     embedding_context = Keyword(index=False, doc_values=False)
@@ -121,7 +133,7 @@ class EpisodicMemory(MemoryDocument):
     timestamp = Date()
 
 
-class SemanticMemory(AuthoredMemory):
+class SemanticMemory(AuthoredMemory, DatedMemory):
     memory_type_name = "semantic"
     fact_type = Keyword()
     confidence = Float()
@@ -137,6 +149,8 @@ class SemanticMemory(AuthoredMemory):
     retracted = Boolean()
     valid_from = Date()
     valid_to = Date()
+    # valid_to was set when a successor stating its own valid_from replaced this version (a release undoes it).
+    valid_to_by_successor = Boolean()
     pending_outcome = Boolean()
     # Consolidation: when a later conversation last confirmed the fact, and the ids of the runs'
     # changes already applied to it (a redelivered run applies none twice).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from memory import recall_constants as rc
@@ -23,48 +23,151 @@ def pending_filter() -> list[dict[str, Any]]:
     return [{"term": {"review_state": "pending"}}]
 
 
-def visibility_filter(*, include_superseded: bool, as_of: datetime | None) -> list[dict[str, Any]]:
-    """Which memories count: current ones, or every version, or what was valid at ``as_of`` — never a
-    pending one (a proposal is not a memory until the person accepts it)."""
+def _missing(field: str) -> dict[str, Any]:
+    return {"bool": {"must_not": [{"exists": {"field": field}}]}}
+
+
+def _either(*clauses: dict[str, Any]) -> dict[str, Any]:
+    return {"bool": {"should": list(clauses), "minimum_should_match": 1}}
+
+
+def visibility_filter(
+    *, include_superseded: bool, as_of: datetime | None, known_at: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Which memories count — never a pending one (a proposal is not a memory until the person accepts it).
+
+    Bitemporal: ``as_of`` is valid time — what held then, as we know it now: a memory said or stored by
+    then; a fact from its stated valid_from (else from when it was recorded) until its valid_to (else until
+    a newer version replaced it); a harshly corrected version never held. ``known_at`` is recorded time —
+    what we had been told by then: stored by then, and replaced (or retracted) only by what came before it.
+    Neither: the current memories, or every version with ``include_superseded``."""
+    if as_of is None and known_at is None:
+        if include_superseded:
+            return [NOT_PENDING]
+        return [NOT_PENDING, {"bool": {"must_not": _REPLACED}}]
+    out = [NOT_PENDING]
+    if known_at is not None:
+        k = known_at.isoformat()
+        out.append(_either({"range": {"created_at": {"lte": k}}}, _missing("created_at")))
+        if not include_superseded and as_of is None:  # the versions current then
+            out.append({"bool": {"must_not": [{"range": {"superseded_at": {"lte": k}}}]}})
+        # Retracted only by a correction made by then.
+        out.append(
+            _either(_missing("retracted"), {"term": {"retracted": False}}, {"range": {"superseded_at": {"gt": k}}})
+        )
+    else:
+        out.append({"bool": {"must_not": [{"term": {"retracted": True}}]}})
     if as_of is not None:
-        at = as_of.isoformat()
-        return [
-            NOT_PENDING,
-            {
-                "bool": {
-                    "should": [
-                        {"range": {"created_at": {"lte": at}}},
-                        {"bool": {"must_not": [{"exists": {"field": "created_at"}}]}},
-                    ],
-                    "minimum_should_match": 1,
-                }
-            },
-            {
-                "bool": {
-                    "should": [
-                        {"range": {"timestamp": {"lte": at}}},
-                        {"bool": {"must_not": [{"exists": {"field": "timestamp"}}]}},
-                    ],
-                    "minimum_should_match": 1,
-                }
-            },
-            {
-                "bool": {
-                    "must_not": [
-                        {"range": {"valid_from": {"gt": at}}},
-                        {"range": {"valid_to": {"lte": at}}},
-                        {"range": {"superseded_at": {"lte": at}}},
-                    ]
-                }
-            },
+        t = as_of.isoformat()
+        out += [
+            _either({"range": {"timestamp": {"lte": t}}}, _missing("timestamp")),
+            _either(
+                {"range": {"valid_from": {"lte": t}}},
+                {
+                    "bool": {
+                        "filter": [
+                            _missing("valid_from"),
+                            _either({"range": {"created_at": {"lte": t}}}, _missing("created_at")),
+                        ]
+                    }
+                },
+            ),
+            _either(
+                {"range": {"valid_to": {"gt": t}}},
+                {
+                    "bool": {
+                        "filter": [
+                            _missing("valid_to"),
+                            _either({"range": {"superseded_at": {"gt": t}}}, _missing("superseded_at")),
+                        ]
+                    }
+                },
+            ),
         ]
-    if include_superseded:
-        return [NOT_PENDING]
-    return [NOT_PENDING, {"bool": {"must_not": _REPLACED}}]
+    return out
 
 
 # A fact that a newer version replaced, or that a harsh correction retracted.
 _REPLACED = [{"exists": {"field": "superseded_by"}}, {"term": {"retracted": True}}]
+
+
+def _bounded(field: str, *, after: str | None, before: str | None) -> dict[str, Any]:
+    """``field`` after ``after`` and before ``before`` (exclusive; either open)."""
+    bounds = {k: v for k, v in (("gt", after), ("lt", before)) if v is not None}
+    return {"range": {field: bounds}}
+
+
+def _valid_during(*, start: str | None, end: str | None) -> dict[str, Any]:
+    """A fact valid at some time in [start, end) (either open): from valid_from (as stated, else when it was
+    recorded) until valid_to (as stated, else until a newer version replaced it, else still)."""
+    clauses = []
+    if end is not None:
+        unstated = {
+            "bool": {
+                "must_not": [{"exists": {"field": "valid_from"}}],
+                "filter": [_bounded("created_at", after=None, before=end)],
+            }
+        }
+        clauses.append(
+            {"bool": {"should": [_bounded("valid_from", after=None, before=end), unstated], "minimum_should_match": 1}}
+        )
+    if start is not None:
+        replaced = {
+            "bool": {
+                "must_not": [{"exists": {"field": "valid_to"}}],
+                "filter": [_bounded("superseded_at", after=start, before=None)],
+            }
+        }
+        still = {"bool": {"must_not": [{"exists": {"field": "valid_to"}}, {"exists": {"field": "superseded_at"}}]}}
+        clauses.append(
+            {
+                "bool": {
+                    "should": [_bounded("valid_to", after=start, before=None), replaced, still],
+                    "minimum_should_match": 1,
+                }
+            }
+        )
+    return {"bool": {"filter": clauses}}
+
+
+# A memory whose text names a date (memory.services.prepare.dates_named).
+DATED = {"exists": {"field": "mention_ranges"}}
+
+
+def about_time_filter(*, start: date | None, end: date | None) -> list[dict[str, Any]]:
+    """The memories about the days [start, end] (inclusive; either open, not both): a current memory that
+    names a date in them (``mention_ranges``), an episode said on one of them, a current fact with stated
+    validity holding then, and a replaced version over the time it held (a harshly corrected one never
+    held). Pending proposals never count."""
+    if start is None and end is None:
+        raise ValueError("a time needs at least one bound")
+    first = start.isoformat() if start else None
+    after_last = (end + timedelta(days=1)).isoformat() if end else None
+    mentioned = {
+        "range": {
+            "mention_ranges": {k: v for k, v in (("gte", first), ("lte", end and end.isoformat())) if v}
+            | {"relation": "intersects"}
+        }
+    }
+    said = {"range": {"timestamp": {k: v for k, v in (("gte", first), ("lt", after_last)) if v}}}
+    valid = _valid_during(start=first, end=after_last)
+    stated = {
+        "bool": {
+            "should": [{"exists": {"field": "valid_from"}}, {"exists": {"field": "valid_to"}}],
+            "minimum_should_match": 1,
+        }
+    }
+    current = {
+        "bool": {
+            "must_not": _REPLACED,
+            "should": [mentioned, said, {"bool": {"filter": [stated, valid]}}],
+            "minimum_should_match": 1,
+        }
+    }
+    held = {
+        "bool": {"filter": [{"exists": {"field": "superseded_by"}}, valid], "must_not": [{"term": {"retracted": True}}]}
+    }
+    return [NOT_PENDING, {"bool": {"should": [current, held], "minimum_should_match": 1}}]
 
 
 def replaced_filter() -> list[dict[str, Any]]:

@@ -41,6 +41,10 @@ ctx._source.superseded_by = [params.by];
 if (ctx._source.superseded_at == null) { ctx._source.superseded_at = params.at; }
 ctx._source.supersession_claimed_at = params.claimed_at;
 if (params.harsh) { ctx._source.retracted = true; }
+if (params.ends != null && ctx._source.valid_to == null) {
+  ctx._source.valid_to = params.ends;
+  ctx._source.valid_to_by_successor = true;
+}
 """
 # Undo a claim whose new fact was never stored (refused, failed, or the writer died): the fact is current again.
 RELEASE_SCRIPT = """
@@ -57,6 +61,10 @@ ctx._source.remove('superseded_by');
 ctx._source.remove('superseded_at');
 ctx._source.remove('supersession_claimed_at');
 ctx._source.retracted = false;
+if (ctx._source.valid_to_by_successor == true) {
+  ctx._source.remove('valid_to');
+  ctx._source.remove('valid_to_by_successor');
+}
 """
 # The reconciler's repair of a chain older versions forked: the one successor, and the predecessors a fact names.
 CHAIN_SET_SCRIPT = """
@@ -276,12 +284,14 @@ def fact_successor_claim(
     harsh: bool,
     claimed_at: str,
     if_version: tuple[int, int] | None = None,
+    ends: str | None = None,
 ) -> bool:
     """Name ``new_id`` as the one successor of ``old_id`` — unless the fact already has one: then nothing
     changes and this answers False (also when that successor is ``new_id`` itself: the caller reads the
     fact to tell). ``if_version`` (seq_no, primary_term): only over exactly that stored version — a
     compare-and-set; Elasticsearch answers 409 otherwise (ConflictError), and such a write cannot be
-    retried on conflict, so the caller re-reads."""
+    retried on conflict, so the caller re-reads. ``ends``: when the old version stopped holding (its
+    successor's stated valid_from), set as its valid_to unless it states one — undone by a release."""
     version = (
         {"if_seq_no": if_version[0], "if_primary_term": if_version[1]}
         if if_version
@@ -293,7 +303,7 @@ def fact_successor_claim(
             id=old_id,
             script={
                 "source": CLAIM_SCRIPT,
-                "params": {"by": new_id, "at": at, "harsh": harsh, "claimed_at": claimed_at},
+                "params": {"by": new_id, "at": at, "harsh": harsh, "claimed_at": claimed_at, "ends": ends},
             },
             refresh="wait_for",
             **version,

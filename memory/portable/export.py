@@ -24,9 +24,10 @@ from . import FORMAT, VERSION
 SUBJECT_TYPES = ("episodic", "semantic", "procedural", "archive")
 COMMON = ("external_id", "authority", "written_by", "review_state", "proposal_for")
 # The type's own fields, as every read answers them; links to other memories are exported under their
-# own names (superseded_by as one id, previous_turn), and what is not a read field is added.
+# own names (superseded_by as one id, previous_turn), and what is not a read field is added. The dates a
+# text names (mentions) are not: the import resolves them again from the text and its time.
 KEPT = {
-    kind: tuple(f for f in TYPE_FIELDS[kind] if f not in ("superseded_by", "previous_turn_id"))
+    kind: tuple(f for f in TYPE_FIELDS[kind] if f not in ("superseded_by", "previous_turn_id", "mentions"))
     + (("last_confirmed_at",) if kind == "semantic" else ())
     for kind in ("episodic", "semantic", "procedural", "catalog")
 }

@@ -129,6 +129,7 @@ def filters_described(
     include_superseded: bool,
     as_of: datetime | None,
     fact_type: str | None,
+    known_at: datetime | None = None,
     since: Any,
     until: Any,
 ) -> list[str]:
@@ -136,11 +137,13 @@ def filters_described(
     out = ["the subject's own memories and the tenant's catalog (its Elasticsearch key, document level security)"]
     out.append(f"types: {', '.join(types)}")
     if as_of is not None:
-        out.append(f"as of {as_of.isoformat()}: what existed and was valid then")
-    elif not include_superseded:
-        out.append("current facts only: replaced versions hidden")
-    else:
-        out.append("replaced versions included")
+        out.append(f"as of {as_of.isoformat()}: what held then (valid time), as known now")
+    if known_at is not None:
+        out.append(f"known at {known_at.isoformat()}: what had been recorded by then")
+    if as_of is None and known_at is None:
+        out.append(
+            "replaced versions included" if include_superseded else "current facts only: replaced versions hidden"
+        )
     if fact_type:
         out.append(f"fact_type: {fact_type}")
     if since:

@@ -8,7 +8,7 @@ on the evaluation sets (benchmarks/recall_floor.py, docs/recall-quality.md "Rele
 passes when its similarity clears the floor — a fact lifted by its evidence with the turn's similarity, a
 reply with its question's when replies inherit (ATLAS_REPLY_INHERITANCE) —
 or when the question names something literally (a code, a number) and BM25 found it, which embeddings
-blur. Where the question or the memory does not read as English the English model cannot judge it (the
+blur, or when the question names a time and the memory is about it (the time leg). Where the question or the memory does not read as English the English model cannot judge it (the
 multilingual legs do, memory.recall.fusion), so no floor applies there. Small talk ("cheers!", "hello again") recalls nothing. A request's ``min_score`` replaces both with a
 floor of its own on the returned (fused) score.
 """
@@ -49,6 +49,7 @@ def floor_apply(
     floor: float,
     min_score: float | None,
     question_reads_english: bool = True,
+    time_named: bool = False,
 ) -> Floored:
     """The memories of ``lifted`` that clear this recall's floor, in their order."""
     if min_score is not None:
@@ -73,9 +74,15 @@ def floor_apply(
     lowest = min(similarity.values(), default=0.0)
     named = re.search(rc.LITERAL_QUERY_PATTERN, text) is not None
     found_by_bm25 = {hit["_id"] for hit in dict(legs).get("bm25", Leg(hits=[], weight=0)).hits} if named else set()
+    # A memory about the time the question names (the time leg, when the question names one) fits it by that alone.
+    about_time = {hit["_id"] for hit in dict(legs).get("time", Leg(hits=[], weight=0)).hits} if time_named else set()
 
     def verdict(memory_id: str, _score: float, hit: dict[str, Any]) -> bool | str:
-        if memory_id in found_by_bm25 or not (question_reads_english and memory_reads_as_english(hit["_source"])):
+        if (
+            memory_id in found_by_bm25
+            or memory_id in about_time
+            or not (question_reads_english and memory_reads_as_english(hit["_source"]))
+        ):
             return True
         value = similarity.get(memory_id)
         if value is None:  # beyond the dense leg's window: below its lowest

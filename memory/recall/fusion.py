@@ -12,7 +12,7 @@ from django.conf import settings
 from memory import recall_constants as rc
 from memory.inference.language_detection import memory_reads_as_english
 
-LEG_ORDER = ("bm25", "dense", "multilingual", "crosslingual")  # how recall lists and fuses its legs
+LEG_ORDER = ("bm25", "dense", "multilingual", "crosslingual", "time")  # how recall lists and fuses its legs
 
 
 def bm25_weight(query: str) -> float:
@@ -63,11 +63,16 @@ class Leg:
     weight: float
     any_language: bool = False
     across_languages_only: bool = False
+    # A leg that says which memories belong (the time leg: about the time asked) rather than how well each
+    # fits: each of its hits gains the whole weight, in either fusion; its order only decides the window.
+    membership: bool = False
 
 
 def _rrf_contributions(leg: Leg) -> tuple[dict[str, float], float]:
     """Reciprocal rank fusion's share of one leg: weight / (RANK_CONSTANT + rank); a memory the leg did
     not return gets nothing."""
+    if leg.membership:
+        return {hit["_id"]: rc.rrf_contribution(1, leg.weight) for hit in leg.hits}, 0.0
     return {hit["_id"]: rc.rrf_contribution(rank, leg.weight) for rank, hit in enumerate(leg.hits, start=1)}, 0.0
 
 
@@ -75,7 +80,10 @@ def _zscore_contributions(leg: Leg) -> tuple[dict[str, float], float]:
     """Score fusion's share of one leg: weight · z, z standardising the leg's own scores over its window
     ((score − mean) / standard deviation). Unlike a rank it keeps how far apart the leg put its hits — a
     memory far ahead of the rest stays ahead, one barely in front does not. A memory the leg did not
-    return counts as its lowest z: the leg ranked it below everything it returned."""
+    return counts as its lowest z: the leg ranked it below everything it returned. A membership leg's hits
+    gain its weight (one standard deviation's worth), the rest nothing."""
+    if leg.membership:
+        return {hit["_id"]: leg.weight for hit in leg.hits}, 0.0
     scores = [hit["_score"] or 0.0 for hit in leg.hits]
     if not scores:
         return {}, 0.0
@@ -157,10 +165,12 @@ def leg_weight(leg: str, query: str, *, method: str) -> float:
             "dense": settings.ATLAS_ZSCORE_WEIGHT_DENSE,
             "multilingual": settings.ATLAS_ZSCORE_WEIGHT_MULTILINGUAL,
             "crosslingual": settings.ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL,
+            "time": settings.ATLAS_ZSCORE_WEIGHT_TIME,
         }[leg]
     return {
         "bm25": bm25_weight(query),
         "dense": settings.ATLAS_RRF_WEIGHT_DENSE,
         "multilingual": settings.ATLAS_RRF_WEIGHT_MULTILINGUAL,
         "crosslingual": settings.ATLAS_RRF_WEIGHT_CROSSLINGUAL,
+        "time": settings.ATLAS_RRF_WEIGHT_TIME,
     }[leg]

@@ -66,6 +66,9 @@ class LegSearches:
     crosslingual_types: tuple[str, ...]
     origin: datetime = field(default_factory=lambda: datetime.now(UTC))  # of the ranking functions
     method: str = field(default_factory=lambda: settings.ATLAS_FUSION)
+    # The time leg's filters (the memories about the time the question names) and indices; None: no leg.
+    about_time: list[dict[str, Any]] | None = None
+    about_time_indices: tuple[str, ...] = ()
     # (name, number of searches making the leg, the Leg's fields), in the order the searches were made.
     legs: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
 
@@ -114,6 +117,18 @@ class LegSearches:
         searches = self.knn(vector_field, query_vector, functions)
         fields = {"weight": self.weight(name)} | ({"any_language": True} if name == "multilingual" else {})
         self.legs.append((name, len(searches), fields))
+        return searches
+
+    def time(self, query_vector: list[float]) -> list[Search]:
+        """The time leg: the main model's kNN over the memories about the time the question names only
+        (memory.elastic.queries.about_time_filter), so a turn dated "last weekend" stands out among a
+        window of look-alikes for "what did she do over the weekend of 21 October?"."""
+        assert self.about_time is not None
+        body = queries.knn_leg(
+            vector=query_vector, filters=self.about_time, functions=[], size=self.window, field="embedding"
+        )
+        searches = [(self.about_time_indices, body)]
+        self.legs.append(("time", 1, {"weight": self.weight("time"), "membership": True}))
         return searches
 
     def crosslingual(self, query_vector: list[float]) -> list[Search]:
@@ -168,6 +183,8 @@ def legs_search(
         if "embedding" in vectors:
             dense_functions = [] if settings.ATLAS_DENSE_PLAIN_SIMILARITY else plan.functions
             knn += plan.dense("dense", "embedding", vectors["embedding"], dense_functions)
+            if plan.about_time is not None and plan.weight("time"):
+                knn += plan.time(vectors["embedding"])
         if "embedding_multilingual" in vectors:
             # Plain similarity, no ranking functions: multilingual-e5's cosines crowd into a narrow band,
             # where a decay or prior factor outweighs relevance (docs/recall-quality.md "Recall quality"). Decay,

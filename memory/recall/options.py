@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memory.scope import SubjectScope
+    from memory.temporal import TimeRange
 
 
 @dataclass
@@ -27,6 +28,10 @@ class RecallOptions:
     rerank: bool | None = None  # None: the configured default
     # The relevance floor (memory.recall.floor, ATLAS_RECALL_FLOOR) and small talk's silence.
     floor: bool = True
+    # The time leg: a question naming a time also searches the memories about that time (memory.recall.legs).
+    time: bool = True
+    # A newer, not yet consolidated turn placed next to the fact it may change (memory.recall.newer).
+    newer: bool = True
 
 
 @dataclass
@@ -46,7 +51,8 @@ class RecallRun:
     text: str
     k: int
     types: tuple[str, ...]
-    as_of: datetime | None
+    as_of: datetime | None  # valid time: what held then
+    known_at: datetime | None  # recorded time: what we had been told by then
     include_superseded: bool
     fact_type: str | None
     since: Any
@@ -60,6 +66,13 @@ class RecallRun:
     min_score: float | None  # the request's own floor on the returned score, instead of the relevance floor
     turn_kind: str  # memory.recall.turn_kind
     origin: datetime  # the instant ages are taken from: as_of, or the moment recall started
+    # The time the question names (memory.temporal.question_range, read at ``origin``), or None.
+    asked_time: TimeRange | None = None
+
+    @property
+    def historic(self) -> bool:
+        """Whether the run looks at another time than now (``as_of`` or ``known_at``)."""
+        return self.as_of is not None or self.known_at is not None
 
     @property
     def traced(self) -> bool:
@@ -72,6 +85,7 @@ class RecallRun:
             "types": self.types,
             "include_superseded": self.include_superseded,
             "as_of": self.as_of,
+            "known_at": self.known_at,
             "fact_type": self.fact_type,
             "since": self.since,
             "until": self.until,

@@ -15,6 +15,7 @@ from memory.elastic.mappings import VECTOR_FIELDS
 from memory.inference.language_detection import reads_as_english
 from memory.scope import SubjectScope
 from memory.selectors import RECALL_TYPES, memory_shape
+from memory.temporal import question_range
 from memory.validation import id_list, list_filters, memory_types_check, timestamp
 from tenants.models import MemorySubject
 
@@ -24,6 +25,7 @@ from .floor import Floored, floor_apply
 from .folding import Citations, Lifted, evidence_attach, evidence_lift
 from .fusion import fuse, near_duplicates_spread, replies_inherit
 from .legs import LegSearches, crosslingual_judged_types, legs_search
+from .newer import Placed, newer_statements_place
 from .options import RecallOptions, RecallResult, RecallRun
 from .turn_kind import turn_classify
 from .turn_priors import turn_priors_apply
@@ -49,6 +51,7 @@ def memory_recall(
     memory_types: Any = None,
     include_superseded: bool = False,
     as_of: Any = None,
+    known_at: Any = None,
     fact_type: Any = None,
     since: Any = None,
     until: Any = None,
@@ -57,6 +60,7 @@ def memory_recall(
     explain: bool = False,
     expect: Any = None,
     min_score: Any = None,
+    now: datetime | None = None,
 ) -> RecallResult:
     """One hybrid recall over the subject's memories and the tenant catalog.
 
@@ -70,6 +74,9 @@ def memory_recall(
     did, and ``expect`` (ids) says for each of those memories where it stood and what removed it
     (memory.recall.explain). Fewer than ``k`` come back when fewer clear the relevance floor, none for small
     talk (memory.recall.floor); ``min_score`` sets the request's own floor on the returned score instead.
+    A question naming a time ("in May", "last week") also searches the memories about that time
+    (memory.recall.legs, the time leg), read against ``now`` (the question's clock; the moment recall
+    starts unless an evaluation replays a question asked earlier).
     """
     started = time.perf_counter()
     run = _run(
@@ -79,6 +86,7 @@ def memory_recall(
         memory_types=memory_types,
         include_superseded=include_superseded,
         as_of=as_of,
+        known_at=known_at,
         fact_type=fact_type,
         since=since,
         until=until,
@@ -87,13 +95,15 @@ def memory_recall(
         explain=explain,
         expect=expect,
         min_score=min_score,
+        now=now,
     )
     timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
     trace = Trace() if run.traced else None
     plan, pending = _plan(run)
     ranked = legs_search(reader=run.scope.reader(), plan=plan, options=run.options, pending=pending, timings=timings)
     fused = _fused(run, ranked=ranked, plan=plan, trace=trace, timings=timings)
-    lifted = evidence_lift(fused, _citations_lookup(run, plan, fused)) if run.fold_evidence else Lifted(ranked=fused)
+    citations = _citations_lookup(run, plan, fused) if run.fold_evidence else Citations()
+    lifted = evidence_lift(fused, citations) if run.fold_evidence else Lifted(ranked=fused)
     floored = (
         Floored(ranked=lifted.ranked, rule="off")
         if not (run.options.floor or run.min_score is not None)
@@ -105,10 +115,21 @@ def memory_recall(
             floor=settings.ATLAS_RECALL_FLOOR if run.options.floor and settings.ATLAS_DENSE_PLAIN_SIMILARITY else 0.0,
             min_score=run.min_score,
             question_reads_english=run.question_reads_english,
+            time_named=run.asked_time is not None and bool(run.asked_time.start or run.asked_time.end),
         )
     )
-    top = floored.ranked[: run.k]
+    placed = (
+        newer_statements_place(
+            floored.ranked, k=run.k, legs=ranked, cited={*citations.current, *citations.past, *lifted.folded}
+        )
+        if run.fold_evidence and run.options.newer and not (run.historic or run.include_superseded)
+        else Placed(ranked=floored.ranked)
+    )
+    top = placed.ranked[: run.k]
     hits = [memory_shape(hit) | {"score": round(score, 6), "rank": rank} for rank, (_, score, hit) in enumerate(top, 1)]
+    for shaped in hits:
+        if shaped["id"] in placed.newer:
+            shaped["newer_than"] = placed.newer[shaped["id"]]
     if run.fold_evidence:
         t0 = time.perf_counter()
         evidence_attach(hits, fused, fetch=lambda ids: _episodes_fetch(run.scope, ids))
@@ -131,6 +152,7 @@ def _run(
     memory_types: Any,
     include_superseded: bool,
     as_of: Any,
+    known_at: Any,
     fact_type: Any,
     since: Any,
     until: Any,
@@ -139,11 +161,13 @@ def _run(
     explain: bool,
     expect: Any,
     min_score: Any,
+    now: datetime | None = None,
 ) -> RecallRun:
     """The recall's arguments checked (a clear 400 for each bad one) and gathered into one run."""
     text, k, types = _validate(query, k, memory_types)
     expected = id_list(expect, field_name="expect")[:MAX_EXPECTED]
     at = timestamp(as_of, field_name="as_of") if as_of is not None else None
+    known = timestamp(known_at, field_name="known_at") if known_at is not None else None
     narrowing = list_filters(fact_type=fact_type, since=since, until=until)
     if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, int | float)):
         raise ValidationFailed("min_score must be a number", field="min_score")
@@ -151,25 +175,29 @@ def _run(
         if "semantic" not in types:
             raise ValidationFailed("fact_type recalls facts only: include semantic in the types", field="fact_type")
         types = ("semantic",)
+    origin = at or now or datetime.now(UTC)
+    reads_english = reads_as_english(text)
     return RecallRun(
         scope=SubjectScope.of(subject),
         text=text,
         k=k,
         types=types,
         as_of=at,
+        known_at=known,
         include_superseded=include_superseded,
         fact_type=fact_type,
         since=since,
         until=until,
         narrowing=narrowing,
         options=options,
-        question_reads_english=reads_as_english(text),
+        question_reads_english=reads_english,
         expected=expected,
         explain=explain,
         fold_evidence=fold_evidence,
         min_score=float(min_score) if min_score is not None else None,
         turn_kind=turn_classify(text=text),
-        origin=at or datetime.now(UTC),
+        origin=origin,
+        asked_time=question_range(text, now=origin) if reads_english and options.time else None,
     )
 
 
@@ -226,6 +254,13 @@ def _explained(
                 lifted=lifted,
                 fused_rank=fused_rank,
             )
+            if "newer_than" in shaped:
+                shaped["explain"]["newer_than"] = {
+                    "fact": shaped["newer_than"],
+                    "fused_rank": fused_rank.get(memory_id),
+                    "why": "said after the fact was stored and stated by no fact yet: placed next to it, "
+                    "as it may change what the fact says",
+                }
     out: dict[str, Any] = {
         "filters": filters_described(**run.filters()),
         "fusion": {name: leg.weight for name, leg in trace.legs} | {"method": settings.ATLAS_FUSION},
@@ -261,9 +296,11 @@ def _why_filtered(source: dict[str, Any], run: RecallRun) -> str | None:
     if memory_type not in run.types:
         return f"its type ({memory_type}) was not searched"
     created = timestamp(source.get("created_at"), field_name="created_at")
-    if run.as_of is not None and created and created > run.as_of:
-        return f"stored after as_of ({source.get('created_at')})"
-    if run.as_of is None and not run.include_superseded and (source.get("superseded_by") or source.get("retracted")):
+    if run.known_at is not None and created and created > run.known_at:
+        return f"stored after known_at ({source.get('created_at')})"
+    if run.as_of is not None and (why := _not_valid_then(source, run.as_of)):
+        return why
+    if not run.historic and not run.include_superseded and (source.get("superseded_by") or source.get("retracted")):
         newer = ", ".join(source.get("superseded_by") or [])
         return f"replaced by {newer}: replaced versions are hidden unless include_superseded"
     if run.fact_type and source.get("fact_type") != run.fact_type:
@@ -273,6 +310,20 @@ def _why_filtered(source: dict[str, Any], run: RecallRun) -> str | None:
         return f"stored before since ({source.get('created_at')})"
     if created and end and created >= end:
         return f"stored at or after until ({source.get('created_at')})"
+    return None
+
+
+def _not_valid_then(source: dict[str, Any], at: datetime) -> str | None:
+    """Why ``source`` did not hold at ``at`` (valid time, memory.elastic.queries.visibility_filter), or None."""
+    if source.get("retracted"):
+        return "a harsh correction replaced it: it never held"
+    said = timestamp(source.get("timestamp"), field_name="timestamp")
+    began = timestamp(source.get("valid_from") or source.get("created_at"), field_name="valid_from")
+    if (said and said > at) or (began and began > at):
+        return f"not yet so at as_of (from {source.get('valid_from') or source.get('timestamp') or source.get('created_at')})"
+    ended = timestamp(source.get("valid_to") or source.get("superseded_at"), field_name="valid_to")
+    if ended and ended <= at:
+        return f"no longer so at as_of (until {source.get('valid_to') or source.get('superseded_at')})"
     return None
 
 
@@ -321,7 +372,7 @@ def _citations_lookup(run: RecallRun, plan: LegSearches, ranked: list) -> Citati
             successors[hit["_id"]] = list(hit["_source"]["superseded_by"])
             for turn in wanted.intersection(hit["_source"].get("source_episodes") or ()) - set(citations.current):
                 past.setdefault(turn, hit["_id"])
-    if past and not (run.include_superseded or run.as_of):  # a look at history shows the old turns as they were
+    if past and not (run.include_superseded or run.historic):  # a look at history shows the old turns as they were
         heads = _current_versions(run, plan, {old: successors[old] for old in set(past.values())}, every_version)
         for turn, old in past.items():
             if old in heads:
@@ -397,10 +448,10 @@ def _plan(run: RecallRun) -> tuple[LegSearches, dict[str, Any]]:
         )
         if provider is not None
     }
-    indices = types + (("archive",) if (run.include_superseded or run.as_of) and "semantic" in types else ())
+    indices = types + (("archive",) if (run.include_superseded or run.historic) and "semantic" in types else ())
     filters = [
         *scope.read_filters(),
-        *queries.visibility_filter(include_superseded=run.include_superseded, as_of=run.as_of),
+        *queries.visibility_filter(include_superseded=run.include_superseded, as_of=run.as_of, known_at=run.known_at),
         *run.narrowing,
     ]
     functions = queries.ranking_functions(
@@ -422,4 +473,24 @@ def _plan(run: RecallRun) -> tuple[LegSearches, dict[str, Any]]:
         crosslingual_types=crosslingual_types,
         origin=run.origin,
     )
+    asked = run.asked_time
+    if asked is not None and (asked.start or asked.end):
+        # The memories about the time asked: a replaced fact too, over the time it held ("where did I live
+        # in June?"), hence the archive; within whatever an explicit as_of or include_superseded allows.
+        plan.about_time = [
+            *scope.read_filters(),
+            *queries.about_time_filter(start=asked.start, end=asked.end),
+            *(
+                queries.visibility_filter(include_superseded=True, as_of=run.as_of, known_at=run.known_at)
+                if run.historic
+                else ()
+            ),
+            *run.narrowing,
+        ]
+        plan.about_time_indices = types + (("archive",) if "semantic" in types else ())
+    elif asked is not None and asked.asks_when and settings.ATLAS_TIME_LEG_WHEN:
+        # "When did I move to Lisbon?" names no time: the memories that carry a date are the ones that can
+        # answer it (a turn saying "last month" resolved at write time).
+        plan.about_time = [*filters, queries.DATED]
+        plan.about_time_indices = indices
     return plan, pending

@@ -16,6 +16,7 @@ from atlas_site.echo import names_listed
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic.mappings import stored_vector
+from memory.temporal import mentions_resolve
 from memory.validation import (
     CONTRADICTIONS,
     FACT_TYPES,
@@ -102,6 +103,26 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
+#: The dates one memory keeps (a long text naming more keeps its first ones): enough for any turn or fact,
+#: and a bound on what a pasted calendar can add to a document.
+MAX_MENTIONS = 20
+
+
+def dates_named(text: str, *, at: datetime) -> dict[str, Any]:
+    """The dates ``text`` names, resolved against ``at`` (the memory's own time) — ``mentions`` to read and
+    ``mention_ranges`` to search (memory.elastic.mappings.DatedMemory); nothing when it names none."""
+    found = mentions_resolve(text, anchor=at)[:MAX_MENTIONS]
+    if not found:
+        return {}
+    return {
+        "mentions": [
+            {"phrase": m.phrase, "start": m.start.isoformat(), "end": m.end.isoformat(), "granularity": m.granularity}
+            for m in found
+        ],
+        "mention_ranges": [{"gte": m.start.isoformat(), "lte": m.end.isoformat()} for m in found],
+    }
+
+
 def _base(
     *, tenant_id: str, user_id: str | None, memory_type: str, text: str, external_id: str | None, created_at: datetime
 ) -> dict[str, Any]:
@@ -162,7 +183,7 @@ def episode_prepare(
         external_id=external_id,
         created_at=when,
     )
-    source.update(role=role, event_type=event_type, timestamp=_iso(when))
+    source.update(role=role, event_type=event_type, timestamp=_iso(when), **dates_named(text, at=when))
     if session_id:
         source["session_id"] = session_id
     if agent_id:
@@ -244,6 +265,7 @@ def fact_prepare(
         use_count=0,
         supersedes=supersedes,
         retracted=False,
+        **dates_named(text, at=created),
     )
     if supersedes:
         source["contradiction"] = contradiction

@@ -23,8 +23,9 @@ from atlas_site.errors import ValidationFailed
 from memory.elastic.bootstrap import index_settings
 from memory.elastic.indices import MEMORY_TYPES, alias_name, first_index_name
 from memory.elastic.mappings import DOCUMENT_CLASS_BY_TYPE, VECTOR_FIELDS, stored_vector
+from memory.validation import timestamp
 
-from .prepare import embedding_fields, memory_vectors
+from .prepare import dates_named, embedding_fields, memory_vectors
 
 
 @dataclass
@@ -35,6 +36,15 @@ class ReindexReport:
     copied: int
     # Documents whose vector in each field was computed anew ({"embedding": n, "embedding_multilingual": m}).
     reembedded: dict[str, int]
+
+
+def _dates_backfill(source: dict) -> None:
+    """A turn or fact stored before dates were kept gets the dates its text names (prepare.dates_named)."""
+    if source.get("memory_type") not in ("episodic", "semantic", "archive") or "mention_ranges" in source:
+        return
+    at = timestamp(source.get("timestamp") or source.get("created_at"), field_name="created_at")
+    if at is not None and isinstance(source.get("text"), str):
+        source.update(dates_named(source["text"], at=at))
 
 
 def _current_indices(es, alias: str, memory_type: str) -> tuple[list[str], int]:
@@ -96,6 +106,7 @@ def index_reindex(
                     # Indices made before byte vectors hold float arrays: same model, new stored form.
                     if isinstance(doc["_source"].get("embedding"), list):
                         doc["_source"]["embedding"] = stored_vector(doc["_source"]["embedding"])
+                    _dates_backfill(doc["_source"])
                 actions = [{"_index": target_index, "_id": d["_id"], "_source": d["_source"]} for d in batch]
                 ok, errors = helpers.bulk(es, actions, raise_on_error=False, refresh="wait_for")
                 if errors:

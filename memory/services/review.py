@@ -25,12 +25,12 @@ from memory.elastic import store
 from memory.models import ConsolidationRun, RejectedProposal
 from memory.scope import SubjectScope
 from memory.services.proposal_keys import proposal_key
-from memory.validation import require_text
+from memory.validation import require_text, timestamp
 from tenants.models import MemorySubject
 from tenants.services import audit_record
 
 from . import gate
-from .prepare import PreparedMemory, embed_into, now
+from .prepare import PreparedMemory, dates_named, embed_into, now
 from .supersession import supersession_claim, supersession_release
 
 PROPOSAL_TYPES = ("semantic", "procedural")
@@ -118,6 +118,10 @@ def _accept(
         if memory_type != "semantic":
             raise ValidationFailed("only a proposed fact's text can be edited", field="text")
         source["text"] = require_text(text, field_name="text")
+        for derived in ("mentions", "mention_ranges"):  # of the proposed text: resolved again for the edited one
+            source.pop(derived, None)
+        created = timestamp(source.get("created_at"), field_name="created_at") or now()
+        source.update(dates_named(source["text"], at=created))
         authority_stamp(source, **reviewer.stamp())
         embed_into([PreparedMemory(memory_type, memory_id, source)])
     if memory_type == "procedural" and proposal_targets(hit["_source"]):
@@ -131,6 +135,7 @@ def _accept(
         harsh=source.get("contradiction") == "harsh",
         at=now().isoformat(),
         field="proposal_id",
+        new_valid_from=source.get("valid_from"),
     )
     if memory_type == "semantic":
         source["supersedes"] = [t["_id"] for t in targets]

@@ -95,6 +95,17 @@ def _fact_named(memory_id: str, external_id: str | None) -> str:
     return f"{external_id} (id {memory_id})" if external_id else memory_id
 
 
+def validity_end(old: dict[str, Any], new_valid_from: str | None) -> str | None:
+    """When the replaced version ``old`` stopped holding, in valid time: its successor's stated valid_from
+    (Lisbon from 1 November ends Berlin then, though we learnt it on 4 December) — unless ``old`` states its
+    own end or the successor claims to start before ``old`` did. None: it held until it was replaced."""
+    if not new_valid_from or old.get("valid_to"):
+        return None
+    began = timestamp(old.get("valid_from") or old.get("created_at"), field_name="valid_from")
+    ends = timestamp(new_valid_from, field_name="valid_from")
+    return ends.isoformat() if ends and (began is None or ends > began) else None
+
+
 def supersession_claim(
     *,
     scope: SubjectScope,
@@ -103,6 +114,7 @@ def supersession_claim(
     harsh: bool,
     at: str,
     field: str = "supersedes",
+    new_valid_from: str | None = None,
 ) -> list[dict[str, Any]]:
     """First step of a supersession: claim each target (a fetched hit) for ``new_id``, atomically.
 
@@ -117,7 +129,14 @@ def supersession_claim(
         # One order for every writer: two replacing {a, b} at once cannot each hold one and both lose.
         for hit in sorted(targets, key=lambda h: h["_id"]):
             if store.fact_successor_claim(
-                writer, index=hit["_index"], old_id=hit["_id"], new_id=new_id, at=at, harsh=harsh, claimed_at=claimed_at
+                writer,
+                index=hit["_index"],
+                old_id=hit["_id"],
+                new_id=new_id,
+                at=at,
+                harsh=harsh,
+                claimed_at=claimed_at,
+                ends=None if harsh else validity_end(hit["_source"], new_valid_from),
             ):
                 claimed.append(hit)
             else:
@@ -130,7 +149,9 @@ def supersession_claim(
     return claimed
 
 
-def fact_claim_versioned(*, scope: SubjectScope, hit: dict[str, Any], new_id: str, harsh: bool, at: str) -> bool:
+def fact_claim_versioned(
+    *, scope: SubjectScope, hit: dict[str, Any], new_id: str, harsh: bool, at: str, new_valid_from: str | None = None
+) -> bool:
     """Claim the exact stored version ``hit`` was read at (it must carry ``_seq_no``/``_primary_term``):
     a compare-and-set. False when the fact changed since (the caller reads it again)."""
     try:
@@ -143,6 +164,7 @@ def fact_claim_versioned(*, scope: SubjectScope, hit: dict[str, Any], new_id: st
             harsh=harsh,
             claimed_at=now().isoformat(),
             if_version=(hit["_seq_no"], hit["_primary_term"]),
+            ends=None if harsh else validity_end(hit["_source"], new_valid_from),
         )
     except ConflictError:
         return False

@@ -218,6 +218,7 @@ def fact_store(
             new_id=prepared.memory_id,
             harsh=prepared.contradiction == "harsh",
             at=prepared.source["created_at"],
+            new_valid_from=prepared.source.get("valid_from"),
         )
         if targets
         else []
@@ -395,7 +396,9 @@ def fact_edit(
             fact_type=fact_type if fact_type is not None else old.get("fact_type", "world"),
             confidence=confidence if confidence is not None else old.get("confidence", 0.8),
             source_episodes=_evidence_kept(old, contradiction=contradiction, given=source_episodes),
-            valid_from=old.get("valid_from"),
+            # Valid time: a harsh correction says what was always so (from when the wrong version held); a
+            # natural change holds from now, and the old version until now.
+            valid_from=(old.get("valid_from") or old.get("created_at")) if contradiction == "harsh" else None,
             valid_to=old.get("valid_to"),
             supersedes=[memory_id],
             contradiction=contradiction,
@@ -409,7 +412,12 @@ def fact_edit(
             return stored_view(prepared)
         harsh = prepared.contradiction == "harsh"
         if not fact_claim_versioned(
-            scope=scope, hit=hit, new_id=prepared.memory_id, harsh=harsh, at=prepared.source["created_at"]
+            scope=scope,
+            hit=hit,
+            new_id=prepared.memory_id,
+            harsh=harsh,
+            at=prepared.source["created_at"],
+            new_valid_from=prepared.source.get("valid_from"),
         ):
             edit_backoff(attempt)
             continue  # changed since it was read (a rival edit, a use count): read and check again

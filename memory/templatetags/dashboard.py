@@ -28,12 +28,23 @@ def when(value: Any) -> str:
     return parsed.strftime("%Y-%m-%d %H:%M UTC")
 
 
+@register.filter
+def days(mention: Any) -> str:
+    """A date a memory names, as the days it covers: ``2026-02-01``–``2026-02-28`` → ``2026-02-01 – 2026-02-28``,
+    one day alone (memory.temporal: ``end`` is inclusive)."""
+    start, end = (mention or {}).get("start"), (mention or {}).get("end")
+    if not start:
+        return "—"
+    return start if not end or end == start else f"{start} – {end}"
+
+
 #: What each recall leg means to a person (the explanation's details keep the legs' own names).
 LEG_WORDS = {
     "bm25": "matched your words",
     "dense": "similar meaning",
     "multilingual": "similar meaning",
     "crosslingual": "similar meaning in another language",
+    "time": "about the time you named",
 }
 
 

@@ -384,6 +384,22 @@ def test_reindex_moves_documents_to_a_new_version(imported) -> None:
     assert not es.indices.exists(index=before)  # nothing reads it, and it would keep what forgetting deletes
 
 
+def test_reindex_gives_older_turns_the_dates_they_name(imported) -> None:
+    """A turn stored before dates were kept (no mention_ranges) gets them when its index is copied."""
+    es = bootstrap_client()
+    alias = alias_name("episodic")
+    hit = next(h for h in es.search(index=alias, size=50)["hits"]["hits"])
+    source = {k: v for k, v in hit["_source"].items() if k not in ("mentions", "mention_ranges")}
+    source |= {"text": "We flew back from Crete yesterday", "timestamp": "2026-06-02T09:00:00+00:00"}
+    es.index(index=hit["_index"], id=hit["_id"], document=source, refresh=True)
+    run("atlas_reindex", "episodic")
+    after = es.get(index=alias, id=hit["_id"])["_source"]
+    assert after["mentions"] == [
+        {"phrase": "yesterday", "start": "2026-06-01", "end": "2026-06-01", "granularity": "day"}
+    ]
+    assert after["mention_ranges"] == [{"gte": "2026-06-01", "lte": "2026-06-01"}]
+
+
 def test_demo_seed_reads_its_password_from_the_environment_or_a_file(atlas_es, db, tmp_path: Path, monkeypatch) -> None:
     """Never from argv: a command line is visible to every local user in ps."""
     from tenants.models import Person

@@ -134,6 +134,15 @@ export interface ForgottenOut {
   orphaned: Array<string>;
 }
 
+/**
+ * * `day` - day
+ * * `week` - week
+ * * `month` - month
+ * * `season` - season
+ * * `year` - year
+ */
+export type GranularityEnum = "day" | "week" | "month" | "season" | "year";
+
 export interface HitOut {
   id: string;
   type: TypeEnum;
@@ -170,12 +179,16 @@ export interface HitOut {
   proposal_for?: Array<string>;
   /** Pending proposals: the version to name when you accept or reject it (a change since is a 409). */
   version?: string;
+  /** Episodes and facts: the dates the text names, resolved against the memory's own time ("last month" in a turn of 18 March is 1-28 February). Absent when it names none. */
+  mentions?: Array<MentionOut>;
   score: number;
   rank: number;
   /** The episodes this fact cites, newest first (at most 5); folded in. */
   evidence?: Array<EvidenceOut>;
   /** How many episodes it cites in all. */
   evidence_count?: number;
+  /** A turn said after the fact just above it was stored, that no fact states yet: it may change that fact (its id). Consolidation decides at night; until then the agent sees both. */
+  newer_than?: string;
   /** With explain: why this hit ranked here. */
   explain?: Record<string, unknown>;
 }
@@ -234,6 +247,8 @@ export interface MemoryDetailOut {
   proposal_for?: Array<string>;
   /** Pending proposals: the version to name when you accept or reject it (a change since is a 409). */
   version?: string;
+  /** Episodes and facts: the dates the text names, resolved against the memory's own time ("last month" in a turn of 18 March is 1-28 February). Absent when it names none. */
+  mentions?: Array<MentionOut>;
   /** Null for a catalog entry (the tenant's shared data). */
   provenance: ProvenanceOut | null;
 }
@@ -274,6 +289,8 @@ export interface MemoryOut {
   proposal_for?: Array<string>;
   /** Pending proposals: the version to name when you accept or reject it (a change since is a 409). */
   version?: string;
+  /** Episodes and facts: the dates the text names, resolved against the memory's own time ("last month" in a turn of 18 March is 1-28 February). Absent when it names none. */
+  mentions?: Array<MentionOut>;
 }
 
 export interface MemoryPageOut {
@@ -288,6 +305,16 @@ export interface MemoryPageOut {
  * * `superseded` - superseded
  */
 export type MemoryStatusEnum = "current" | "pending" | "superseded";
+
+export interface MentionOut {
+  /** The words that name the date, as written. */
+  phrase: string;
+  /** The first day it covers. */
+  start: string;
+  /** The last day it covers (inclusive). */
+  end: string;
+  granularity: GranularityEnum;
+}
 
 export interface NewestOut {
   id: string;
@@ -419,6 +446,8 @@ export interface ProposalOut {
   proposal_for?: Array<string>;
   /** Pending proposals: the version to name when you accept or reject it (a change since is a 409). */
   version?: string;
+  /** Episodes and facts: the dates the text names, resolved against the memory's own time ("last month" in a turn of 18 March is 1-28 February). Absent when it names none. */
+  mentions?: Array<MentionOut>;
   /** The current facts this proposal replaces once accepted (old beside new). */
   replaces?: Array<MemoryOut>;
 }
@@ -463,8 +492,10 @@ export interface RecallInRequest {
   /** Deprecated: the old name of `types` (answered with a Deprecation header). */
   memory_types?: Array<RecallTypeEnum>;
   include_superseded?: boolean;
-  /** Recall as things stood at this time. */
+  /** Valid time: recall what held at this time (a fact from its valid_from until its valid_to or its replacement), as known now. */
   as_of?: string | Date;
+  /** Recorded time: recall what had been recorded by this time (what we knew then). */
+  known_at?: string | Date;
   /**
    * Only facts of this type (no episodes, playbooks or catalog entries); types, if given, must include semantic.
    *
@@ -501,8 +532,10 @@ export interface RecallOptionsInRequest {
   /** Deprecated: the old name of `types` (answered with a Deprecation header). */
   memory_types?: Array<RecallTypeEnum>;
   include_superseded?: boolean;
-  /** Recall as things stood at this time. */
+  /** Valid time: recall what held at this time (a fact from its valid_from until its valid_to or its replacement), as known now. */
   as_of?: string | Date;
+  /** Recorded time: recall what had been recorded by this time (what we knew then). */
+  known_at?: string | Date;
   /**
    * Only facts of this type (no episodes, playbooks or catalog entries); types, if given, must include semantic.
    *

@@ -36,7 +36,8 @@ class Command(AtlasCommand):
         )
         parser.add_argument("--k", type=int, default=10)
         parser.add_argument("--include-superseded", action="store_true")
-        parser.add_argument("--as-of", help="ISO 8601 date-time: the facts that were valid then")
+        parser.add_argument("--as-of", help="ISO 8601 date-time: what held then (valid time), as known now")
+        parser.add_argument("--known-at", help="ISO 8601 date-time: what had been recorded by then (recorded time)")
         parser.add_argument(
             "--no-fold-evidence",
             dest="fold_evidence",
@@ -70,6 +71,7 @@ class Command(AtlasCommand):
             memory_types=options["types"],
             include_superseded=options["include_superseded"],
             as_of=options["as_of"],
+            known_at=options["known_at"],
             fold_evidence=options["fold_evidence"],
             explain=options["explain"],
             expect=options["expect"] or None,

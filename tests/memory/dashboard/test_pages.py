@@ -211,6 +211,29 @@ def test_a_memory_page_shows_provenance_use_and_the_chain_both_ways(browser_clie
     assert "Correct this fact" not in page  # only the newest version can be edited
 
 
+def test_a_memory_page_shows_the_dates_its_text_names(browser_client, maya) -> None:
+    from memory.services import writes
+
+    said = writes.episode_write(
+        subject=maya, text="My sister visits on the 28th, <b>finally</b>", at="2026-03-18T19:30:00+00:00"
+    )
+    page = browser_client.get(f"/memory/{said['id']}/").content.decode()
+    assert "Dates it names" in page
+    assert "“the 28th”: 2026-03-28" in page
+    assert "<b>finally</b>" not in page  # the text stays escaped
+
+
+def test_search_puts_a_newer_turn_next_to_the_fact_it_may_change(browser_client, maya) -> None:
+    from memory.services import writes
+
+    writes.fact_write(subject=maya, text="Maya lives in Berlin", fact_type="identity", at="2025-01-10T10:00:00+00:00")
+    writes.episode_write(subject=maya, text="I moved to Lisbon last month, loving the light here")
+    page = browser_client.get("/memories/?q=Where+does+Maya+live%3F").content.decode()
+    berlin, lisbon = page.index("Maya lives in Berlin"), page.index("I moved to Lisbon last month")
+    note = page.index("Said after the fact above was stored")
+    assert berlin < lisbon < note
+
+
 def test_an_edit_is_a_natural_supersession_and_a_stale_one_is_refused(browser_client, maya, maya_memories) -> None:
     current = maya_memories["third"]["id"]
     etag = writes.memory_etag(selectors.memory_hit(subject=maya, memory_id=current)["_source"])

@@ -177,6 +177,7 @@ class AsyncAtlas:
         types: list[str] | None = None,
         include_superseded: bool | None = None,
         as_of: Time | None = None,
+        known_at: Time | None = None,
         fact_type: str | None = None,
         since: Time | None = None,
         until: Time | None = None,

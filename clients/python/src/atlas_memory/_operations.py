@@ -236,6 +236,7 @@ class Operations:
         types: list[str] | None = None,
         include_superseded: bool | None = None,
         as_of: Time | None = None,
+        known_at: Time | None = None,
         fact_type: str | None = None,
         since: Time | None = None,
         until: Time | None = None,

@@ -11,7 +11,7 @@ import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, ClassVar, TypeVar, Union
 
 #: Fields of the classes that are not properties of their component.
@@ -25,6 +25,17 @@ class Answer:
     #: Members of the answer the class does not declare: a memory type's own fields (fact_type,
     #: confidence, supersedes, session_id, steps …), or what a newer server adds.
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Mention(Answer):
+    """A date a memory's text names, resolved against the memory's own time (MentionOut); ``end`` inclusive."""
+
+    __schema__: ClassVar[str] = "MentionOut"
+    phrase: str
+    start: date
+    end: date
+    granularity: str
 
 
 @dataclass(kw_only=True)
@@ -45,6 +56,7 @@ class Memory(Answer):
     review_state: str | None = None
     proposal_for: list[str] = field(default_factory=list)
     version: str | None = None
+    mentions: list[Mention] = field(default_factory=list)
     #: The ETag the answer carried (one memory read or edited): send it as ``if_match`` to edit safely.
     etag: str | None = None
 
@@ -112,6 +124,7 @@ class Hit(Memory):
     rank: int
     evidence: list[Evidence] = field(default_factory=list)
     evidence_count: int | None = None
+    newer_than: str | None = None
     explain: dict[str, Any] | None = None
 
 
@@ -256,6 +269,7 @@ class RecallOptions:
     types: list[str] | None = None
     include_superseded: bool | None = None
     as_of: datetime | str | None = None
+    known_at: datetime | str | None = None
     fact_type: str | None = None
     since: datetime | str | None = None
     until: datetime | str | None = None
@@ -323,6 +337,8 @@ def _value(hint: Any, value: Any) -> Any:
         origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is datetime and isinstance(value, str):
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if hint is date and isinstance(value, str):
+        return date.fromisoformat(value)
     if isinstance(hint, type) and issubclass(hint, Answer) and isinstance(value, dict):
         return build(hint, value)
     if origin is list and isinstance(value, list):
