@@ -94,9 +94,10 @@ def test_labels_are_url_patterns_never_raw_paths(atlas_server, settings) -> None
     anon_recall = requests.post(atlas_server.url + "/api/v1/subjects/someone-7/recall", json={}, timeout=30)
     assert anon_recall.status_code == 401
     assert sample("atlas_http_requests_total", **unmatched) == before + 5
-    assert sample(
-        "atlas_http_requests_total", route="api/v1/subjects/<str:subject>/recall", method="POST", status="401"
-    ) >= 1
+    assert (
+        sample("atlas_http_requests_total", route="api/v1/subjects/<str:subject>/recall", method="POST", status="401")
+        >= 1
+    )
     text = _get(atlas_server, token=METRICS_TOKEN).text
     assert "no-such-page" not in text and "someone-7" not in text and "secret-looking" not in text
     # A method outside HTTP's usual ones is "other" (here refused by the CSRF check before any view).
