@@ -21,6 +21,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 DEFAULT_SERVICE_NAME = "atlas-memory"
 _tracer: Any = None
+_provider: Any = None
 
 
 def tracing_enabled() -> bool:
@@ -58,7 +59,7 @@ def _exporter(name: str) -> Any:
 def tracing_configure(*, processor: Any = None) -> bool:
     """Start tracing from the OTEL_* variables (or with ``processor``, e.g. an in-memory exporter's, in
     tests); True when traces are on. Once per process: OpenTelemetry's tracer provider is global."""
-    global _tracer
+    global _tracer, _provider
     if _tracer is not None:
         return True
     names = [] if processor is not None else _exporters_from_env()
@@ -73,8 +74,9 @@ def tracing_configure(*, processor: Any = None) -> bool:
     provider = TracerProvider(resource=Resource.create(attributes))
     for processor_of in [processor] if processor is not None else [BatchSpanProcessor(_exporter(n)) for n in names]:
         provider.add_span_processor(processor_of)
+    # Global, for the spans the Elasticsearch client opens itself; once set, a process keeps it.
     trace.set_tracer_provider(provider)
-    _tracer = trace.get_tracer("atlas-memory")
+    _provider, _tracer = provider, provider.get_tracer("atlas-memory")
     log.info("traces on: %s", ", ".join(names) or type(processor).__name__)
     return True
 
@@ -110,3 +112,12 @@ def span_tag(**attributes: Any) -> None:
 
 def tracer() -> Any:
     return _tracer
+
+
+def tracing_reset() -> None:
+    """Traces off again (tests): this module's spans stop and the provider is shut down, so the spans
+    the Elasticsearch client still opens on it are dropped."""
+    global _tracer, _provider
+    if _provider is not None:
+        _provider.shutdown()
+    _tracer = _provider = None
