@@ -52,6 +52,9 @@ def _exporter(name: str) -> Any:
             raise ValueError(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r}: Atlas exports OTLP over http/protobuf only")
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
+        for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+            if os.environ.get(name) == "":  # compose passes an unset variable on as empty: the default then
+                del os.environ[name]
         return OTLPSpanExporter()
     raise ValueError(f"OTEL_TRACES_EXPORTER names {name!r}: Atlas knows otlp, console and none")
 
