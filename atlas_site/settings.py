@@ -7,6 +7,7 @@ REDIS_URL and the Elasticsearch variables (docker-compose.yml).
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -401,6 +402,11 @@ ATLAS_CONSOLIDATION_MAX_ATTEMPTS = env.int("ATLAS_CONSOLIDATION_MAX_ATTEMPTS", d
 # (comma-separated). Neither set: /metrics refuses every request.
 ATLAS_METRICS_TOKEN = env.str("ATLAS_METRICS_TOKEN", default="")
 ATLAS_METRICS_ALLOW = env.list("ATLAS_METRICS_ALLOW", default=[])
+for _cidr in ATLAS_METRICS_ALLOW:
+    try:
+        ipaddress.ip_network(_cidr.strip(), strict=False)
+    except ValueError as _exc:
+        raise ImproperlyConfigured(f"ATLAS_METRICS_ALLOW: {_exc}") from None
 # Tenants get a label of their own on the per-tenant metrics until this many have one; the rest are "other".
 ATLAS_METRICS_TENANT_LABELS = env.int("ATLAS_METRICS_TENANT_LABELS", default=50)
 

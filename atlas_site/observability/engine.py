@@ -1,10 +1,13 @@
 """The Elasticsearch client's calls measured: a transport that times each call (its retries included) by
-operation and counts the failed ones. Spans for the same calls come from the client itself: elasticsearch-py
-opens one per API call on the global tracer provider once traces are on (its request bodies are left out:
-OTEL_PYTHON_INSTRUMENTATION_ELASTICSEARCH_CAPTURE_SEARCH_QUERY stays at its default, omit)."""
+operation, counts the failed ones and, while traces are on, is a span per call.
+
+elasticsearch-py has spans of its own, which record an error's message (an engine error may echo the
+query, and so a question); they are off unless OTEL_PYTHON_INSTRUMENTATION_ELASTICSEARCH_ENABLED says
+otherwise, set before any client exists (the client reads it when it is made)."""
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -12,6 +15,9 @@ from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout, Transport
 
 from . import metrics as m
+from .tracing import span_started
+
+os.environ.setdefault("OTEL_PYTHON_INSTRUMENTATION_ELASTICSEARCH_ENABLED", "false")
 
 
 def engine_operation(target: str) -> str:
@@ -29,7 +35,13 @@ class MeasuredTransport(Transport):
         operation = engine_operation(target)
         started = time.perf_counter()
         try:
-            response = super().perform_request(method, target, **kwargs)
+            with span_started(
+                f"elasticsearch {operation}",
+                **{"db.system": "elasticsearch", "db.operation": operation, "http.request.method": method},
+            ) as current:
+                response = super().perform_request(method, target, **kwargs)
+                if current is not None:
+                    current.set_attribute("http.response.status_code", response.meta.status)
         except ConnectionTimeout:
             m.ENGINE_ERRORS.labels(operation, "timeout").inc()
             raise

@@ -88,17 +88,29 @@ def span(name: str, **attributes: Any):
     """A child span of the current one for the block (a null context while traces are off)."""
     if _tracer is None:
         return nullcontext()
-    return _tracer.start_as_current_span(name, attributes={k: v for k, v in attributes.items() if v is not None})
+    return span_started(name, **attributes)
 
 
 @contextmanager
 def span_started(name: str, **attributes: Any) -> Iterator[Any]:
-    """Like :func:`span`, yielding the span (None while off) so the block can add to it."""
+    """Like :func:`span`, yielding the span (None while off) so the block can add to it. An exception
+    marks the span failed with its type only: the SDK's default would record its message, which may
+    quote what failed (an engine error can echo a query)."""
     if _tracer is None:
         yield None
         return
-    with _tracer.start_as_current_span(name, attributes=attributes) as current:
-        yield current
+    from opentelemetry.trace import Status, StatusCode
+
+    kept = {k: v for k, v in attributes.items() if v is not None}
+    with _tracer.start_as_current_span(
+        name, attributes=kept, record_exception=False, set_status_on_exception=False
+    ) as current:
+        try:
+            yield current
+        except BaseException as exc:
+            current.set_attribute("error.type", type(exc).__name__)
+            current.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            raise
 
 
 def span_tag(**attributes: Any) -> None:

@@ -65,3 +65,25 @@ def test_otlp_is_http_protobuf_and_other_protocols_are_refused_clearly(clean_env
 )
 def test_the_engine_operation_names_no_index_and_no_id(target, operation) -> None:
     assert engine_operation(target) == operation
+
+
+def test_a_malformed_allow_list_stops_the_start_with_a_clear_message(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {
+        **os.environ,
+        "DJANGO_SECRET_KEY": "config-test",
+        "ATLAS_ENCRYPTION_KEYS": "9CcI2YIb7ugLd6R0H0w1wu8S9ls0dI0bOBV3zEmDbBM=",
+        "ATLAS_ENV_FILE": os.devnull,
+        "ATLAS_DATA_DIR": str(tmp_path),
+        "ATLAS_METRICS_ALLOW": "10.0.0.0/8,not-a-network",
+    }
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0
+    assert "ATLAS_METRICS_ALLOW: 'not-a-network' does not appear to be an IPv4 or IPv6 network" in done.stderr
