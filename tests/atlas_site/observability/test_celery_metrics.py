@@ -18,7 +18,8 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from atlas_site.celery import app
 from atlas_site.observability.celery import QueueDepthCollector, _depth
-from memory.tasks import memories_usage_record_task
+from memory.services.consolidation_lease import consolidation_lease_acquire, consolidation_lease_release
+from memory.tasks import consolidation_subject_task, memories_usage_record_task
 from tenants import services
 from tenants.tasks import credentials_reconcile_task
 from tests.atlas_site.test_celery_worker import _worker_database_url
@@ -40,6 +41,11 @@ def measured_worker(atlas_es, tmp_path):
         "ATLAS_ES_USERNAME": atlas_es.username,
         "ATLAS_ES_PASSWORD": atlas_es.password,
         "PROMETHEUS_MULTIPROC_DIR": str(directory),
+        # An LLM the worker never reaches (the retry test's run is refused before asking), and a retry
+        # far enough away that the test ends first.
+        "ATLAS_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+        "ATLAS_LLM_MODEL": "never-asked",
+        "ATLAS_CONSOLIDATION_RETRY_SECONDS": "600",
     }
     command = [sys.executable, "-m", "celery", "-A", "atlas_site", "worker", "--pool=solo", "--loglevel=WARNING"]
     command += ["--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"metrics-{os.getpid()}@%h"]
@@ -53,6 +59,8 @@ def measured_worker(atlas_es, tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        with app.connection_for_write() as conn, contextlib.suppress(FileNotFoundError):  # a retry it gave back
+            conn.default_channel.queue_purge(app.conf.task_default_queue)
 
 
 def _value(directory: Path, name: str, labels: dict[str, str]) -> float:
@@ -85,6 +93,20 @@ def test_a_real_worker_counts_successes_and_failures_per_task(atlas_es, measured
     assert _value(measured_worker, "atlas_celery_tasks_total", {**failed, "state": "SUCCESS"}) == 0
     # The worker's engine calls are measured in its own process's files too.
     assert _value(measured_worker, "atlas_engine_request_duration_seconds_count", {"operation": "_security"}) >= 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_task_that_retries_is_counted_as_a_retry(atlas_es, measured_worker) -> None:
+    """A subject's consolidation refused because another run holds its lease retries later (memory/tasks.py)."""
+    services.shared_credential_ensure(kind="writer", actor="test")
+    tenant = services.tenant_create(slug=f"retry-{uuid.uuid4().hex[:6]}", name="Retries", actor="test")
+    subject = services.subject_create(tenant=tenant, external_id="maya", actor="test")
+    assert consolidation_lease_acquire(subject=subject, owner="another-run")
+    consolidation_subject_task.delay(subject.pk)
+    retried = {"task": "memory.consolidate_subject", "state": "RETRY"}
+    assert _eventually(measured_worker, "atlas_celery_tasks_total", retried, 1) == 1
+    assert _value(measured_worker, "atlas_celery_tasks_total", {**retried, "state": "SUCCESS"}) == 0
+    consolidation_lease_release(subject=subject, owner="another-run")
 
 
 def test_queue_depth_counts_the_messages_waiting(atlas_es) -> None:
