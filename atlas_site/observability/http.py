@@ -73,6 +73,37 @@ def requests_measured(get_response: Callable) -> Callable:
     return middleware
 
 
+MCP_ROUTE = "mcp"
+
+
+async def asgi_measured(app, scope, receive, send) -> None:
+    """An ASGI app served beside Django (the MCP endpoint) measured as the middleware measures Django's
+    requests, under the one route ``mcp``: counted and timed when its response starts (a stream's
+    length is not its latency), and a span for the request."""
+    started, method = time.perf_counter(), scope.get("method", "")
+    method = method if method in METHODS else "other"
+    answered = False
+
+    async def measured_send(message) -> None:
+        nonlocal answered
+        if message["type"] == "http.response.start" and not answered:
+            answered = True
+            status = str(message["status"])
+            m.HTTP_REQUESTS.labels(MCP_ROUTE, method, status).inc()
+            m.HTTP_LATENCY.labels(MCP_ROUTE, method, status).observe(time.perf_counter() - started)
+            if current is not None:
+                current.set_attribute("http.response.status_code", message["status"])
+        await send(message)
+
+    with span_started(f"{method} {MCP_ROUTE}", **{"http.request.method": method, "http.route": MCP_ROUTE}) as current:
+        try:
+            await app(scope, receive, measured_send)
+        finally:
+            if not answered:  # the app failed before answering: the server answers 500
+                m.HTTP_REQUESTS.labels(MCP_ROUTE, method, "500").inc()
+                m.HTTP_LATENCY.labels(MCP_ROUTE, method, "500").observe(time.perf_counter() - started)
+
+
 @lru_cache(maxsize=8)
 def _networks(allow: tuple[str, ...]) -> tuple:
     try:

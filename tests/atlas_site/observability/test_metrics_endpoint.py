@@ -104,3 +104,19 @@ def test_labels_are_url_patterns_never_raw_paths(atlas_server, settings) -> None
     before_other = sample("atlas_http_requests_total", route="healthz", method="other", status="403")
     assert requests.request("PROPFIND", atlas_server.url + "/healthz", timeout=30).status_code == 403
     assert sample("atlas_http_requests_total", route="healthz", method="other", status="403") == before_other + 1
+
+
+def test_mcp_requests_are_counted_under_one_route(atlas_server) -> None:
+    """/mcp/ is served beside Django (atlas_site/asgi.py): its requests count under the route "mcp"."""
+    refused = {"route": "mcp", "method": "POST", "status": "401"}
+    before = sample("atlas_http_requests_total", **refused)
+    for n in range(3):
+        answer = requests.post(
+            atlas_server.url + f"/mcp/?probe={n}",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Accept": "application/json, text/event-stream"},
+            timeout=30,
+        )
+        assert answer.status_code == 401
+    assert sample("atlas_http_requests_total", **refused) == before + 3
+    assert sample("atlas_http_request_duration_seconds_count", **refused) >= 3
