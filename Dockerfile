@@ -43,8 +43,8 @@ RUN DJANGO_SECRET_KEY="$BUILD_DJANGO_SECRET_KEY" \
     ATLAS_ENCRYPTION_KEYS="AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" \
     python manage.py collectstatic --noinput
 
-# ATLAS_DATA_DIR (default /app/.data) is the only place the app may write.
-RUN mkdir -p /app/.data && chown atlas:atlas /app/.data
+# ATLAS_DATA_DIR (default /app/.data) and PROMETHEUS_MULTIPROC_DIR (compose) are the only places the app may write.
+RUN mkdir -p /app/.data /var/lib/atlas-metrics && chown atlas:atlas /app/.data /var/lib/atlas-metrics
 
 # Numeric, so orchestrators can verify it is not root (uid 10001 = atlas).
 USER 10001:10001

@@ -19,6 +19,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "atlas_site.settings")
 django_application = get_asgi_application()  # sets Django up: import the apps' code after it
 
 from atlas_site.body_limit import ChunkedBodyLimit  # noqa: E402
+from atlas_site.observability.http import asgi_measured  # noqa: E402
 from memory.mcp.server import McpEndpoint, is_mcp_path  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ class AtlasApplication:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http" and is_mcp_path(scope):
-            await self.mcp_endpoint(scope, receive, send)
+            await asgi_measured(self.mcp_endpoint, scope, receive, send)
         else:
             await self.django_app(scope, receive, send)
 

@@ -7,6 +7,7 @@ REDIS_URL and the Elasticsearch variables (docker-compose.yml).
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -62,6 +63,8 @@ INSTALLED_APPS = [
 # in its usual place (second) every request paid ≈ 5 ms of thread hand-offs (benchmarks/api_overhead.py,
 # py-spy on the uvicorn process). Static files then pass the other middleware first: they are cheap.
 MIDDLEWARE = [
+    # First: it measures everything after it (atlas_site/observability/http.py).
+    "atlas_site.observability.http.requests_measured",
     "django.middleware.security.SecurityMiddleware",
     "atlas_site.csp.content_security_policy",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -399,6 +402,19 @@ ATLAS_CONSOLIDATION_LEASE_SECONDS = env.float("ATLAS_CONSOLIDATION_LEASE_SECONDS
 ATLAS_CONSOLIDATION_RETRY_SECONDS = env.float("ATLAS_CONSOLIDATION_RETRY_SECONDS", default=120.0)
 # A run whose writes failed is resumed (same plan, same ids) at most this many times, then needs review.
 ATLAS_CONSOLIDATION_MAX_ATTEMPTS = env.int("ATLAS_CONSOLIDATION_MAX_ATTEMPTS", default=3)
+
+# --- Metrics (/metrics, docs/operations.md "Metrics and traces") ------------------------------
+# Who may read /metrics: the bearer of this token, or a client whose address is in these CIDRs
+# (comma-separated). Neither set: /metrics refuses every request.
+ATLAS_METRICS_TOKEN = env.str("ATLAS_METRICS_TOKEN", default="")
+ATLAS_METRICS_ALLOW = env.list("ATLAS_METRICS_ALLOW", default=[])
+for _cidr in ATLAS_METRICS_ALLOW:
+    try:
+        ipaddress.ip_network(_cidr.strip(), strict=False)
+    except ValueError as _exc:
+        raise ImproperlyConfigured(f"ATLAS_METRICS_ALLOW: {_exc}") from None
+# Tenants get a label of their own on the per-tenant metrics until this many have one; the rest are "other".
+ATLAS_METRICS_TENANT_LABELS = env.int("ATLAS_METRICS_TENANT_LABELS", default=50)
 
 # Fernet keys (comma-separated, newest first) encrypting API-key secrets at rest.
 ATLAS_ENCRYPTION_KEYS = env.list("ATLAS_ENCRYPTION_KEYS")

@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitV
 from memory.dashboard import tenant_urls as memory_tenant_urls
 from tenants.dashboard import urls as tenant_urls
 
+from .observability.http import metrics_view
 from .views import SchemaView, favicon, healthz
 
 # Operators log in to the admin through allauth (email login, verification),
@@ -21,6 +22,7 @@ urlpatterns = [
     # runs), one namespace: tenants imports nothing of memory.
     path("tenant/", include((tenant_urls.urlpatterns + memory_tenant_urls.urlpatterns, "tenant"))),
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     # Pages that name no icon (the admin's, the API docs) still get one, not a 404 in every console.
     path("favicon.ico", favicon),
     path("admin/", admin.site.urls),

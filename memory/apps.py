@@ -10,6 +10,11 @@ class MemoryConfig(AppConfig):
         from tenants.dashboard.contributions import subject_counter_register
 
         subject_counter_register(name="memories", counter=_memory_counts)
+        # Traces when the OTEL_* variables ask for them; Celery's tasks measured (its signals) in every process.
+        from atlas_site.observability import celery as _task_signals  # noqa: F401
+        from atlas_site.observability.tracing import tracing_configure
+
+        tracing_configure()
 
 
 def _memory_counts(subject) -> dict[str, int]:

@@ -27,7 +27,7 @@ DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
 ENV_EXAMPLE = ROOT / ".env.example"
 
-SERVICES = {"elasticsearch", "postgres", "redis", "web", "worker", "beat"}
+SERVICES = {"elasticsearch", "postgres", "redis", "web", "worker", "beat", "prometheus"}
 APP_SERVICES = ("web", "worker", "beat")
 SECRETS = ("DJANGO_SECRET_KEY", "ATLAS_ES_PASSWORD", "POSTGRES_PASSWORD", "ATLAS_ENCRYPTION_KEYS")
 
@@ -36,7 +36,7 @@ PG_PASSWORD = "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}"  # noqa: S105 - an i
 APP_ENV = {
     "DJANGO_SECRET_KEY": "${DJANGO_SECRET_KEY:?set DJANGO_SECRET_KEY}",
     "DJANGO_DEBUG": "false",
-    "DJANGO_ALLOWED_HOSTS": "${DJANGO_ALLOWED_HOSTS:-localhost}",
+    "DJANGO_ALLOWED_HOSTS": "${DJANGO_ALLOWED_HOSTS:-localhost,web}",
     "DATABASE_URL": f"postgres://atlas:{PG_PASSWORD}@postgres:5432/atlas",
     "REDIS_URL": "redis://redis:6379/0",
     "ATLAS_ES_URL": "http://elasticsearch:9200",
@@ -51,6 +51,12 @@ APP_ENV = {
     "ATLAS_LLM_BASE_URL": "${ATLAS_LLM_BASE_URL:-}",
     "ATLAS_LLM_MODEL": "${ATLAS_LLM_MODEL:-}",
     "ATLAS_LLM_API_KEY": "${ATLAS_LLM_API_KEY:-}",
+    # Metrics and traces (docs/operations.md "Metrics and traces"): /metrics default-deny, traces off.
+    "ATLAS_METRICS_TOKEN": "${ATLAS_METRICS_TOKEN:-}",
+    "ATLAS_METRICS_ALLOW": "${ATLAS_METRICS_ALLOW:-}",
+    "PROMETHEUS_MULTIPROC_DIR": "/var/lib/atlas-metrics",
+    "OTEL_EXPORTER_OTLP_ENDPOINT": "${OTEL_EXPORTER_OTLP_ENDPOINT:-}",
+    "OTEL_SERVICE_NAME": "${OTEL_SERVICE_NAME:-atlas-memory}",
 }
 
 UVICORN = (
@@ -78,6 +84,7 @@ HEALTHCHECKS = {
     "redis": ["CMD-SHELL", "redis-cli ping | grep -q PONG"],
     "worker": ["CMD-SHELL", "celery -A atlas_site inspect ping -d celery@$$HOSTNAME --timeout 10 >/dev/null"],
     "beat": ["CMD-SHELL", f'kill -0 "$$(cat {BEAT_PIDFILE})"'],
+    "prometheus": ["CMD", "wget", "-qO-", "http://localhost:9090/-/healthy"],
     # web: ["CMD", "python", "-c", <probe>], the probe being the Dockerfile's HEALTHCHECK (tested below)
 }
 
@@ -88,6 +95,7 @@ DEPENDS_ON = {
     "web": {"elasticsearch", "postgres", "redis"},
     "worker": {"web", "elasticsearch", "postgres", "redis"},
     "beat": {"web", "postgres", "redis"},
+    "prometheus": {"web"},
 }
 
 
@@ -150,7 +158,7 @@ def dockerfile_probe() -> str:
 
 def test_compose_spec_file_without_version_key(compose):
     assert "version" not in compose
-    assert {key for key in compose if not key.startswith("x-")} == {"services", "volumes"}
+    assert {key for key in compose if not key.startswith("x-")} == {"services", "volumes", "configs"}
 
 
 def test_exact_set_of_services(services):
@@ -175,6 +183,50 @@ def test_app_services_share_image_build_and_environment(services):
         assert build_context(services[name]) == ".", name
         assert "image" not in services[name], name
         assert environment(services[name]) == APP_ENV, name
+        # One metrics directory for every process (web's /metrics shows the worker's tasks too).
+        assert services[name]["volumes"] == ["metrics-data:/var/lib/atlas-metrics"], name
+
+
+def test_prometheus_is_optional_and_scrapes_web_with_the_metrics_token(compose, services):
+    """The `metrics` profile: Prometheus scrapes web's /metrics with the token web checks, mounted as a file."""
+    prometheus = services["prometheus"]
+    assert prometheus["profiles"] == ["metrics"]
+    assert prometheus["image"] == "prom/prometheus:v3.5.0"
+    assert prometheus["ports"] == ["127.0.0.1:9090:9090"]
+    assert compose["configs"] == {
+        "prometheus-config": {"file": "./deploy/prometheus.yml"},
+        "metrics-token": {"content": APP_ENV["ATLAS_METRICS_TOKEN"]},
+    }
+    mounted = {c["source"]: c["target"] for c in prometheus["configs"]}
+    assert mounted == {
+        "prometheus-config": "/etc/prometheus/prometheus.yml",
+        "metrics-token": "/etc/prometheus/metrics-token",
+    }
+    scrape = yaml.safe_load((ROOT / "deploy" / "prometheus.yml").read_text())
+    [job] = scrape["scrape_configs"]
+    assert job["metrics_path"] == "/metrics"
+    assert job["authorization"] == {"type": "Bearer", "credentials_file": mounted["metrics-token"]}
+    assert job["static_configs"] == [{"targets": ["web:8000"]}]
+    # Django checks the Host header Prometheus sends.
+    assert "web" in APP_ENV["DJANGO_ALLOWED_HOSTS"].removeprefix("${DJANGO_ALLOWED_HOSTS:-").rstrip("}").split(",")
+
+
+def test_the_grafana_dashboard_queries_only_metrics_the_service_exports():
+    from atlas_site.observability import metrics
+
+    exported = {"atlas_celery_queue_depth"}
+    for value in vars(metrics).values():
+        if hasattr(value, "_name") and hasattr(value, "_type"):
+            suffixes = {"counter": ["_total"], "histogram": ["_bucket", "_count", "_sum"]}[value._type]
+            exported |= {value._name + suffix for suffix in suffixes}
+    dashboard = json.loads((ROOT / "deploy" / "grafana-dashboard.json").read_text())
+    queries = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    used = {name for expr in queries for name in re.findall(r"\batlas_[a-z_]+", expr)}
+    assert len(queries) >= 15 and used <= exported, sorted(used - exported)
+    # Every family of metrics has a panel.
+    families = {"http_request", "recall_stage", "recall_leg", "recalls", "memory_writes", "model_inference"}
+    families |= {"engine_request", "engine_errors", "celery_tasks", "celery_queue", "llm_request", "consolidation"}
+    assert all(any(f"atlas_{family}" in name for name in used) for family in families)
 
 
 def test_backing_services_use_pinned_official_images(services):
@@ -274,7 +326,18 @@ def test_every_named_volume_is_declared_and_used(compose, services):
             if source and not source.startswith(("/", ".", "~")):
                 used.add(source)
             assert source is None or not source.startswith(("/", ".", "~")), f"{name}: bind mount {volume}"
-    assert used == set(compose["volumes"]) == {"es-data", "es-snapshots", "postgres-data", "redis-data"}
+    assert (
+        used
+        == set(compose["volumes"])
+        == {
+            "es-data",
+            "es-snapshots",
+            "postgres-data",
+            "redis-data",
+            "metrics-data",
+            "prometheus-data",
+        }
+    )
 
 
 @pytest.mark.parametrize("name", sorted(SERVICES))

@@ -18,6 +18,7 @@ from elastic_transport import ConnectionTimeout
 from elasticsearch import ApiError, AuthenticationException, Elasticsearch
 
 from atlas_site.errors import DependencyUnavailable, ElasticsearchUnreachable
+from atlas_site.observability.engine import MeasuredTransport
 
 _lock = threading.Lock()
 _key_clients: dict[str, Elasticsearch] = {}
@@ -30,6 +31,7 @@ def _client(**auth) -> Elasticsearch:
         request_timeout=settings.ATLAS_ES_REQUEST_TIMEOUT,
         retry_on_timeout=True,
         max_retries=settings.ATLAS_ES_MAX_RETRIES,
+        transport_class=MeasuredTransport,
         **auth,
     )
 

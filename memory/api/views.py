@@ -28,6 +28,7 @@ from atlas_site.api import (
     retry_key,
 )
 from atlas_site.errors import ValidationFailed
+from atlas_site.observability.hooks import subject_tagged
 from atlas_site.serializers import EDIT_PROBLEMS, PROBLEM, WRITE_PROBLEMS, Strict, problems
 from atlas_site.streaming import primed, streamed
 from memory import selectors
@@ -149,6 +150,7 @@ class SubjectView(APIView):
         principal = principal_of(request)
         principal.require(scope or self.scope_needed)
         self.subject_resolved = principal.subject_for(external_id)
+        subject_tagged(self.subject_resolved)
         return self.subject_resolved
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:

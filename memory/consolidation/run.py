@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from atlas_site.errors import AtlasError, ValidationFailed
+from atlas_site.observability.hooks import consolidation_usage_observed
 from memory.authority import OPERATOR, Principal
 from memory.inference.llm import LlmError, chat_client, llm_configured, llm_model_name
 from memory.models import ConsolidationRun, ConsolidationState
@@ -65,6 +66,12 @@ def _usage_into(run: ConsolidationRun, usage: Any) -> None:
     run.completion_tokens += usage.completion_tokens
     run.llm_requests += usage.requests
     run.cost = round(run.cost + usage.cost, 6)
+    consolidation_usage_observed(
+        model=run.llm_model,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cost=usage.cost,
+    )
 
 
 def _finish(run: ConsolidationRun, status: str, started: float, *, error: str = "") -> None:

@@ -21,6 +21,8 @@ import jsonschema
 import requests
 from django.conf import settings
 
+from atlas_site.observability.hooks import llm_request
+
 log = logging.getLogger(__name__)
 RETRIED_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_SECONDS = 30.0
@@ -170,7 +172,9 @@ class ChatClient:
                 time.sleep(self._delay(attempt, last_retry_after))
             last_retry_after = None
             try:
-                response = self.session.post(self.url, json=body, timeout=self.timeout)
+                with llm_request(self.model) as call:
+                    response = self.session.post(self.url, json=body, timeout=self.timeout)
+                    call.status = response.status_code
             except requests.Timeout:
                 last = f"timed out after {self.timeout:g} s"
                 continue

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from django.core.exceptions import ImproperlyConfigured
 
+from atlas_site.observability.hooks import inference
 from memory.inference.onnx_session import cpu_session
 from memory.inference.provider import EmbeddingModelUnavailable, texts_checked, unit_rows
 from memory.inference.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryEmbeddingCache
@@ -127,9 +128,11 @@ class LocalEmbeddingProvider(ABC):
         return text
 
     def _infer(self, fn: Callable[[Any], np.ndarray], arg: Any) -> np.ndarray:
+        kind = "documents" if isinstance(arg, list) else "query"
         if not self.serialise_inference:
-            return fn(arg)
-        with self._inference_lock:
+            with inference(self.model_id, kind):
+                return fn(arg)
+        with self._inference_lock, inference(self.model_id, kind):  # timed once it runs, not while it waits
             return fn(arg)
 
     def _check_dims(self, produced: int) -> None:

@@ -9,6 +9,8 @@ task of each busy lane, whatever those lanes have queued. Within a lane tasks ru
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import os
 import threading
 from collections import OrderedDict, deque
@@ -37,6 +39,7 @@ class FairPool:
 
     def submit(self, lane: str, task: Callable[[], _T]) -> Future:
         future: Future = Future()
+        task = functools.partial(contextvars.copy_context().run, task)  # its spans are the caller's children
         with self._ready:
             self._lanes.setdefault(lane, deque()).append((future, task))
             self._ready.notify()

@@ -16,6 +16,7 @@ import requests
 from django.conf import settings
 
 from atlas_site.errors import DependencyUnavailable
+from atlas_site.observability.hooks import inference
 from memory import recall_constants as rc
 
 
@@ -141,7 +142,8 @@ def reranked(
     provider: RerankProvider, query: str, fused: list[tuple[str, float, dict]], *, now: datetime
 ) -> list[tuple[str, float, dict]]:
     texts = [hit["_source"].get("text") or "" for _, _, hit in fused]
-    relevance = provider.scores(query, texts)
+    with inference(getattr(provider, "model", "") or getattr(provider, "inference_id", "") or "rerank", "rerank"):
+        relevance = provider.scores(query, texts)
     rescored = [
         (memory_id, relevance[i] * hit_decay(hit["_source"], now), hit) for i, (memory_id, _, hit) in enumerate(fused)
     ]

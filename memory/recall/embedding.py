@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import contextvars
+from concurrent.futures import Future, ThreadPoolExecutor
 
-QUERY_EMBEDDER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="atlas-query-embed")
+
+class ContextThreadPool(ThreadPoolExecutor):
+    """Runs each call in a copy of the submitter's context: a model's inference span is a child of the
+    recall that asked for it (atlas_site/observability/tracing.py)."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        return super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+
+QUERY_EMBEDDER = ContextThreadPool(max_workers=2, thread_name_prefix="atlas-query-embed")

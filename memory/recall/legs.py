@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
+from atlas_site.observability.hooks import stage
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.scope import SubjectScope
@@ -71,6 +72,9 @@ class LegSearches:
     about_time_indices: tuple[str, ...] = ()
     # (name, number of searches making the leg, the Leg's fields), in the order the searches were made.
     legs: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+
+    def leg_names(self) -> list[str]:
+        return [name for name, _count, _fields in self.legs]
 
     def weight(self, leg: str) -> float:
         return leg_weight(leg, self.text, method=self.method)
@@ -164,21 +168,26 @@ def legs_search(
     if bm25_searched:
         searches.append(plan.bm25())
     responses: list[dict[str, Any]] = []
+    sent = 0  # the legs already searched (for the engine stage's legs)
     knn: list[Search] = []
     early = "embedding_crosslingual" in pending and not settings.ATLAS_RECALL_ONE_MSEARCH
     if early:
         t0 = time.perf_counter()
-        searches += plan.crosslingual(pending.pop("embedding_crosslingual").result())
+        with stage("embedding"):
+            searches += plan.crosslingual(pending.pop("embedding_crosslingual").result())
         timings["embed"] += (time.perf_counter() - t0) * 1000
     if searches and not (settings.ATLAS_RECALL_ONE_MSEARCH and pending):
         t0 = time.perf_counter()
-        responses = store.memories_msearch(reader, searches=searches)
+        with stage("engine", legs=plan.leg_names()):
+            responses = store.memories_msearch(reader, searches=searches)
         timings["search"] += (time.perf_counter() - t0) * 1000
+        sent = len(plan.legs)
     else:
         knn = searches  # sent with the kNN legs, in one _msearch
     if pending:
         t0 = time.perf_counter()
-        vectors = {field_name: future.result() for field_name, future in pending.items()}
+        with stage("embedding"):
+            vectors = {field_name: future.result() for field_name, future in pending.items()}
         timings["embed"] += (time.perf_counter() - t0) * 1000
         if "embedding" in vectors:
             dense_functions = [] if settings.ATLAS_DENSE_PLAIN_SIMILARITY else plan.functions
@@ -193,7 +202,8 @@ def legs_search(
         if "embedding_crosslingual" in vectors:
             knn += plan.crosslingual(vectors["embedding_crosslingual"])
         t0 = time.perf_counter()
-        responses += store.memories_msearch(reader, searches=knn)
+        with stage("engine", legs=plan.leg_names()[sent:]):
+            responses += store.memories_msearch(reader, searches=knn)
         timings["search"] += (time.perf_counter() - t0) * 1000
     ranked = plan.ranked(responses)
     if options.bm25 and not bm25_searched and settings.ATLAS_BM25_POOL and ranked:

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 
 from atlas_site.errors import ValidationFailed
+from atlas_site.observability.hooks import recall_observed, stage
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.elastic.mappings import VECTOR_FIELDS
@@ -43,6 +44,7 @@ def _validate(query: Any, k: Any, memory_types: Any) -> tuple[str, int, tuple[st
     return query.strip(), k, types
 
 
+@recall_observed
 def memory_recall(
     *,
     subject: MemorySubject,
@@ -101,9 +103,11 @@ def memory_recall(
     trace = Trace() if run.traced else None
     plan, pending = _plan(run)
     ranked = legs_search(reader=run.scope.reader(), plan=plan, options=run.options, pending=pending, timings=timings)
-    fused = _fused(run, ranked=ranked, plan=plan, trace=trace, timings=timings)
-    citations = _citations_lookup(run, plan, fused) if run.fold_evidence else Citations()
-    lifted = evidence_lift(fused, citations) if run.fold_evidence else Lifted(ranked=fused)
+    with stage("fusion"):
+        fused = _fused(run, ranked=ranked, plan=plan, trace=trace, timings=timings)
+    with stage("folding"):
+        citations = _citations_lookup(run, plan, fused) if run.fold_evidence else Citations()
+        lifted = evidence_lift(fused, citations) if run.fold_evidence else Lifted(ranked=fused)
     floored = (
         Floored(ranked=lifted.ranked, rule="off")
         if not (run.options.floor or run.min_score is not None)
@@ -132,7 +136,8 @@ def memory_recall(
             shaped["newer_than"] = placed.newer[shaped["id"]]
     if run.fold_evidence:
         t0 = time.perf_counter()
-        evidence_attach(hits, fused, fetch=lambda ids: _episodes_fetch(run.scope, ids))
+        with stage("evidence"):
+            evidence_attach(hits, fused, fetch=lambda ids: _episodes_fetch(run.scope, ids))
         timings["evidence"] = (time.perf_counter() - t0) * 1000
     targets = [(hit["_index"], memory_id) for memory_id, _, hit in top if hit["_source"].get("memory_type") in OWN_USED]
     result = RecallResult(hits=hits, timings_ms=timings, targets=targets, legs=[name for name, _leg in ranked])
@@ -231,7 +236,8 @@ def _fused(run: RecallRun, *, ranked: list, plan: LegSearches, trace: Trace | No
         from memory.inference.rerank import rerank_provider, reranked
 
         t0 = time.perf_counter()
-        fused = reranked(rerank_provider(), run.text, fused[: max(plan.window, run.k)], now=run.origin)
+        with stage("rerank"):
+            fused = reranked(rerank_provider(), run.text, fused[: max(plan.window, run.k)], now=run.origin)
         timings["rerank"] = (time.perf_counter() - t0) * 1000
         if trace is not None:
             trace.reranked = True

@@ -12,6 +12,7 @@ from typing import Any
 
 from atlas_site.echo import names_listed
 from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
+from atlas_site.observability.hooks import memory_write_observed
 from memory import recall_constants as rc
 from memory.authority import AGENT, PENDING, Principal, authority_stamp, memory_etag
 from memory.elastic import queries, store
@@ -79,7 +80,7 @@ def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> b
     memory_owner_check(tenant_id=scope.tenant_id, user_id=scope.user_id, prepared=prepared)
     embed_into([prepared])
     with non_english_marked([prepared]):
-        return store.memory_index(
+        stored = store.memory_index(
             scope.writer(),
             memory_type=prepared.memory_type,
             memory_id=prepared.memory_id,
@@ -87,6 +88,9 @@ def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> b
             refresh=refresh,
             create_only=True,
         )
+    if stored:
+        memory_write_observed(subject=scope.subject, memory_type=prepared.memory_type)
+    return stored
 
 
 def _named_existing(scope: SubjectScope, prepared: PreparedMemory) -> dict[str, Any] | None:
