@@ -29,7 +29,7 @@ ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL = env.float("ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL",
 # The time leg (memory.recall.legs, issue 34 point 5): for a question naming a time ("in May", "last
 # week"), the main model's kNN over the memories about that time only; its weight in score fusion and in
 # reciprocal rank fusion (0 = off). Calibrated on conversations_v1 and temporal_v1 (docs/recall-quality.md).
-ATLAS_ZSCORE_WEIGHT_TIME = env.float("ATLAS_ZSCORE_WEIGHT_TIME", default=1.5)
+ATLAS_ZSCORE_WEIGHT_TIME = env.float("ATLAS_ZSCORE_WEIGHT_TIME", default=6.0)
 ATLAS_RRF_WEIGHT_TIME = env.float("ATLAS_RRF_WEIGHT_TIME", default=1.0)
 # For a question asking when ("When did I move to Lisbon?") and naming no time, the time leg searches the
 # memories whose text names a date.

@@ -175,7 +175,7 @@ def test_time_leg_finds_the_dated_turn_among_look_alikes(maya) -> None:
     result = memory_recall(subject=maya, query=question, k=3, now=asked, explain=True)
     assert "time" in result.legs
     assert ids(result)[0] == dated["id"]
-    assert result.explain["fusion"]["time"] == pytest.approx(1.5)
+    assert result.explain["fusion"]["time"] == pytest.approx(6.0)
     off = memory_recall(subject=maya, query=question, k=3, now=asked, options=RecallOptions(time=False))
     assert "time" not in off.legs
     assert {h["id"] for h in off.hits} <= {dated["id"], *(t["id"] for t in look_alikes)}
