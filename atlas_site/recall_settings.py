@@ -29,18 +29,19 @@ ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL = env.float("ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL",
 # The time leg (memory.recall.legs, issue 34 point 5): for a question naming a time ("in May", "last
 # week"), the main model's kNN over the memories about that time only; its weight in score fusion and in
 # reciprocal rank fusion (0 = off). Calibrated on conversations_v1 and temporal_v1 (docs/recall-quality.md).
-ATLAS_ZSCORE_WEIGHT_TIME = env.float("ATLAS_ZSCORE_WEIGHT_TIME", default=6.0)
+ATLAS_ZSCORE_WEIGHT_TIME = env.float("ATLAS_ZSCORE_WEIGHT_TIME", default=10.0)
 ATLAS_RRF_WEIGHT_TIME = env.float("ATLAS_RRF_WEIGHT_TIME", default=1.0)
 # For a question asking when ("When did I move to Lisbon?") and naming no time, the time leg searches the
-# memories whose text names a date.
+# memories whose text names a date, with a score-fusion weight of its own.
 ATLAS_TIME_LEG_WHEN = env.bool("ATLAS_TIME_LEG_WHEN", default=True)
+ATLAS_ZSCORE_WEIGHT_TIME_WHEN = env.float("ATLAS_ZSCORE_WEIGHT_TIME_WHEN", default=6.0)
 # A newer, not yet consolidated turn placed under the first fact it may change (memory.recall.newer) when the
 # main dense leg ranks it among its first this many (0 = off).
 ATLAS_NEWER_DENSE_RANK = env.int("ATLAS_NEWER_DENSE_RANK", default=10)
 if not 0 <= ATLAS_NEWER_DENSE_RANK <= 100:
     raise ImproperlyConfigured(f"ATLAS_NEWER_DENSE_RANK must be from 0 to 100, not {ATLAS_NEWER_DENSE_RANK}")
-if ATLAS_ZSCORE_WEIGHT_TIME < 0 or ATLAS_RRF_WEIGHT_TIME < 0:
-    raise ImproperlyConfigured("ATLAS_ZSCORE_WEIGHT_TIME and ATLAS_RRF_WEIGHT_TIME must not be negative")
+if min(ATLAS_ZSCORE_WEIGHT_TIME, ATLAS_ZSCORE_WEIGHT_TIME_WHEN, ATLAS_RRF_WEIGHT_TIME) < 0:
+    raise ImproperlyConfigured("the time leg's weights (ATLAS_*_WEIGHT_TIME*) must not be negative")
 # Language-aware fusion: a memory that does not read as English, or any memory when the question does
 # not, is ranked by the legs that read every language (multilingual, cross-lingual) alone, scaled to the
 # whole weight — BM25's english analyzer and the English model cannot judge it.

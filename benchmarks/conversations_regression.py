@@ -41,7 +41,7 @@ def scores(per_query: list[dict], gold: dict[str, list[str]]) -> dict[str, dict[
         groups[row["kind"]].append(row)
     out = {}
     for name, rows in groups.items():
-        any10 = sum(bool(set(gold[r["qid"]]) & set(r["top"][:10])) for r in rows) / len(rows)
+        any10 = sum(r["recall@10"] > 0 for r in rows) / len(rows)  # at least one gold memory in the top 10
         out[name] = {
             "n": len(rows),
             "any@10": any10,
@@ -59,6 +59,9 @@ def main() -> int:
     parser.add_argument("--import-setting", action="append", default=[], help="SETTING=VALUE for the import")
     parser.add_argument("--no-default", action="store_true", help="only the --config rows")
     parser.add_argument("--leaks", action="store_true", help="also run every query as another subject (as the gate)")
+    parser.add_argument(
+        "--evidence-counts", action="store_true", help="a gold turn folded under a returned fact counts (temporal_v1)"
+    )
     parser.add_argument("--json", help="write every configuration's per-query rows here")
     parser.add_argument("--label", default=os.path.basename(os.getcwd()))
     args = parser.parse_args()
@@ -107,7 +110,9 @@ def main() -> int:
             for key, value in {**defaults, **changes}.items():
                 setattr(settings, key, value)
             t0 = time.monotonic()
-            result = recall_evaluate(tenant=tenant, queries=queries, k=10, check_leaks=args.leaks)
+            result = recall_evaluate(
+                tenant=tenant, queries=queries, k=10, check_leaks=args.leaks, evidence_counts=args.evidence_counts
+            )
             elapsed = time.monotonic() - t0
             dump[label] = result.per_query
             s = scores(result.per_query, gold)

@@ -100,16 +100,31 @@ def eval_queries_parse(lines: Iterable[str]) -> list[EvalQuery]:
     return queries
 
 
-def eval_row(q: EvalQuery, hits: list[dict[str, Any]], *, types: dict[str, str], k: int) -> dict[str, Any]:
-    """One query's scores from the hits recall returned (``types``: gold external id → memory type)."""
+def eval_row(
+    q: EvalQuery,
+    hits: list[dict[str, Any]],
+    *,
+    types: dict[str, str],
+    k: int,
+    evidence_of: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """One query's scores from the hits recall returned (``types``: gold external id → memory type).
+
+    ``evidence_of`` (memory id → external id, of the gold memories): a gold turn folded as evidence under a
+    returned fact counts at that fact's rank — the agent reads it there, with its time."""
+    found = [
+        {h.get("external_id")} | {evidence_of[e["id"]] for e in h.get("evidence") or () if e["id"] in evidence_of}
+        for h in hits
+    ] if evidence_of is not None else [{h.get("external_id")} for h in hits]  # fmt: skip
     ranked = [h.get("external_id") for h in hits]
     gold = set(q.gold_ids)
     row: dict[str, Any] = {"qid": q.qid, "kind": q.kind, "gold_types": sorted({types.get(g, "missing") for g in gold})}
     row["gold"] = bool(gold)
     row["first_type"] = hits[0].get("type") if hits else None
     for cutoff in MEASURED_CUTOFFS:
-        row[f"recall@{cutoff}"] = len(gold & set(ranked[:cutoff])) / len(gold) if gold else 0.0
-    first = next((i for i, ext in enumerate(ranked[:10], start=1) if ext in gold), None)
+        seen = set().union(*found[:cutoff])
+        row[f"recall@{cutoff}"] = len(gold & seen) / len(gold) if gold else 0.0
+    first = next((i for i, ids in enumerate(found[:10], start=1) if ids & gold), None)
     row["rr"] = 1 / first if first else 0.0
     row["top"] = ranked[:k]
     return row
@@ -121,14 +136,19 @@ def gold_types(tenant: Tenant, queries: list[EvalQuery]) -> dict[str, str]:
 
 
 def _gold_types(tenant: Tenant, gold: set[str]) -> dict[str, str]:
+    return {external_id: memory_type for _, external_id, memory_type in _gold_memories(tenant, gold)}
+
+
+def _gold_memories(tenant: Tenant, gold: set[str]) -> list[tuple[str, str, str]]:
+    """(memory id, external id, memory type) of each gold memory."""
     reader = tenant_es_client(tenant=tenant)
     query = {"terms": {"external_id": sorted(gold)}}
-    return {
-        hit["_source"]["external_id"]: hit["_source"]["memory_type"]
+    return [
+        (hit["_id"], hit["_source"]["external_id"], hit["_source"]["memory_type"])
         for hit in store.memories_scan(
             reader, memory_types=("episodic", "semantic", "procedural", "catalog", "archive"), query=query
         )
-    }
+    ]
 
 
 def recall_evaluate(
@@ -139,9 +159,11 @@ def recall_evaluate(
     options: RecallOptions | None = None,
     check_leaks: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    evidence_counts: bool = False,
 ) -> EvalReport:
     """Run every query as its subject; with ``check_leaks`` also as another subject of the tenant,
-    counting any hit owned by the first subject as a leak."""
+    counting any hit owned by the first subject as a leak. ``evidence_counts``: a gold turn folded under a
+    returned fact counts at the fact's rank (eval_row)."""
     subjects: dict[str, MemorySubject] = {}
 
     def subject(external_id: str) -> MemorySubject:
@@ -150,13 +172,15 @@ def recall_evaluate(
         return subjects[external_id]
 
     others = sorted(s.external_id for s in tenant.subjects.filter(is_active=True))
-    types = _gold_types(tenant, {g for q in queries for g in q.gold_ids})
+    gold = _gold_memories(tenant, {g for q in queries for g in q.gold_ids})
+    types = {external_id: memory_type for _, external_id, memory_type in gold}
+    evidence_of = {memory_id: external_id for memory_id, external_id, _ in gold} if evidence_counts else None
     report = EvalReport(k=k)
     depth = max(k, max(CUTOFFS))
     for n, q in enumerate(queries, start=1):
         owner = subject(q.user_id)
         result = memory_recall(subject=owner, query=q.query, k=depth, options=options, now=q.now)
-        report.per_query.append(eval_row(q, result.hits, types=types, k=k))
+        report.per_query.append(eval_row(q, result.hits, types=types, k=k, evidence_of=evidence_of))
         if check_leaks:
             other_id = next((o for o in others if o != q.user_id), None)
             if other_id is not None:

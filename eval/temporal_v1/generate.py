@@ -170,7 +170,7 @@ def compose(subject: dict, rnd: random.Random, failures: Failures) -> tuple[list
             doc["valid_to"] = f"{valid_to}T00:00:00Z"
         if supersedes != "-":
             failures.check(supersedes in facts, f"{uid} fact {key}: supersedes unknown {supersedes}")
-            doc["supersedes"] = f"tm-{uid}-fact-{supersedes}"
+            doc["supersedes"] = [f"tm-{uid}-fact-{supersedes}"]
             doc["contradiction"] = contradiction
             doc["_prev"] = supersedes
         facts[key] = doc

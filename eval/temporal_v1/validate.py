@@ -83,11 +83,15 @@ def main() -> int:
             if vf and vt and vt <= vf:
                 errors.append(f"{where}: valid_to before valid_from")
             if "supersedes" in d:
-                old = docs.get(d["supersedes"])
-                successors[d["supersedes"]] += 1
+                if not isinstance(d["supersedes"], list) or len(d["supersedes"]) != 1:
+                    errors.append(f"{where}: supersedes must be a list of one id")
+                    continue
+                (target,) = d["supersedes"]
+                old = docs.get(target)
+                successors[target] += 1
                 how = d.get("contradiction")
                 if not old or old["memory_type"] != "semantic" or old["user_id"] != d["user_id"]:
-                    errors.append(f"{where}: supersedes {d['supersedes']}, not an earlier fact of the subject")
+                    errors.append(f"{where}: supersedes {target}, not an earlier fact of the subject")
                 elif how == "natural" and old.get("valid_to") != d.get("valid_from"):
                     errors.append(
                         f"{where}: natural replacement starts {d.get('valid_from')}, old ends {old.get('valid_to')}"
@@ -107,7 +111,7 @@ def main() -> int:
         if d["memory_type"] == "semantic" and d["id"] not in replaced and "valid_to" in d:
             errors.append(f"{d['id']}: ends (valid_to) but nothing replaces it")
         if d["id"] in replaced and "valid_to" not in d:
-            nxt = [x for x in docs.values() if x.get("supersedes") == d["id"]][0]
+            nxt = [x for x in docs.values() if x.get("supersedes") == [d["id"]]][0]
             if nxt.get("contradiction") != "harsh":
                 errors.append(f"{d['id']}: replaced naturally but has no valid_to")
 

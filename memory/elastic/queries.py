@@ -139,10 +139,7 @@ def about_time_filter(*, start: date | None, end: date | None) -> list[dict[str,
     names a date in them (``mention_ranges``), an episode said on one of them, a current fact with stated
     validity holding then, and a replaced version over the time it held (a harshly corrected one never
     held). Pending proposals never count."""
-    if start is None and end is None:
-        raise ValueError("a time needs at least one bound")
-    first = start.isoformat() if start else None
-    after_last = (end + timedelta(days=1)).isoformat() if end else None
+    first, after_last = _day_bounds(start, end)
     mentioned = {
         "range": {
             "mention_ranges": {k: v for k, v in (("gte", first), ("lte", end and end.isoformat())) if v}
@@ -164,10 +161,29 @@ def about_time_filter(*, start: date | None, end: date | None) -> list[dict[str,
             "minimum_should_match": 1,
         }
     }
-    held = {
+    return [NOT_PENDING, {"bool": {"should": [current, _held(valid)], "minimum_should_match": 1}}]
+
+
+def _day_bounds(start: date | None, end: date | None) -> tuple[str | None, str | None]:
+    """[start, end] as days (inclusive) → (first day, the day after the last), either open, not both."""
+    if start is None and end is None:
+        raise ValueError("a time needs at least one bound")
+    return (start.isoformat() if start else None, (end + timedelta(days=1)).isoformat() if end else None)
+
+
+def _held(valid: dict[str, Any]) -> dict[str, Any]:
+    """A replaced version of a fact, ``valid`` then (a harshly corrected one never held)."""
+    return {
         "bool": {"filter": [{"exists": {"field": "superseded_by"}}, valid], "must_not": [{"term": {"retracted": True}}]}
     }
-    return [NOT_PENDING, {"bool": {"should": [current, held], "minimum_should_match": 1}}]
+
+
+def current_or_held_filter(*, start: date | None, end: date | None) -> list[dict[str, Any]]:
+    """What a question about the days [start, end] may find: the current memories, and the replaced versions
+    of facts that held then ("Where did I live in June 2024?" is about the version that held in June)."""
+    first, after_last = _day_bounds(start, end)
+    held = _held(_valid_during(start=first, end=after_last))
+    return [NOT_PENDING, {"bool": {"should": [{"bool": {"must_not": _REPLACED}}, held], "minimum_should_match": 1}}]
 
 
 def replaced_filter() -> list[dict[str, Any]]:

@@ -166,6 +166,7 @@ def leg_weight(leg: str, query: str, *, method: str) -> float:
             "multilingual": settings.ATLAS_ZSCORE_WEIGHT_MULTILINGUAL,
             "crosslingual": settings.ATLAS_ZSCORE_WEIGHT_CROSSLINGUAL,
             "time": settings.ATLAS_ZSCORE_WEIGHT_TIME,
+            "time_when": settings.ATLAS_ZSCORE_WEIGHT_TIME_WHEN,
         }[leg]
     return {
         "bm25": bm25_weight(query),
@@ -173,4 +174,5 @@ def leg_weight(leg: str, query: str, *, method: str) -> float:
         "multilingual": settings.ATLAS_RRF_WEIGHT_MULTILINGUAL,
         "crosslingual": settings.ATLAS_RRF_WEIGHT_CROSSLINGUAL,
         "time": settings.ATLAS_RRF_WEIGHT_TIME,
+        "time_when": settings.ATLAS_RRF_WEIGHT_TIME,
     }[leg]

@@ -70,6 +70,10 @@ class LegSearches:
     # The time leg's filters (the memories about the time the question names) and indices; None: no leg.
     about_time: list[dict[str, Any]] | None = None
     about_time_indices: tuple[str, ...] = ()
+    # The time leg of a question asking when, naming no time (the memories naming a date): its own weight.
+    about_time_when: bool = False
+    # The question names a time, and every leg may find the replaced versions that held then.
+    held_then: bool = False
     # (name, number of searches making the leg, the Leg's fields), in the order the searches were made.
     legs: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
 
@@ -78,6 +82,9 @@ class LegSearches:
 
     def weight(self, leg: str) -> float:
         return leg_weight(leg, self.text, method=self.method)
+
+    def time_weight(self) -> float:
+        return self.weight("time_when" if self.about_time_when else "time")
 
     def bm25(self) -> Search:
         body = queries.bm25_leg(
@@ -132,7 +139,7 @@ class LegSearches:
             vector=query_vector, filters=self.about_time, functions=[], size=self.window, field="embedding"
         )
         searches = [(self.about_time_indices, body)]
-        self.legs.append(("time", 1, {"weight": self.weight("time"), "membership": True}))
+        self.legs.append(("time", 1, {"weight": self.time_weight(), "membership": True}))
         return searches
 
     def crosslingual(self, query_vector: list[float]) -> list[Search]:
@@ -192,7 +199,7 @@ def legs_search(
         if "embedding" in vectors:
             dense_functions = [] if settings.ATLAS_DENSE_PLAIN_SIMILARITY else plan.functions
             knn += plan.dense("dense", "embedding", vectors["embedding"], dense_functions)
-            if plan.about_time is not None and plan.weight("time"):
+            if plan.about_time is not None and plan.time_weight():
                 knn += plan.time(vectors["embedding"])
         if "embedding_multilingual" in vectors:
             # Plain similarity, no ranking functions: multilingual-e5's cosines crowd into a narrow band,

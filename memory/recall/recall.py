@@ -24,7 +24,7 @@ from .embedding import QUERY_EMBEDDER
 from .explain import Trace, expected_explain, filters_described, hit_explain
 from .floor import Floored, floor_apply
 from .folding import Citations, Lifted, evidence_attach, evidence_lift
-from .fusion import fuse, near_duplicates_spread, replies_inherit
+from .fusion import fuse, leg_weight, near_duplicates_spread, replies_inherit
 from .legs import LegSearches, crosslingual_judged_types, legs_search
 from .newer import Placed, newer_statements_place
 from .options import RecallOptions, RecallResult, RecallRun
@@ -223,7 +223,9 @@ def _fused(run: RecallRun, *, ranked: list, plan: LegSearches, trace: Trace | No
     fused = replies_inherit(fused, settings.ATLAS_REPLY_INHERITANCE)
     # Ranking for turns: priors by the kind of turn (memory.recall.turn_priors), within the window.
     priors = trace.turn_priors if trace is not None else None
-    fused = turn_priors_apply(fused, text=run.text, kind=run.turn_kind, window=plan.window, priors=priors)
+    fused = turn_priors_apply(
+        fused, text=run.text, kind=run.turn_kind, window=plan.window, priors=priors, held_then=plan.held_then
+    )
     if trace is not None:
         trace.turn_kind = run.turn_kind
     # Within the window only: the comparison is quadratic, and beyond it nothing reaches the top k.
@@ -454,12 +456,25 @@ def _plan(run: RecallRun) -> tuple[LegSearches, dict[str, Any]]:
         )
         if provider is not None
     }
-    indices = types + (("archive",) if (run.include_superseded or run.historic) and "semantic" in types else ())
-    filters = [
-        *scope.read_filters(),
-        *queries.visibility_filter(include_superseded=run.include_superseded, as_of=run.as_of, known_at=run.known_at),
-        *run.narrowing,
-    ]
+    asked = run.asked_time
+    named = asked is not None and bool(asked.start or asked.end)
+    # A question naming a time may find what held then: the replaced versions valid during it, in every leg
+    # (unless the request already chose its view of history with as_of, known_at or include_superseded).
+    held_then = (
+        named
+        and not (run.historic or run.include_superseded)
+        and leg_weight("time", run.text, method=settings.ATLAS_FUSION) > 0
+    )
+    wider = run.include_superseded or run.historic or held_then
+    indices = types + (("archive",) if wider and "semantic" in types else ())
+    visible = (
+        queries.current_or_held_filter(start=asked.start, end=asked.end)
+        if held_then
+        else queries.visibility_filter(
+            include_superseded=run.include_superseded, as_of=run.as_of, known_at=run.known_at
+        )
+    )
+    filters = [*scope.read_filters(), *visible, *run.narrowing]
     functions = queries.ranking_functions(
         origin=run.origin.isoformat(),
         decay=options.decay,
@@ -478,9 +493,9 @@ def _plan(run: RecallRun) -> tuple[LegSearches, dict[str, Any]]:
         window=rc.window_size(run.k),
         crosslingual_types=crosslingual_types,
         origin=run.origin,
+        held_then=held_then,
     )
-    asked = run.asked_time
-    if asked is not None and (asked.start or asked.end):
+    if named:
         # The memories about the time asked: a replaced fact too, over the time it held ("where did I live
         # in June?"), hence the archive; within whatever an explicit as_of or include_superseded allows.
         plan.about_time = [
@@ -499,4 +514,5 @@ def _plan(run: RecallRun) -> tuple[LegSearches, dict[str, Any]]:
         # answer it (a turn saying "last month" resolved at write time).
         plan.about_time = [*filters, queries.DATED]
         plan.about_time_indices = indices
+        plan.about_time_when = True
     return plan, pending

@@ -33,15 +33,18 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
-def turn_prior(source: dict[str, Any], *, kind: str, asked: bool, first_person: bool = False) -> float:
+def turn_prior(
+    source: dict[str, Any], *, kind: str, asked: bool, first_person: bool = False, held_then: bool = False
+) -> float:
     """The prior one candidate gets for a turn of ``kind`` (``first_person``: the turn speaks of its writer):
-    the product of the levers that apply to it."""
+    the product of the levers that apply to it. ``held_then``: the question names a time and the replaced
+    versions among the candidates held during it, so they count as the facts of that time."""
     memory_type = source.get("memory_type")
     prior = 1.0
     if memory_type == "episodic":
         if asked:
             prior *= settings.ATLAS_TURN_ASKED_PRIOR
-    elif memory_type == "semantic" and not (source.get("superseded_by") or source.get("retracted")):
+    elif memory_type == "semantic" and (held_then or not (source.get("superseded_by") or source.get("retracted"))):
         if kind == QUESTION:
             prior *= settings.ATLAS_TURN_QUESTION_FACT_PRIOR
             if first_person:
@@ -58,7 +61,13 @@ def turn_prior(source: dict[str, Any], *, kind: str, asked: bool, first_person: 
 
 
 def turn_priors_apply(
-    fused: Ranked, *, text: str, kind: str, window: int, priors: dict[str, float] | None = None
+    fused: Ranked,
+    *,
+    text: str,
+    kind: str,
+    window: int,
+    priors: dict[str, float] | None = None,
+    held_then: bool = False,
 ) -> Ranked:
     """``fused`` re-ranked with each candidate's prior for a turn ``text`` of ``kind``, within the first
     ``window`` candidates (beyond it nothing reaches the top k; the rest keep their order below). A past
@@ -82,7 +91,7 @@ def turn_priors_apply(
             if threshold and turn_words:
                 words = _words(episode)
                 repeat = bool(words) and len(words & turn_words) / len(words | turn_words) >= threshold
-        prior = turn_prior(source, kind=kind, asked=asked, first_person=first_person)
+        prior = turn_prior(source, kind=kind, asked=asked, first_person=first_person, held_then=held_then)
         if repeat:
             repeats.add(memory_id)
         if priors is not None and prior != 1.0:

@@ -175,7 +175,7 @@ def test_time_leg_finds_the_dated_turn_among_look_alikes(maya) -> None:
     result = memory_recall(subject=maya, query=question, k=3, now=asked, explain=True)
     assert "time" in result.legs
     assert ids(result)[0] == dated["id"]
-    assert result.explain["fusion"]["time"] == pytest.approx(6.0)
+    assert result.explain["fusion"]["time"] == pytest.approx(10.0)
     off = memory_recall(subject=maya, query=question, k=3, now=asked, options=RecallOptions(time=False))
     assert "time" not in off.legs
     assert {h["id"] for h in off.hits} <= {dated["id"], *(t["id"] for t in look_alikes)}
@@ -227,3 +227,23 @@ def test_a_question_asking_when_favours_the_turns_that_name_a_date(maya) -> None
     assert "time" in result.legs
     assert ids(result)[0] == dated["id"]
     assert result.hits[0]["mentions"][0]["phrase"] == "last weekend"
+
+
+def test_a_turn_that_names_no_date_still_answers_when_it_is_the_one_about_the_thing(maya) -> None:
+    """The turn's own time answers "when" too: dated turns about other things must not bury it."""
+    day = datetime(2026, 9, 14, 19, tzinfo=UTC)
+    moved = episode_write(
+        subject=maya, text="Just moved into the new flat in Lisbon, boxes everywhere", at=day.isoformat()
+    )
+    for n, text in enumerate(
+        (
+            "The dentist appointment last Tuesday went fine",
+            "Started a yoga class two weeks ago, loving it",
+            "My sister's birthday dinner is on Friday",
+            "We watched the match at the pub last night",
+        )
+    ):
+        episode_write(subject=maya, text=text, at=(day + (n + 1) * 5 * DAY).isoformat())
+    result = memory_recall(subject=maya, query="When did I move to Lisbon?", k=3, now=day + 60 * DAY)
+    assert "time" in result.legs
+    assert ids(result)[0] == moved["id"]
