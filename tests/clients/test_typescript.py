@@ -23,6 +23,7 @@ from .proxy import proxy_to
 pytestmark = pytest.mark.django_db(transaction=True)
 
 DOCS = ROOT / "docs" / "clients.md"
+MAIN_README = ROOT / "README.md"
 
 GATED = {"rate-limit.test.js"}  # runs only with the server's rate limit lowered (its own test below)
 #: Each proxy's script (tests/clients/proxy.py), by the name the Node tests know it as (ATLAS_PROXY_<name>).
@@ -119,6 +120,16 @@ def test_the_readme_example_runs_as_printed(world, tmp_path) -> None:
     assert placeholder in example
     printed = _example_run(example.replace(placeholder, f'baseUrl: "{world.url}", token: "{world.svc}"'), tmp_path)
     assert "Alice is allergic to peanuts" in printed
+
+
+def test_the_main_readmes_example_runs_as_printed(world, tmp_path) -> None:
+    (example,) = re.findall(r"```js\n(.*?)```", MAIN_README.read_text(), flags=re.DOTALL)
+    placeholder = 'baseUrl: "http://127.0.0.1:8000", token: "atlas_…"'
+    assert placeholder in example and len(example.splitlines()) <= 15
+    printed = _example_run(example.replace(placeholder, f'baseUrl: "{world.url}", token: "{world.svc}"'), tmp_path)
+    lines = printed.splitlines()
+    assert lines[0] == "edit the newest version instead: true", printed
+    assert any(line.endswith("semantic Alice lives in Lisbon") for line in lines[1:]), printed
 
 
 def test_the_docs_example_runs_as_printed(world, tmp_path) -> None:

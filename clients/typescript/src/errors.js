@@ -3,7 +3,7 @@
 
 /** An answer of the API that is not a success, or no answer at all (`status` null). */
 export class AtlasError extends Error {
-  constructor(detail, { status = null, type = "about:blank", title = "", errors = [], headers, cause } = {}) {
+  constructor(detail, { status = null, type = "about:blank", title = "", errors = [], headers, cause, newest } = {}) {
     super(status ? `${status} ${title}: ${detail}` : detail, cause === undefined ? undefined : { cause });
     this.name = new.target.name;
     this.status = status;
@@ -12,6 +12,8 @@ export class AtlasError extends Error {
     this.detail = detail;
     this.errors = errors;
     this.headers = headers ?? new Headers();
+    // The problem's `newest` member (a 409 or 412 about a replaced fact): its newest version.
+    this.newestVersion = newest && typeof newest === "object" ? newest : null;
   }
 
   /** The problem's code: the last part of `urn:atlas-memory:problem:<code>`. */
@@ -39,20 +41,20 @@ export class Forbidden extends AtlasError {}
 /** 404: missing, or not this token's (the API answers both alike). */
 export class NotFound extends AtlasError {}
 
-// The server names the newest version of a replaced fact, and a proposal's current version, in the
-// detail only; the tests against the live server keep these in step with its wording.
-const NEWEST = [/newest version \(([^)\s]+)\)/, /newest version is (\S+?)\.?(?:\s|$)/];
+// A changed proposal's current version is named in the detail only (memory/services/gate.py); the tests
+// against the live server keep this in step with its wording.
 const VERSION = /\(version ([^)\s]+)\)/;
 
 /** 409: the write collides with what is stored. `newest`: the id of a replaced fact's newest version
- * (edit that one instead); `version`: a changed proposal's current version. */
+ * (edit that one instead) and `newestExternalId` its external id, from the problem's `newest` member;
+ * `version`: a changed proposal's current version. */
 export class Conflict extends AtlasError {
   get newest() {
-    for (const pattern of NEWEST) {
-      const found = pattern.exec(this.detail);
-      if (found) return found[1];
-    }
-    return null;
+    return this.newestVersion?.id ?? null;
+  }
+
+  get newestExternalId() {
+    return this.newestVersion?.external_id ?? null;
   }
 
   get version() {
@@ -129,5 +131,6 @@ export function errorFrom(response, text) {
     title: String(body.title ?? response.statusText),
     errors,
     headers: response.headers,
+    newest: body.newest,
   });
 }

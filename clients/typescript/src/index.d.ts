@@ -132,6 +132,7 @@ export interface AtlasErrorOptions {
   errors?: FieldError[];
   headers?: Headers;
   cause?: unknown;
+  newest?: { id: string; external_id: string | null };
 }
 /** An answer of the API that is not a success (problem details), or no answer at all (`status` null). */
 export class AtlasError extends Error {
@@ -142,6 +143,8 @@ export class AtlasError extends Error {
   readonly detail: string;
   readonly errors: FieldError[];
   readonly headers: Headers;
+  /** The problem's `newest` member (a replaced fact's newest version), or null. */
+  readonly newestVersion: { id: string; external_id: string | null } | null;
   /** The last part of `urn:atlas-memory:problem:<code>`. */
   readonly code: string;
 }
@@ -157,9 +160,11 @@ export class Unauthorized extends AtlasError {}
 export class Forbidden extends AtlasError {}
 /** 404: missing, or not this token's. */
 export class NotFound extends AtlasError {}
-/** 409: `newest` is a replaced fact's newest version, `version` a changed proposal's current one. */
+/** 409: `newest` is a replaced fact's newest version (`newestExternalId` its external id), `version` a
+ * changed proposal's current one. */
 export class Conflict extends AtlasError {
   readonly newest: string | null;
+  readonly newestExternalId: string | null;
   readonly version: string | null;
 }
 /** 412: `ifMatch` was stale. */

@@ -7,7 +7,7 @@ import { Kind } from "./retry.js";
 const { READ, KEYED, UNKEYED } = Kind;
 const MEMORY_FILTERS = ["types", "fact_type", "include_superseded", "session_id", "authority", "since", "until"];
 const EPISODE = ["text", "session_id", "agent_id", "role", "event_type", "timestamp", "external_id"];
-const RECALL = ["k", "types", "include_superseded", "as_of", "fact_type", "since", "until", "rerank"];
+const RECALL = ["k", "types", "include_superseded", "as_of", "known_at", "fact_type", "since", "until", "rerank"];
 const RECALL_MORE = ["fold_evidence", "explain", "expect", "min_score"];
 
 /**
