@@ -27,12 +27,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=None, help="replay the run of this Hypothesis seed")
+    parser.add_argument(
+        "--print-steps", action="store_true", help="print every step as it runs (a failure that does not replay)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.json"
         env = {**os.environ, "ATLAS_INVARIANT_STEPS": str(args.steps), "ATLAS_INVARIANT_REPORT": str(report)}
         if args.seed is not None:
             env["ATLAS_INVARIANT_SEED"] = str(args.seed)
+        if args.print_steps:
+            env["ATLAS_INVARIANT_PRINT_STEPS"] = "1"
         started = time.monotonic()
         command = [
             sys.executable,

@@ -39,7 +39,7 @@ from django.db import connection, connections
 from django.test import Client
 from django.urls import reverse
 from elasticsearch import helpers
-from hypothesis import HealthCheck, seed, settings
+from hypothesis import HealthCheck, Verbosity, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -717,6 +717,9 @@ def test_the_promises_hold_under_random_sequences(world) -> None:
                 suppress_health_check=list(HealthCheck),
                 database=None,
                 print_blob=True,
+                # Every step as it runs (ATLAS_INVARIANT_PRINT_STEPS): a failure Hypothesis cannot replay
+                # (timing) still leaves its sequence in the log.
+                verbosity=Verbosity.debug if os.environ.get("ATLAS_INVARIANT_PRINT_STEPS") else Verbosity.normal,
             ),
         )
     report = os.environ.get("ATLAS_INVARIANT_REPORT")
