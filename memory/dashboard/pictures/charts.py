@@ -14,8 +14,9 @@ from django.utils.safestring import SafeString
 
 from .svg import esc, figure, ident, num
 
-WIDTH, HEIGHT = 640, 300
-LEFT, RIGHT, TOP, BOTTOM = 52, 12, 14, 58
+WIDTH, HEIGHT = 640, 320
+LEFT, RIGHT, TOP, BOTTOM = 96, 12, 14, 78
+MAX_BAR = 28  # a bar no wider than this, however few the categories
 MAX_SERIES = 6  # one CSS class each: series-0 … series-5
 MAX_AXIS_LABELS = 8
 
@@ -70,7 +71,7 @@ def _labels(categories: Sequence[str], slot: float, baseline: float) -> list[str
     for i, label in enumerate(categories):
         if i % every:
             continue
-        x, y = LEFT + slot * (i + 0.5), baseline + 14
+        x, y = LEFT + slot * (i + 0.5), baseline + 12
         parts.append(
             f'<text class="chart-tick" x="{num(x)}" y="{num(y)}" text-anchor="end" '
             f'transform="rotate(-35 {num(x)} {num(y)})">{esc(label)}</text>'
@@ -81,12 +82,13 @@ def _labels(categories: Sequence[str], slot: float, baseline: float) -> list[str
 
 def _bars(series: dict[str, Sequence[float]], slot: float, top: float, plot_h: float) -> list[str]:
     parts = []
-    width = slot * 0.8 / len(series)
+    width = min(slot * 0.8 / len(series), MAX_BAR)
+    margin = (slot - width * len(series)) / 2  # the group centred in its slot
     for s, (name, values) in enumerate(series.items()):
         parts.append(f'<g class="series-{s}">')
         for i, value in enumerate(values):
             height = plot_h * max(value, 0) / top
-            x = LEFT + slot * i + slot * 0.1 + width * s
+            x = LEFT + slot * i + margin + width * s
             parts.append(
                 f'<rect x="{num(x)}" y="{num(TOP + plot_h - height)}" width="{num(max(width - 1, 1))}" '
                 f'height="{num(height)}"><title>{esc(name)}: {value:g}</title></rect>'
@@ -126,7 +128,9 @@ def _table(title: str, heading: str, categories: Sequence[str], series: dict[str
         for i, label in enumerate(categories)
     )
     return (
-        f'<details class="chart-table"><summary>The numbers of “{esc(title)}”</summary><div class="table-wrap">'
+        f'<details class="chart-table"><summary>The numbers of “{esc(title)}”</summary>'
+        # Focusable: a keyboard scrolls a wide table sideways on a narrow screen (axe scrollable-region-focusable).
+        f'<div class="table-wrap" tabindex="0" role="region" aria-label="The numbers of {esc(title)}">'
         f'<table><caption>{esc(title)}</caption><thead><tr><th scope="col">{esc(heading)}</th>{head}</tr></thead>'
         f"<tbody>{rows}</tbody></table></div></details>"
     )

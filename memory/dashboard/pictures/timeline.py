@@ -21,15 +21,17 @@ from memory.glance import Glance
 from .svg import day_of, esc, figure, link, num, short
 
 LANES = (
-    ("sessions", "Conversations"),
+    ("sessions", "Sessions"),
     ("facts", "Facts"),
     ("playbooks", "Playbooks"),
     ("corrections", "Corrections"),
     ("forgets", "Forgets"),
 )
-DATE_W, LANE_W, HEAD_H = 92, 92, 30
-STEP, PER_LINE, ROW_PAD = 17, 5, 10
+DATE_W, LANE_W, HEAD_H = 74, 80, 34
+STEP, PER_LINE, ROW_PAD = 17, 4, 18
 WIDTH = DATE_W + LANE_W * len(LANES)
+NARROW_W, NARROW_LABEL_W = 300, 84
+NARROW_PER_LINE = (NARROW_W - NARROW_LABEL_W - 16) // STEP
 
 
 @dataclass
@@ -106,50 +108,92 @@ def _edges(marks: list[Mark], glance: Glance) -> list[str]:
         ends = [(where[s], "edge-source") for s in sources if s in where]
         ends += [(where[i], "edge-correction") for i in fact.get("supersedes") or [] if i in where]
         for end, css in ends:
+            # An arc over the row, not a straight line through the marks between the two ends.
+            bulge = min(12 + abs(end.x - mark.x) / 10, 16)
+            cx, cy = (mark.x + end.x) / 2, min(mark.y, end.y) - bulge
             lines.append(
-                f'<line class="{css}" x1="{num(mark.x)}" y1="{num(mark.y)}" x2="{num(end.x)}" y2="{num(end.y)}"/>'
+                f'<path class="{css}" d="M{num(mark.x)} {num(mark.y)}Q{num(cx)} {num(cy)} {num(end.x)} {num(end.y)}"/>'
             )
     return lines
+
+
+def _by_lane(marks: list[Mark]) -> dict[str, list[Mark]]:
+    by_lane: dict[str, list[Mark]] = defaultdict(list)
+    for mark in marks:
+        by_lane[mark.lane].append(mark)
+    return by_lane
+
+
+def _wide(days: dict[date, list[Mark]]) -> tuple[list[str], float, list[Mark]]:
+    """One row per day, one column per lane (the lanes' names once, on top)."""
+    parts = [
+        f'<text class="glance-lane" x="{num(DATE_W + LANE_W * i + 2)}" y="20">{esc(name)}</text>'
+        for i, (_, name) in enumerate(LANES)
+    ]
+    y, drawn = HEAD_H, []
+    for day in sorted(days, reverse=True):
+        by_lane = _by_lane(days[day])
+        lines = max(-(-len(v) // PER_LINE) for v in by_lane.values())
+        parts.append(f'<line class="glance-rule" x1="0" x2="{WIDTH}" y1="{y}" y2="{y}"/>')
+        parts.append(f'<text class="glance-day" x="4" y="{num(y + ROW_PAD - 2 + STEP / 2)}">{day.isoformat()}</text>')
+        for column, (lane, _) in enumerate(LANES):
+            for n, mark in enumerate(by_lane.get(lane, [])):
+                mark.x = DATE_W + LANE_W * column + 12 + STEP * (n % PER_LINE)
+                mark.y = y + ROW_PAD - 6 + STEP * (n // PER_LINE) + STEP / 2  # room above for the arcs
+                drawn.append(mark)
+        y += lines * STEP + ROW_PAD
+    return parts, y, drawn
+
+
+def _narrow(days: dict[date, list[Mark]]) -> tuple[list[str], float, list[Mark]]:
+    """For a phone: each day a block, its lanes one under another (only those with marks), so the text
+    stays near its real size on a 320 px screen."""
+    parts, y, drawn = [], 0.0, []
+    for day in sorted(days, reverse=True):
+        by_lane = _by_lane(days[day])
+        parts.append(f'<line class="glance-rule" x1="0" x2="{NARROW_W}" y1="{num(y)}" y2="{num(y)}"/>')
+        parts.append(f'<text class="glance-lane" x="4" y="{num(y + 17)}">{day.isoformat()}</text>')
+        y += 24
+        for lane, name in LANES:
+            marks = by_lane.get(lane, [])
+            if not marks:
+                continue
+            parts.append(f'<text class="glance-day" x="12" y="{num(y + 14)}">{esc(name)}</text>')
+            for n, mark in enumerate(marks):
+                mark.x = NARROW_LABEL_W + 10 + STEP * (n % NARROW_PER_LINE)
+                mark.y = y + 10 + STEP * (n // NARROW_PER_LINE)
+                drawn.append(mark)
+            y += -(-len(marks) // NARROW_PER_LINE) * STEP + 6
+        y += 6
+    return parts, y, drawn
+
+
+def _picture(glance: Glance, layout: str, width: int, placed: tuple[list[str], float, list[Mark]]) -> str:
+    parts, height, drawn = placed
+    marks = "".join(link(m.href, m.label, _shape(m)) if m.href else _shape(m) for m in drawn)
+    facts = sum(1 for f in glance.facts if not f.get("supersedes"))
+    title = f"Your memory over the last {glance.days} days"
+    desc = (
+        f"{len(glance.sessions)} sessions, {facts} facts, {len(glance.playbooks)} playbooks, "
+        f"{len(glance.facts) - facts} corrections and {len(glance.forgets)} forgets, by day, newest first. "
+        "Lines join a fact to the session it was learnt from and a correction to the version it replaced."
+    )
+    return (
+        f'<svg class="glance glance-{layout}" viewBox="0 0 {width} {num(height + 4)}" role="group" '
+        f'aria-labelledby="glance-{layout}-title glance-{layout}-desc" xmlns="http://www.w3.org/2000/svg">'
+        f'<title id="glance-{layout}-title">{esc(title)}</title><desc id="glance-{layout}-desc">{esc(desc)}</desc>'
+        f'<g aria-hidden="true">{"".join(parts)}{"".join(_edges(drawn, glance))}</g>{marks}</svg>'
+    )
 
 
 def glance_svg(
     *, glance: Glance, memory_url: Callable[[str], str], session_url: Callable[[str], str]
 ) -> SafeString | None:
-    """The picture of ``glance``, or None when nothing happened in its window."""
-    days = _marks(glance, memory_url, session_url)
-    if not days:
+    """The picture of ``glance`` in two layouts — wide, and narrow for a phone; the stylesheet shows one
+    (the other is ``display: none``, so neither a reader nor the keyboard meets its links twice) — or None
+    when nothing happened in its window."""
+    if not _marks(glance, memory_url, session_url):
         return None
-    rows, y, drawn = [], HEAD_H, []
-    for day in sorted(days, reverse=True):
-        by_lane: dict[str, list[Mark]] = defaultdict(list)
-        for mark in days[day]:
-            by_lane[mark.lane].append(mark)
-        lines = max(-(-len(v) // PER_LINE) for v in by_lane.values())
-        height = lines * STEP + ROW_PAD
-        rows.append(f'<line class="glance-rule" x1="0" x2="{WIDTH}" y1="{y}" y2="{y}"/>')
-        rows.append(f'<text class="glance-day" x="4" y="{num(y + STEP)}">{day.isoformat()}</text>')
-        for column, (lane, _) in enumerate(LANES):
-            for n, mark in enumerate(by_lane.get(lane, [])):
-                mark.x = DATE_W + LANE_W * column + 12 + STEP * (n % PER_LINE)
-                mark.y = y + ROW_PAD / 2 + STEP * (n // PER_LINE) + STEP / 2
-                drawn.append(mark)
-        y += height
-    heads = "".join(
-        f'<text class="glance-lane" x="{num(DATE_W + LANE_W * i + 4)}" y="18">{esc(name)}</text>'
-        for i, (_, name) in enumerate(LANES)
-    )
-    marks = "".join(link(m.href, m.label, _shape(m)) if m.href else _shape(m) for m in drawn)
-    title = f"Your memory over the last {glance.days} days"
-    desc = (
-        f"{len(glance.sessions)} conversations, {sum(1 for f in glance.facts if not f.get('supersedes'))} facts, "
-        f"{len(glance.playbooks)} playbooks, {sum(1 for f in glance.facts if f.get('supersedes'))} corrections and "
-        f"{len(glance.forgets)} forgets, one row per day, newest first. Lines join a fact to the conversation it "
-        "was learnt from and a correction to the version it replaced."
-    )
-    picture = (
-        f'<svg class="glance" viewBox="0 0 {WIDTH} {num(y + 4)}" role="group" aria-labelledby="glance-title glance-desc" '
-        f'xmlns="http://www.w3.org/2000/svg"><title id="glance-title">{esc(title)}</title>'
-        f'<desc id="glance-desc">{esc(desc)}</desc><g aria-hidden="true">{heads}{"".join(rows)}'
-        f"{''.join(_edges(drawn, glance))}</g>{marks}</svg>"
-    )
-    return figure(picture=picture, css="glance-figure")
+    wide = _picture(glance, "wide", WIDTH, _wide(_marks(glance, memory_url, session_url)))
+    narrow = _picture(glance, "narrow", NARROW_W, _narrow(_marks(glance, memory_url, session_url)))
+    return figure(picture=wide + narrow, css="glance-figure")

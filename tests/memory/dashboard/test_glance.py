@@ -45,8 +45,9 @@ def test_the_glance_links_each_conversation_fact_playbook_and_correction_and_say
     response = maya_client.get("/glance/")
     assert response.status_code == 200
     html = response.content.decode()
-    svg = _picture(html, "glance")
-    assert svg.get("role") == "group" and svg.get("aria-labelledby") == "glance-title glance-desc"
+    svg = _picture(html, "glance glance-wide")
+    assert svg.get("role") == "group" and svg.get("aria-labelledby") == "glance-wide-title glance-wide-desc"
+    assert _links(_picture(html, "glance glance-narrow")) == _links(svg)  # the phone's layout: the same marks
     links = _links(svg)
     today = timezone.now().date().isoformat()
     assert links == {
@@ -63,8 +64,8 @@ def test_the_glance_links_each_conversation_fact_playbook_and_correction_and_say
     assert "window seats" not in html and m["likes"]["id"] not in html  # the forget shows neither text nor id
     assert "bees" not in html  # another subject's fact, same tenant
     # Each version carries the turn it was learnt from ("I moved to Lisbon"): a line to the conversation each.
-    assert len(svg.findall(f".//{SVG}line[@class='edge-source']")) == 3
-    assert len(svg.findall(f".//{SVG}line[@class='edge-correction']")) == 2
+    assert len(svg.findall(f".//{SVG}path[@class='edge-source']")) == 3
+    assert len(svg.findall(f".//{SVG}path[@class='edge-correction']")) == 2
     assert 'style="' not in html and "<script" not in html
     assert "unsafe-inline" not in response["Content-Security-Policy"]
 
@@ -74,7 +75,7 @@ def test_the_glance_keeps_a_hostile_text_as_text(maya_client, maya) -> None:
     writes.fact_write(subject=maya, text=HOSTILE, fact_type="world", source_episodes=[said["id"]])
     html = maya_client.get("/glance/").content.decode()
     assert "<script>" not in html and "]]>" not in html
-    svg = _picture(html, "glance")  # well-formed: nothing broke out of an attribute or an element
+    svg = _picture(html, "glance glance-wide")  # well-formed: nothing broke out of an attribute or an element
     labels = list(_links(svg).values())
     assert f"Fact: {HOSTILE} (stored {timezone.now().date().isoformat()})" in labels
     assert "/memories/episodes/?session=s%22%3C1%3E%26" in _links(svg)

@@ -24,7 +24,7 @@ def test_a_daily_bar_chart_draws_one_bar_per_day_and_series_scaled_to_a_nice_top
     recalls = [float(2 * n) for n in range(30)]  # 0 … 58
     html = daily_chart_svg(title="Usage, last 30 days", days=DAYS, series={"writes": writes, "recalls": recalls})
     svg = _svg(html)
-    assert svg.get("role") == "img" and svg.get("viewBox") == "0 0 640 300"
+    assert svg.get("role") == "img" and svg.get("viewBox") == "0 0 640 320"
     assert svg.get("aria-labelledby") == "usage-last-30-days-title usage-last-30-days-desc"
     assert svg.find(f"{SVG}title").text == "Usage, last 30 days"
     assert svg.find(f"{SVG}desc").text == "writes, recalls over 30 days; the largest value is 58"
