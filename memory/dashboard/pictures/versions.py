@@ -33,17 +33,25 @@ def _version_box(step: dict[str, Any], y: float, memory_url: Callable[[str], str
     return link(memory_url(memory["id"]), label, inner)
 
 
-def _turn_box(turn_id: str, turn: dict[str, Any] | None, y: float, memory_url: Callable[[str], str]) -> str:
+def _turn_box(
+    turn_id: str, turn: dict[str, Any] | None, y: float, memory_url: Callable[[str], str], *, wrong: bool
+) -> str:
+    """One cited turn. Under a version marked wrong (harsh) the turn is linked but not quoted: the page of
+    the correction must not read as if what led to the mistake backed it (tests/memory/dashboard/test_pages.py)."""
     if turn is None:
         return (
             f'<g role="img" aria-label="a cited turn, forgotten since"><rect class="turn-box turn-gone" x="{TURN_X}" '
             f'y="{num(y)}" width="{TURN_W}" height="{TURN_H}" rx="4"/><text class="turn-text" x="{TURN_X + 8}" '
             f'y="{num(y + 16)}">forgotten turn</text><title>a cited turn, forgotten since</title></g>'
         )
-    label = f"Turn of {day_of(turn.get('created_at'))}: {short(turn.get('text'), limit=120)}"
+    when = day_of(turn.get("created_at"))
+    label = f"Turn of {when}" + (
+        ", cited by the version marked wrong" if wrong else f": {short(turn.get('text'), limit=120)}"
+    )
+    shown = f"a turn of {when}" if wrong else short(turn.get("text"), limit=28)
     inner = (
         f'<rect class="turn-box" x="{TURN_X}" y="{num(y)}" width="{TURN_W}" height="{TURN_H}" rx="4"/>'
-        f'<text class="turn-text" x="{TURN_X + 8}" y="{num(y + 16)}">{esc(short(turn.get("text"), limit=28))}</text>'
+        f'<text class="turn-text" x="{TURN_X + 8}" y="{num(y + 16)}">{esc(shown)}</text>'
     )
     return link(memory_url(turn_id), label, inner)
 
@@ -65,7 +73,7 @@ def versions_svg(
                 f'<line class="edge-source" aria-hidden="true" x1="{BOX_X + BOX_W}" y1="{num(box_mid)}" '
                 f'x2="{TURN_X}" y2="{num(ty + TURN_H / 2)}"/>'
             )
-            parts.append(_turn_box(turn_id, cited.get(turn_id), ty, memory_url))
+            parts.append(_turn_box(turn_id, cited.get(turn_id), ty, memory_url, wrong=step["replaced"] == "harsh"))
         if len(turn_ids) > MAX_CITED:
             more_y = y + len(shown) * (TURN_H + TURN_GAP) + 8
             parts.append(

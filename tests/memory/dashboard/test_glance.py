@@ -125,3 +125,17 @@ def test_a_facts_page_draws_its_versions_and_the_turns_each_cites(maya_client, m
     svg = _picture(html, "versions")
     assert f"/memory/{m['said']['id']}/" not in _links(svg) and "I moved to Lisbon" not in html
     assert "forgotten turn" in html
+
+
+def test_a_version_marked_wrong_links_its_turns_without_quoting_them(maya_client, maya) -> None:
+    said = writes.episode_write(subject=maya, text="Book window seats for me on the Lisbon train")
+    wrong = writes.fact_write(subject=maya, text="Prefers window seats", source_episodes=[said["id"]])
+    right = writes.fact_edit(subject=maya, memory_id=wrong["id"], text="Prefers aisle seats", contradiction="harsh")
+    html = maya_client.get(f"/memory/{right['id']}/").content.decode()
+    svg = _picture(html, "versions")
+    today = timezone.now().date().isoformat()
+    assert _links(svg)[f"/memory/{said['id']}/"] == f"Turn of {today}, cited by the version marked wrong"
+    arrows = [
+        t.text for g in svg.iter(f"{SVG}g") if "edge-harsh" in (g.get("class") or "") for t in g.iter(f"{SVG}text")
+    ]
+    assert arrows == ["it was wrong"] and "Book window seats" not in html
