@@ -53,10 +53,11 @@ def subject_forgets(*, subject: MemorySubject, since: datetime) -> list[dict[str
     """When the subject's memories were forgotten since ``since``, newest first: the kind of memory (or
     "everything") and the time — the audit trail keeps no text, and neither does this."""
     records = AuditRecord.objects.filter(tenant=subject.tenant, action__in=FORGET_ACTIONS, created_at__gte=since)
-    mine = f"{subject}:"
     out = []
     for record in records.order_by("-created_at", "-id")[:MAX_PER_KIND]:
-        if record.action == "memory.forget" and record.target.startswith(mine):
+        # The target is "<tenant>/<external id>:<memory id>"; an external id may hold ":" ("maya:evil"),
+        # a memory id does not: the part before the last ":" is the subject, exactly (a prefix is not).
+        if record.action == "memory.forget" and record.target.rpartition(":")[0] == str(subject):
             out.append({"at": record.created_at, "what": (record.detail or {}).get("memory_type") or "memory"})
         elif record.action == "memory.forget_subject" and record.target == str(subject):
             out.append({"at": record.created_at, "what": "everything"})

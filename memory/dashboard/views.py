@@ -48,7 +48,7 @@ from .forms import (
     SearchForm,
     TokenCreateForm,
 )
-from .pictures.timeline import glance_svg
+from .pictures.timeline import FORGOTTEN, glance_svg
 from .pictures.versions import versions_svg
 
 PAGE_SIZE = 25
@@ -198,6 +198,7 @@ def glance(request: HttpRequest) -> HttpResponse:
         "picture": glance_svg(glance=seen, memory_url=_memory_url, session_url=_session_url),
         "corrections": [f for f in seen.facts if f.get("supersedes")],
         "facts": [f for f in seen.facts if not f.get("supersedes")],
+        "forgets": [{**f, "words": FORGOTTEN.get(f["what"], "a memory")} for f in seen.forgets],
     }
     return render(request, "dashboard/glance.html", context)
 

@@ -27,6 +27,14 @@ LANES = (
     ("corrections", "Corrections"),
     ("forgets", "Forgets"),
 )
+#: What a forget took, in words (the audit trail keeps the kind of memory, never its text).
+FORGOTTEN = {
+    "everything": "all your memories",
+    "episodic": "something you said",
+    "semantic": "a fact",
+    "archive": "a replaced fact",
+    "procedural": "a playbook",
+}
 DATE_W, LANE_W, HEAD_H = 74, 80, 34
 STEP, PER_LINE, ROW_PAD = 17, 4, 18
 WIDTH = DATE_W + LANE_W * len(LANES)
@@ -75,7 +83,7 @@ def _marks(
             Mark("playbooks", playbook["id"], label, memory_url(playbook["id"]), "mark-playbook")
         )
     for forget in glance.forgets:
-        what = "all your memories" if forget["what"] == "everything" else f"a memory ({forget['what']})"
+        what = FORGOTTEN.get(forget["what"], "a memory")
         label = f"Forgotten: {what}, on {forget['at']:%Y-%m-%d %H:%M} UTC"
         days[forget["at"].date()].append(Mark("forgets", "", label, None, "mark-forget"))
     days.pop(None, None)

@@ -13,6 +13,7 @@ import pytest
 from django.utils import timezone
 
 from memory.services import forget, writes
+from tenants import services
 from tenants.models import AuditRecord
 
 pytestmark = pytest.mark.django_db
@@ -58,9 +59,8 @@ def test_the_glance_links_each_conversation_fact_playbook_and_correction_and_say
         f"/memory/{m['playbook']['id']}/": "Playbook: vet visit",
     }
     forgets = [g.get("aria-label") for g in svg.iter(f"{SVG}g") if (g.get("aria-label") or "").startswith("Forgotten")]
-    assert len(forgets) == 1 and re.fullmatch(
-        rf"Forgotten: a memory \(semantic\), on {today} \d\d:\d\d UTC", forgets[0]
-    )
+    assert len(forgets) == 1 and re.fullmatch(rf"Forgotten: a fact, on {today} \d\d:\d\d UTC", forgets[0])
+    assert re.search(rf"<li>a fact · {today} \d\d:\d\d UTC</li>", html)  # the list says it too
     assert "window seats" not in html and m["likes"]["id"] not in html  # the forget shows neither text nor id
     assert "bees" not in html  # another subject's fact, same tenant
     # Each version carries the turn it was learnt from ("I moved to Lisbon"): a line to the conversation each.
@@ -94,6 +94,16 @@ def test_the_glance_is_bounded_and_says_what_it_left_out(maya_client, maya) -> N
     )
     AuditRecord.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=91))
     assert glance.subject_forgets(subject=maya, since=timezone.now() - timedelta(days=90)) == []
+    # Another subject whose external id starts with maya's and a colon: its forgets are not maya's.
+    lookalike = services.subject_create(tenant=maya.tenant, external_id="maya:evil", actor="test")
+    fact = writes.fact_write(subject=lookalike, text="not maya's", fact_type="world")
+    forget.memory_forget(subject=lookalike, memory_id=fact["id"], actor="test")
+    forget.subject_memories_forget(subject=lookalike, actor="test")
+    assert [f["what"] for f in glance.subject_forgets(subject=lookalike, since=timezone.now() - timedelta(days=1))] == [
+        "everything",
+        "semantic",
+    ]
+    assert glance.subject_forgets(subject=maya, since=timezone.now() - timedelta(days=1)) == []
 
 
 def test_an_empty_window_says_so(maya_client) -> None:

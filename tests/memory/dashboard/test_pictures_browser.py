@@ -61,7 +61,7 @@ def test_a_person_sees_their_memory_at_a_glance_and_a_facts_versions(
     assert page.get_by_role("heading", name="My memory at a glance").is_visible()
     picture = page.get_by_role("group", name="Your memory over the last 90 days")
     assert picture.is_visible()
-    forgotten = picture.get_by_role("img", name="Forgotten: a memory (semantic)", exact=False)
+    forgotten = picture.get_by_role("img", name="Forgotten: a fact, on", exact=False)
     assert forgotten.count() == 1 and picture.get_by_role("link").count() == 5
     _narrow_and_dark(page, axe_clean, screenshot, "pictures-glance", "glance-wide", "glance-narrow")
 
