@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from memory.consolidation.run import consolidation_run
-from memory.services import forget
+from memory.services import forget, writes
 from tenants import services
+from tenants.models import Tenant
 from tests.browser import person_login
 from tests.fake_llm import empty_plan, fact, llm_serving
 from tests.memory.consolidation.scripted import say
@@ -88,3 +89,35 @@ def test_a_tenant_admin_sees_the_runs_chart(page, axe_clean, screenshot, maya, m
     page.get_by_text("The numbers of", exact=False).click()
     assert page.get_by_role("table", name="What the last 1 consolidation runs proposed").is_visible()
     _narrow_and_dark(page, axe_clean, screenshot, "pictures-runs", "chart")
+
+
+def test_the_other_dashboard_pages_stay_axe_clean_in_dark_mode(
+    page, axe_clean, screenshot, maya, maya_person, maya_memories
+) -> None:
+    """The dark stylesheet recolours every page, not only the pictures: the person's pages (a proposal
+    beside the fact it would replace included) and the tenant's pages pass axe-core's contrast rules."""
+    Tenant.objects.filter(pk=maya.tenant.pk).update(review_mode="agents")
+    maya.tenant.refresh_from_db()
+    mine = writes.fact_write(
+        subject=maya, text="Maya lives in Lisbon", authority="person", written_by="person:maya@example.org"
+    )
+    writes.fact_write(subject=maya, text="Maya lives in Porto", supersedes=[mine["id"]], written_by="token:agent")
+    services.membership_add(tenant=maya.tenant, email="maya@example.org", role="owner", actor="test")
+    page.emulate_media(color_scheme="dark")
+    person_login(page, "maya@example.org", PASSWORD)
+    slug = maya.tenant.slug
+    for path, name in (
+        ("/memories/", "facts"),
+        ("/memories/episodes/", "episodes"),
+        ("/review/", "review"),
+        (f"/memory/{maya_memories['playbook']['id']}/", "playbook"),
+        ("/connect/", "connect"),
+        (f"/tenant/{slug}/", "tenant-subjects"),
+        (f"/tenant/{slug}/audit/", "tenant-audit"),
+    ):
+        page.goto(path)
+        if name == "review":  # the proposal beside the fact it would replace, both tinted
+            assert "Maya lives in Lisbon" in page.locator(".side-by-side .old").inner_text()
+        axe_clean(page)
+        screenshot(page, f"pictures-dark-{name}")
+    assert page.evaluate("() => getComputedStyle(document.body).backgroundColor") == "rgb(23, 23, 26)"
