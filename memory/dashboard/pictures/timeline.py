@@ -68,7 +68,8 @@ def _marks(
         name = f"conversation {session['id']}" if session["named"] else "turns outside a conversation"
         label = f"{short(name, limit=60)}: {turns} turn{'s' if turns != 1 else ''}, last on {when}"
         href = session_url(session["id"]) if session["named"] else memory_url(session["episodes"][0]["id"])
-        days[when].append(Mark("sessions", session["id"], label, href, "mark-session"))
+        # Keyed apart from memory ids: a session may be named anything, even like a memory's id.
+        days[when].append(Mark("sessions", f"session:{session['id']}", label, href, "mark-session"))
     for fact in glance.facts:
         corrects = bool(fact.get("supersedes"))
         lane = "corrections" if corrects else "facts"
@@ -106,7 +107,7 @@ def _shape(mark: Mark) -> str:
 def _edges(marks: list[Mark], glance: Glance) -> list[str]:
     """Fact → the conversation it cites; correction → the version it replaced (when both are drawn)."""
     where = {m.key: m for m in marks if m.key}
-    session_of = {e["id"]: s["id"] for s in glance.sessions for e in s["episodes"]}
+    session_of = {e["id"]: f"session:{s['id']}" for s in glance.sessions for e in s["episodes"]}
     lines = []
     for fact in glance.facts:
         mark = where.get(fact["id"])
