@@ -35,8 +35,18 @@ CHILD_TESTS = ("tests/tenants/test_services.py", "tests/embedded_es/test_wire.py
 MARKED = "tests.tenants.test_services::test_basic_licence_refuses_multi_tenant_mode"
 BASIC_REASON = "embedded only: needs a cluster on a Basic licence: the embedded engine reports one on request"
 SUITE_REASON = "embedded only: tests embedded_es itself (the development engine and its security gateway)"
-# Variables of this run that must not leak into the child: it is a run of its own, not an xdist worker.
-NOT_INHERITED = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID", "PYTEST_ADDOPTS")
+# Variables of this run that must not leak into the child: it is a run of its own, not an xdist worker, on
+# SQLite and a broker folder of its own (a PostgreSQL test database of the same name would be this run's,
+# and this worker's broker folder its Celery tests').
+NOT_INHERITED = (
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+    "PYTEST_XDIST_TESTRUNUID",
+    "PYTEST_ADDOPTS",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "ATLAS_BROKER_DIR",
+)
 
 
 def _stamp(moment: datetime) -> str:
