@@ -142,8 +142,19 @@ def _roles(es: Elasticsearch) -> list[str]:
         raise
 
 
+def side_prefix(name: str) -> str:
+    """The index prefix of a test's own deployment (another embedding model, a legacy layout).
+
+    On the embedded engine ``atlas-<name>``, as always; on an external cluster it is this run's (so that
+    concurrent runs never meet and the clean-up removes it): beside the run's prefix, not under it, so
+    that no key minted for ``<prefix>-*`` reads it."""
+    if not os.environ.get(URL_VARIABLE):
+        return f"atlas-{name}"
+    return f"{os.environ['ATLAS_ES_INDEX_PREFIX']}.{name}"
+
+
 def this_run_owns(prefix: str):
-    return lambda name: name == prefix or name.startswith(f"{prefix}-")
+    return lambda name: name == prefix or name.startswith((f"{prefix}-", f"{prefix}."))
 
 
 def stale_runs_own(*, now: datetime):

@@ -27,6 +27,9 @@ from tests.external_cluster import (
     prefix_started_at,
     run_id_ensure,
     run_prefix,
+    side_prefix,
+    stale_runs_own,
+    this_run_owns,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,3 +188,23 @@ def test_each_run_and_worker_has_a_prefix_dated_by_its_start() -> None:
     assert prefix_started_at(f"atlas-test-ext-{run_id}-gw1-semantic-v2") == started
     assert prefix_started_at("atlas-test-ext-notadate-c0ffee-gw0-semantic") is None
     assert prefix_started_at("atlas-semantic") is None
+
+
+def test_a_tests_own_deployment_is_beside_the_runs_prefix_and_removed_with_it(monkeypatch) -> None:
+    monkeypatch.delenv("ATLAS_TEST_ES_URL", raising=False)
+    assert side_prefix("legacy") == "atlas-legacy"  # the embedded engine: as it always was
+    monkeypatch.setenv("ATLAS_TEST_ES_URL", "https://es:9200")
+    monkeypatch.setenv("ATLAS_ES_INDEX_PREFIX", "atlas-test-ext-20261204t230509-c0ffee-gw1")
+    legacy = side_prefix("legacy")
+    assert legacy == "atlas-test-ext-20261204t230509-c0ffee-gw1.legacy"
+    owned = this_run_owns("atlas-test-ext-20261204t230509-c0ffee-gw1")
+    assert [owned(n) for n in (f"{legacy}-catalog-v1", "atlas-test-ext-20261204t230509-c0ffee-gw1-semantic")] == [
+        True,
+        True,
+    ]
+    assert [owned(n) for n in ("atlas-test-ext-20261204t230509-c0ffee-gw10-semantic", "atlas-legacy-catalog-v1")] == [
+        False,
+        False,
+    ]
+    stale = stale_runs_own(now=datetime(2026, 12, 5, 23, 5, 10, tzinfo=UTC))
+    assert [stale(f"{legacy}-catalog-v1"), stale("atlas-test-ext-20261205t000000-c0ffee-gw0-semantic")] == [True, False]

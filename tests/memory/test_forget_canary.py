@@ -41,12 +41,13 @@ from memory.services import writes
 from memory.services.reindex import index_reindex
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, AuditRecord, MemorySubject, Person
+from tests.external_cluster import side_prefix
 from tests.fake_llm import empty_plan, fact, llm_serving
 from tests.memory.dashboard.conftest import linked_person
 from tests.memory.mcp.conftest import call, payload
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PREFIX = "atlas-canary"
+PREFIX = side_prefix("canary")
 
 
 @pytest.fixture
