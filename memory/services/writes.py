@@ -21,6 +21,7 @@ from memory.scope import SubjectScope
 from memory.services import gate
 from tenants.models import MemorySubject
 
+from .announce import memory_stored_announce, memory_updated_announce
 from .non_english_flags import non_english_marked
 from .prepare import (
     PreparedMemory,
@@ -90,6 +91,12 @@ def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> b
         )
     if stored:
         memory_write_observed(subject=scope.subject, memory_type=prepared.memory_type)
+        memory_stored_announce(
+            subject=scope.subject,
+            memory_id=prepared.memory_id,
+            memory_type=prepared.memory_type,
+            source=prepared.source,
+        )
     return stored
 
 
@@ -104,13 +111,18 @@ def _named_existing(scope: SubjectScope, prepared: PreparedMemory) -> dict[str, 
     return hit if hit is not None and hit["_id"] == prepared.memory_id else None
 
 
-def _existing_answer(prepared: PreparedMemory, hit: dict[str, Any]) -> dict[str, Any]:
+def _existing_answer(scope: SubjectScope, prepared: PreparedMemory, hit: dict[str, Any]) -> dict[str, Any]:
     """A write naming a memory already stored: the same write again is answered as stored; anything else
-    is a 409 — a write never replaces a memory in place (a change is an edit or a supersession)."""
+    is a 409 — a write never replaces a memory in place (a change is an edit or a supersession). The same
+    write again announces its event again: the same event id, so one its first attempt could not record
+    (a 503) is recorded now, and one it did record is not recorded twice."""
     if not gate.same_content(prepared.memory_type, hit["_source"], prepared.source):
         raise gate.existing_refused(
             memory_type=prepared.memory_type, external_id=prepared.source["external_id"], memory_id=hit["_id"]
         )
+    memory_stored_announce(
+        subject=scope.subject, memory_id=hit["_id"], memory_type=prepared.memory_type, source=hit["_source"]
+    )
     return {"id": hit["_id"], "type": prepared.memory_type, **hit["_source"]}
 
 
@@ -120,7 +132,7 @@ def _stored_new(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool)
     if not _index(scope, prepared, refresh=refresh) and prepared.source.get("external_id"):
         stored = _named_existing(scope, prepared)
         if stored is not None:
-            return _existing_answer(prepared, stored)
+            return _existing_answer(scope, prepared, stored)
     return stored_view(prepared)
 
 
@@ -210,7 +222,7 @@ def fact_store(
     ``prepared`` was stored."""
     existing = _named_existing(scope, prepared)
     if existing is not None:
-        return _existing_answer(prepared, existing)
+        return _existing_answer(scope, prepared, existing)
     verdict = _fact_verdict(scope, prepared, targets)  # always: a pending or replaced target is refused
     if pending or verdict == gate.PROPOSE:
         proposal_make(prepared)
@@ -239,7 +251,7 @@ def fact_store(
     supersession_release(scope=scope, claimed=[c for c in claimed if c["_id"] not in holds], new_id=prepared.memory_id)
     if raced is None:
         raise Conflict(f"fact {prepared.memory_id} was stored and removed meanwhile; try again", field="external_id")
-    return _existing_answer(prepared, raced)
+    return _existing_answer(scope, prepared, raced)
 
 
 def _fact_verdict(scope: SubjectScope, prepared: PreparedMemory, targets: list[dict[str, Any]]) -> str:
@@ -528,7 +540,13 @@ def playbook_outcome_record(
         )
     if proposal is not None:
         return proposal
-    return {"id": playbook_id, "type": "procedural", **_playbook_read(scope, playbook_id)["_source"]}
+    updated = _playbook_read(scope, playbook_id)["_source"]
+    if steps is not None:
+        memory_updated_announce(
+            subject=subject, memory_id=playbook_id, memory_type="procedural", source=updated, change="steps",
+            key=f"{playbook_id}:v{updated.get('version')}",
+        )  # fmt: skip
+    return {"id": playbook_id, "type": "procedural", **updated}
 
 
 def _playbook_read(scope: SubjectScope, playbook_id: str) -> dict[str, Any]:
@@ -571,7 +589,7 @@ def fact_confirm(
     when that event was applied before."""
     scope = SubjectScope.of(subject)
     hit = _superseded_targets(scope, [fact_id])[fact_id]
-    return store.fact_confirm_update(
+    applied = store.fact_confirm_update(
         scope.writer(),
         index=hit["_index"],
         memory_id=hit["_id"],
@@ -580,3 +598,10 @@ def fact_confirm(
         episodes=list(source_episodes),
         event=event_id,
     )
+    if applied:
+        fresh = store.memory_get_current(scope.reader(), index=hit["_index"], memory_id=hit["_id"])
+        memory_updated_announce(
+            subject=subject, memory_id=hit["_id"], memory_type="semantic",
+            source=fresh["_source"] if fresh else hit["_source"], change="confirmed", key=f"{hit['_id']}:{event_id}",
+        )  # fmt: skip
+    return applied
