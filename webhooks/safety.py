@@ -80,6 +80,12 @@ def address_refusal(address: IPAddress) -> str | None:
     return None if address.is_global else "a non-public address"
 
 
+def _shown(address: IPAddress) -> IPAddress:
+    """The address a refusal names: the IPv4 one an IPv6 address carries, whose rule refused it."""
+    inner = _embedded_ipv4(address) if isinstance(address, ipaddress.IPv6Address) else None
+    return inner or address
+
+
 def _literal(host: str) -> IPAddress | None:
     try:
         return ipaddress.ip_address(host)
@@ -125,7 +131,9 @@ def url_check(url: object) -> Target:
                 field="url",
             )
     if literal is not None and (why := address_refusal(literal)):
-        raise ValidationFailed(f"url points at {why} ({literal}): webhooks go to public addresses", field="url")
+        raise ValidationFailed(
+            f"url points at {why} ({_shown(literal)}): webhooks go to public addresses", field="url"
+        )
     path = parts.path or "/"
     return Target(
         scheme=parts.scheme,
@@ -146,7 +154,7 @@ def address_choose(target: Target, *, resolve: Resolver | None = None) -> str:
     for raw in addresses:
         address = ipaddress.ip_address(raw.split("%", 1)[0])
         if why := address_refusal(address):
-            raise AddressRefused(f"{target.host} resolves to {why} ({address}): refused")
+            raise AddressRefused(f"{target.host} resolves to {why} ({_shown(address)}): refused")
         if target.scheme == "http" and not address.is_loopback:
             raise AddressRefused(f"plain http only to a loopback address, and {target.host} resolves to {address}")
     return addresses[0]

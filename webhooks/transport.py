@@ -71,9 +71,12 @@ def post(
         # A slow answer trickling bytes would keep each read under the socket timeout forever: the
         # deadline bounds the whole exchange, and the cap how much of it is taken.
         while read < max_response_bytes:
-            if time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise TimeoutError(f"the answer took longer than {timeout:g} s")
-            chunk = response.read(min(READ_CHUNK, max_response_bytes - read))
+            if connection.sock is not None:
+                connection.sock.settimeout(left)
+            chunk = response.read1(min(READ_CHUNK, max_response_bytes - read))
             if not chunk:
                 break
             read += len(chunk)
