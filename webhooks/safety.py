@@ -131,9 +131,7 @@ def url_check(url: object) -> Target:
                 field="url",
             )
     if literal is not None and (why := address_refusal(literal)):
-        raise ValidationFailed(
-            f"url points at {why} ({_shown(literal)}): webhooks go to public addresses", field="url"
-        )
+        raise ValidationFailed(f"url points at {why} ({_shown(literal)}): webhooks go to public addresses", field="url")
     path = parts.path or "/"
     return Target(
         scheme=parts.scheme,

@@ -115,6 +115,11 @@ def test_proposals_announce_their_creation_and_decision(maya, hooked, receiver) 
     ]
     assert got[1][1]["proposal"]["text"] == "Maya prefers aisle seats"
     assert got[2][1] == {"memory_id": mine["id"], "superseded_by": proposed["id"], "contradiction": "natural"}
-    assert got[3][1] == {"proposal_id": proposed["id"], "type": "semantic", "decision": "accepted", "replaces": [mine["id"]]}
+    assert got[3][1] == {
+        "proposal_id": proposed["id"],
+        "type": "semantic",
+        "decision": "accepted",
+        "replaces": [mine["id"]],
+    }
     assert got[4][1] == {"forgotten": True, "memory": {"id": playbook["id"]}}  # rejected: its text is gone
     assert got[5][1] == {"proposal_id": playbook["id"], "type": "procedural", "decision": "rejected", "replaces": []}

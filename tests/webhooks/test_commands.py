@@ -21,10 +21,15 @@ def _run(*args: str) -> str:
 
 def test_add_prints_the_secret_once_and_list_never(plain_tenant, settings) -> None:
     slug = plain_tenant.slug
-    printed = _run("add", "--tenant", slug, "--url", "https://hooks.example.com/in", "--events", "memory.forgotten,memory.created")
+    printed = _run(
+        "add", "--tenant", slug, "--url", "https://hooks.example.com/in", "--events", "memory.forgotten,memory.created"
+    )
     (endpoint,) = WebhookEndpoint.objects.filter(tenant=plain_tenant)
     secret = re.search(r"(whsec_\S+)", printed).group(1)
-    assert printed.splitlines()[0] == f"webhook {endpoint.pk} → https://hooks.example.com/in (memory.created, memory.forgotten)"
+    assert (
+        printed.splitlines()[0]
+        == f"webhook {endpoint.pk} → https://hooks.example.com/in (memory.created, memory.forgotten)"
+    )
     assert secret_decrypt(endpoint.secret_encrypted) == secret and secret not in endpoint.secret_encrypted
     listed = _run("list", "--tenant", slug)
     assert "https://hooks.example.com/in" in listed and "whsec_" not in listed
