@@ -136,8 +136,13 @@ class WebhookView(APIView):
     def get(self, request: Request, webhook_id: str) -> Response:
         return Response(selectors.endpoint_view(_endpoint(request, webhook_id)))
 
-    @extend_schema(operation_id="webhook_update", summary="Change or enable/disable a webhook endpoint",
-                   request=WebhookPatchIn, responses={200: WebhookOut, **WRITE_PROBLEMS})  # fmt: skip
+    @extend_schema(
+        operation_id="webhook_update",
+        summary="Change or enable/disable a webhook endpoint",
+        request=WebhookPatchIn,
+        responses={200: WebhookOut, **WRITE_PROBLEMS},
+        examples=[OpenApiExample("enable it again", value={"enabled": True})],
+    )
     def patch(self, request: Request, webhook_id: str) -> Response:
         endpoint = _endpoint(request, webhook_id, change=True)
         fields = _valid(WebhookPatchIn, request)
