@@ -46,6 +46,9 @@ DELIVER_TASK = "webhooks.deliver"
 def deliveries_schedule(ids: list[int]) -> None:
     """Queue the first attempt of each delivery. Best effort: a message the broker refused or lost is
     attempted by the next sweep (webhooks.deliveries_due), so the delivery itself is never lost."""
+    # By the task's name (services import no tasks); finalising the app first prepares the embedded
+    # broker's folders (atlas_site.celery), which sending by name alone would not.
+    current_app.finalize(auto=True)
     for delivery_id in ids:
         try:
             current_app.send_task(DELIVER_TASK, args=[delivery_id])

@@ -35,7 +35,10 @@ def world(atlas_server, atlas_es, receiver):
     other = services.tenant_create(slug=f"wo-{uuid.uuid4().hex[:8]}", name="Other", actor="test")
 
     def token(owner, scopes, subject=None):
-        return Api(atlas_server.url, tokens.token_create(tenant=owner, subject=subject, name="t", scopes=scopes, actor="test").secret)
+        return Api(
+            atlas_server.url,
+            tokens.token_create(tenant=owner, subject=subject, name="t", scopes=scopes, actor="test").secret,
+        )
 
     return {
         "tenant": tenant,
@@ -82,9 +85,7 @@ def test_a_tenant_admin_token_manages_endpoints_and_reads_the_log(world, receive
     assert not WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
 
 
-@pytest.mark.parametrize(
-    ("who", "status"), [("reader", 403), ("subject", 403), ("other", 404)]
-)
+@pytest.mark.parametrize(("who", "status"), [("reader", 403), ("subject", 403), ("other", 404)])
 def test_other_tokens_are_refused_and_change_nothing(world, receiver, who, status) -> None:
     endpoint = WebhookEndpoint.objects.create(
         tenant=world["tenant"], url=receiver.url, events=["memory.created"], secret_encrypted="x", created_by="t"
@@ -110,7 +111,11 @@ def test_other_tokens_are_refused_and_change_nothing(world, receiver, who, statu
         ({"url": "https://10.0.0.1/", "events": ["memory.created"]}, "url", "url points at a private address"),
         ({"url": "https://hooks.example.com/", "events": ["memory.eaten"]}, "events[0]", "must be one of"),
         ({"url": "https://hooks.example.com/", "events": []}, "events", ""),
-        ({"url": "https://hooks.example.com/", "events": ["memory.created"], "secret": "mine"}, "secret", "unknown field"),
+        (
+            {"url": "https://hooks.example.com/", "events": ["memory.created"], "secret": "mine"},
+            "secret",
+            "unknown field",
+        ),
     ],
 )
 def test_bad_input_is_a_problem_naming_the_field_and_stores_nothing(world, body, field, message) -> None:

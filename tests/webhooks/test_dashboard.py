@@ -38,9 +38,7 @@ def _u(name: str, slug: str, *args) -> str:
 def test_an_owner_adds_an_endpoint_and_sees_its_secret_once(client, people, plain_tenant, receiver) -> None:
     client.force_login(people["owner"])
     slug = plain_tenant.slug
-    added = client.post(
-        _u("webhooks", slug), {"url": receiver.url, "events": ["memory.created", "subject.forgotten"]}
-    )
+    added = client.post(_u("webhooks", slug), {"url": receiver.url, "events": ["memory.created", "subject.forgotten"]})
     assert added.status_code == 302
     endpoint = WebhookEndpoint.objects.get(tenant=plain_tenant)
     assert endpoint.events == ["memory.created", "subject.forgotten"]
@@ -100,6 +98,9 @@ def test_a_member_or_another_tenants_admin_gets_404_and_changes_nothing(
     assert client.post(_u("webhook_delete", slug, endpoint.pk)).status_code == 404
     assert client.post(_u("webhook_rotate", slug, endpoint.pk)).status_code == 404
     assert client.post(_u("webhook_redeliver", slug, endpoint.pk, first.pk)).status_code == 404
-    assert client.post(_u("webhooks", slug), {"url": "https://a.example.com/", "events": ["memory.created"]}).status_code == 404
+    assert (
+        client.post(_u("webhooks", slug), {"url": "https://a.example.com/", "events": ["memory.created"]}).status_code
+        == 404
+    )
     assert list(WebhookEndpoint.objects.values_list("pk", flat=True)) == [endpoint.pk]
     assert WebhookDelivery.objects.count() == 1
