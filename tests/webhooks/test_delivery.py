@@ -9,6 +9,7 @@ import subprocess
 from datetime import timedelta
 
 from django.utils import timezone
+from prometheus_client import REGISTRY
 
 from tenants.secrets import secret_decrypt
 from webhooks import delivery
@@ -120,9 +121,15 @@ def test_the_secret_is_stored_encrypted_and_never_shown_again(plain_tenant, endp
     assert secret not in json.dumps(endpoint_view(stored), default=str)
 
 
+def _counted(outcome: str) -> float:
+    labels = {"type": "memory.created", "outcome": outcome}
+    return REGISTRY.get_sample_value("atlas_webhook_deliveries_total", labels) or 0.0
+
+
 def test_failures_are_retried_with_exponential_back_off_then_delivered(
     plain_tenant, endpoint_and_secret, receiver
 ) -> None:
+    before = {outcome: _counted(outcome) for outcome in ("retry", "delivered")}
     receiver.statuses = [500, 503, 200]
     event, sent = _emit(plain_tenant)
     t0 = timezone.now()
@@ -142,6 +149,7 @@ def test_failures_are_retried_with_exponential_back_off_then_delivered(
     assert {json.loads(r.body)["id"] for r in receiver.requests} == {str(event.id)}  # at-least-once, one id
     sent.refresh_from_db()
     assert (sent.status, sent.attempts) == ("delivered", 3)
+    assert {o: _counted(o) - before[o] for o in before} == {"retry": 2.0, "delivered": 1.0}  # the metrics
     assert WebhookEndpoint.objects.get(pk=sent.endpoint_id).failing_since is None
 
 

@@ -24,8 +24,12 @@ def loopback_env(monkeypatch):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_delivers_an_event_at_least_once(
-    loopback_env, endpoint_and_secret, plain_tenant, receiver, worker
-) -> None:  # noqa: F811
+    loopback_env,
+    endpoint_and_secret,
+    plain_tenant,
+    receiver,
+    worker,  # noqa: F811 (the imported fixture)
+) -> None:
     _, secret = endpoint_and_secret
     with transaction.atomic():
         event = event_emit(tenant=plain_tenant, type="memory.created", subject="alice", data={"memory": {"id": "m"}})
