@@ -7,25 +7,15 @@ from __future__ import annotations
 import uuid
 
 import pytest
-import requests
 
 from tenants import services, tokens
 from tenants.secrets import secret_decrypt
+from tests.memory.api.test_rest import Api
 from webhooks.delivery import delivery_attempt
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.services import event_emit
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-class Api:
-    def __init__(self, base: str, token: str) -> None:
-        self.base = base + "/api/v1/"
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {token}"
-
-    def __call__(self, method: str, path: str, **kwargs) -> requests.Response:
-        return self.session.request(method, self.base + path, timeout=60, **kwargs)
 
 
 @pytest.fixture

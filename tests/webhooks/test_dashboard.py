@@ -63,6 +63,12 @@ def test_the_log_shows_payloads_and_sends_again(client, people, plain_tenant, en
     again = client.post(_u("webhook_redeliver", plain_tenant.slug, endpoint.pk, first.pk))
     assert again.status_code == 302
     assert WebhookDelivery.objects.filter(event=event).count() == 2
+    rotated = client.post(_u("webhook_rotate", plain_tenant.slug, endpoint.pk))
+    assert rotated.status_code == 302
+    page = client.get(rotated["Location"]).content.decode()
+    new = re.search(r"<code>(whsec_[^<]+)</code>", page).group(1)
+    endpoint.refresh_from_db()
+    assert "New signing secret" in page and secret_decrypt(endpoint.secret_encrypted) == new
     client.post(_u("webhook_enabled", plain_tenant.slug, endpoint.pk), {"enabled": "false"})
     assert WebhookEndpoint.objects.get(pk=endpoint.pk).is_enabled is False
     client.post(_u("webhook_enabled", plain_tenant.slug, endpoint.pk), {"enabled": "true"})
