@@ -129,11 +129,27 @@ def _existing_answer(scope: SubjectScope, prepared: PreparedMemory, hit: dict[st
 def _stored_new(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> dict[str, Any]:
     """Store ``prepared`` unless its external id names a stored memory (then _existing_answer): its view.
     The create itself finds a stored one (no read before every write); only then is it read."""
-    if not _index(scope, prepared, refresh=refresh) and prepared.source.get("external_id"):
-        stored = _named_existing(scope, prepared)
-        if stored is not None:
-            return _existing_answer(scope, prepared, stored)
+    if not _index(scope, prepared, refresh=refresh):
+        if prepared.source.get("external_id"):
+            stored = _named_existing(scope, prepared)
+            if stored is not None:
+                return _existing_answer(scope, prepared, stored)
+        else:
+            _derived_announce(scope, prepared)
     return stored_view(prepared)
+
+
+def _derived_announce(scope: SubjectScope, prepared: PreparedMemory) -> None:
+    """A memory of a derived id stored before (a retried request, a redelivered job) announces its event
+    again, as stored: the same event id, so an event the first attempt could not record is recorded now."""
+    types = store.FACT_TYPES_INDICES if prepared.memory_type == "semantic" else (prepared.memory_type,)
+    hit = store.memories_fetch(
+        scope.reader(), ids=[prepared.memory_id], memory_types=types, filters=scope.read_filters()
+    ).get(prepared.memory_id)
+    if hit is not None and hit["_id"] == prepared.memory_id:
+        memory_stored_announce(
+            subject=scope.subject, memory_id=hit["_id"], memory_type=prepared.memory_type, source=hit["_source"]
+        )
 
 
 def _previous_turn(scope: SubjectScope, *, session_id: Any, at: Any) -> PreviousTurn | None:
@@ -158,7 +174,9 @@ def episode_write(
     scope = SubjectScope.of(subject)
     if derived_key is not None:
         stored = _stored_under(scope, "episodic", derived_key)
-        if stored is not None:
+        if stored is not None:  # the first attempt's turn: its event again (the same id), as fact_store does
+            source = {k: v for k, v in stored.items() if k not in ("id", "type")}
+            memory_stored_announce(subject=subject, memory_id=stored["id"], memory_type="episodic", source=source)
             return stored
     previous = _previous_turn(scope, session_id=fields.get("session_id"), at=fields.get("at"))
     prepared = episode_prepare(
@@ -245,6 +263,8 @@ def fact_store(
         supersession_release(scope=scope, claimed=claimed, new_id=prepared.memory_id)
         raise
     if created or not prepared.source.get("external_id"):
+        if not created:
+            _derived_announce(scope, prepared)
         return None
     raced = _named_existing(scope, prepared)  # a concurrent write of the same external id won
     holds = set(raced["_source"].get("supersedes") or []) if raced is not None else set()

@@ -123,3 +123,28 @@ def test_proposals_announce_their_creation_and_decision(maya, hooked, receiver) 
     }
     assert got[4][1] == {"forgotten": True, "memory": {"id": playbook["id"]}}  # rejected: its text is gone
     assert got[5][1] == {"proposal_id": playbook["id"], "type": "procedural", "decision": "rejected", "replaces": []}
+
+
+@pytest.mark.parametrize("kind", ["episode", "fact", "fact-by-external-id"])
+def test_a_retried_write_records_the_event_its_first_attempt_missed_under_the_same_id(maya, hooked, kind) -> None:
+    """The first attempt stored the memory but its event was not recorded (the database refused it: the
+    caller got a 503). The retry — the same Idempotency-Key, hence the same derived id, or the same external
+    id — lands on the stored memory and records the very event, once."""
+    from memory.services.writes import episode_write
+
+    def write():
+        if kind == "episode":
+            return episode_write(subject=maya, text="I moved to Lisbon", derived_key="request:k1")
+        if kind == "fact":
+            return fact_write(subject=maya, text="Maya lives in Lisbon", derived_key="request:k2")
+        return fact_write(subject=maya, text="Maya lives in Lisbon", external_id="home")
+
+    first = write()
+    (event,) = WebhookEvent.objects.filter(type="memory.created")
+    WebhookEvent.objects.all().delete()  # as if recording it had failed
+    again = write()
+    assert again["id"] == first["id"]
+    (recorded,) = WebhookEvent.objects.filter(type="memory.created")
+    assert recorded.id == event.id and recorded.memory_id == first["id"]
+    write()
+    assert WebhookEvent.objects.filter(type="memory.created").count() == 1  # never a second
