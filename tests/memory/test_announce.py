@@ -148,3 +148,12 @@ def test_a_retried_write_records_the_event_its_first_attempt_missed_under_the_sa
     assert recorded.id == event.id and recorded.memory_id == first["id"]
     write()
     assert WebhookEvent.objects.filter(type="memory.created").count() == 1  # never a second
+
+
+def test_forgetting_a_tenant_scrubs_every_event_of_it(tenant, maya, hooked) -> None:
+    from memory.services.forget import tenant_memories_forget
+
+    fact_write(subject=maya, text="Maya keeps bees")
+    tenant_memories_forget(tenant=tenant, actor="test")
+    (event,) = WebhookEvent.objects.filter(tenant=tenant)
+    assert event.data == {"forgotten": True, "memory": {"id": event.memory_id}}
