@@ -57,7 +57,6 @@ def post(
     """POST ``body``; the answer's status. Raises OSError (and http.client's errors) on a connection
     failure, a timeout, or an answer that takes longer than ``timeout`` in all."""
     started = time.monotonic()
-    deadline = started + timeout
     if target.scheme == "https":
         connection: http.client.HTTPConnection = _PinnedTLS(
             target, address, timeout, tls_context or ssl.create_default_context()
@@ -65,21 +64,41 @@ def post(
     else:
         connection = _Pinned(target, address, timeout)
     try:
-        connection.request("POST", target.path, body=body, headers=headers)
-        response = connection.getresponse()
-        read = 0
-        # A slow answer trickling bytes would keep each read under the socket timeout forever: the
-        # deadline bounds the whole exchange, and the cap how much of it is taken.
-        while read < max_response_bytes:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"the answer took longer than {timeout:g} s")
-            if connection.sock is not None:
-                connection.sock.settimeout(left)
-            chunk = response.read1(min(READ_CHUNK, max_response_bytes - read))
-            if not chunk:
-                break
-            read += len(chunk)
-        return Answer(response.status, int((time.monotonic() - started) * 1000), read)
+        return _exchange(
+            connection, target=target, body=body, headers=headers, started=started, timeout=timeout,
+            max_response_bytes=max_response_bytes,
+        )  # fmt: skip
+    except TimeoutError:
+        raise TimeoutError(f"the answer took longer than {timeout:g} s") from None
     finally:
         connection.close()
+
+
+def _exchange(
+    connection: http.client.HTTPConnection,
+    *,
+    target: Target,
+    body: bytes,
+    headers: dict[str, str],
+    started: float,
+    timeout: float,
+    max_response_bytes: int,
+) -> Answer:
+    """Send, then read the answer: at most ``max_response_bytes`` of it, before ``started + timeout``."""
+    deadline = started + timeout
+    connection.request("POST", target.path, body=body, headers=headers)
+    response = connection.getresponse()
+    read = 0
+    # A slow answer trickling bytes would keep each read under the socket timeout forever: the
+    # deadline bounds the whole exchange, and the cap how much of it is taken.
+    while read < max_response_bytes:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"the answer took longer than {timeout:g} s")
+        if connection.sock is not None:
+            connection.sock.settimeout(left)
+        chunk = response.read1(min(READ_CHUNK, max_response_bytes - read))
+        if not chunk:
+            break
+        read += len(chunk)
+    return Answer(response.status, int((time.monotonic() - started) * 1000), read)

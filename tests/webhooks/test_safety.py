@@ -177,3 +177,37 @@ def test_an_answer_is_read_only_up_to_the_cap_and_within_the_timeout(plain_tenan
     sent.refresh_from_db()
     assert sent.last_error == "TimeoutError: the answer took longer than 1 s"
     listener.close()
+
+
+def test_no_more_of_an_answer_than_the_cap_is_read() -> None:
+    import socket
+    import threading
+
+    from webhooks import transport
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        try:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n" + b"x" * 1048576)
+        except OSError:
+            pass  # the client stopped reading at its cap and hung up
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    target = url_check_loopback(f"http://127.0.0.1:{port}/hook")
+    answer = transport.post(
+        target=target, address="127.0.0.1", body=b"{}", headers={}, timeout=5, max_response_bytes=1000
+    )
+    assert (answer.status, answer.body_bytes) == (200, 1000)
+    listener.close()
+
+
+def url_check_loopback(url: str):
+    from django.test import override_settings
+
+    with override_settings(ATLAS_WEBHOOKS_ALLOW_LOOPBACK=True):
+        return url_check(url)
