@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from atlas_site.echo import shortened
+from atlas_site.errors import ValidationFailed
 from atlas_site.observability import metrics as m
 from tenants.secrets import secret_decrypt
 
@@ -99,6 +100,8 @@ def _send(delivery: WebhookDelivery, now: datetime, resolve: Resolver | None) ->
         )
     except AddressRefused as exc:
         return Outcome(False, error=f"refused: {exc}")
+    except ValidationFailed as exc:  # the rules changed since it was registered (ATLAS_WEBHOOKS_ALLOW_LOOPBACK)
+        return Outcome(False, error=f"refused: {exc.message}")
     except Exception as exc:  # the endpoint's failure, whatever its kind, is a failed attempt to retry
         detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         return Outcome(False, error=shortened(f"{type(exc).__name__}: {detail}", 280))

@@ -123,6 +123,8 @@ def url_check(url: object) -> Target:
     if _numeric_form(host):
         raise ValidationFailed(f"write the address {echoed(host)} in dotted decimal form", field="url")
     literal = _literal(host)
+    if (host == "localhost" or host.endswith(".localhost")) and not settings.ATLAS_WEBHOOKS_ALLOW_LOOPBACK:
+        raise ValidationFailed("url points at localhost: webhooks go to public addresses", field="url")
     if parts.scheme == "http":
         loopback = host == "localhost" or (literal is not None and literal.is_loopback)
         if not (settings.ATLAS_WEBHOOKS_ALLOW_LOOPBACK and loopback):

@@ -8,16 +8,18 @@ import pytest
 from atlas_site.errors import ValidationFailed
 from webhooks.delivery import delivery_attempt
 from webhooks.models import WebhookDelivery, WebhookEndpoint
-from webhooks.safety import AddressRefused, address_choose, url_check
+from webhooks.safety import AddressRefused, address_choose, system_resolve, url_check
 from webhooks.services import endpoint_create, event_emit
 
 from .receiver import Receiver, receiver_start
 
 REFUSED_WITHOUT_LOOPBACK = {
     "http://127.0.0.1:8080/hook": "url must use https",
-    "http://localhost/hook": "url must use https",
+    "http://localhost/hook": "url points at localhost",
     "https://127.0.0.1/hook": "url points at a loopback address (127.0.0.1)",
     "https://[::1]/hook": "url points at a loopback address (::1)",
+    "https://localhost/hook": "url points at localhost",
+    "https://hooks.localhost/hook": "url points at localhost",
 }
 REFUSED_ALWAYS = {
     "http://169.254.169.254/latest/meta-data/": "url must use https",
@@ -102,8 +104,8 @@ def test_a_public_address_is_chosen(settings) -> None:
     assert address_choose(target, resolve=_hosts({"hooks.example.com": ["93.184.216.34"]})) == "93.184.216.34"
 
 
-def test_localhost_is_refused_at_delivery_on_the_systems_own_resolver(plain_tenant, receiver, settings) -> None:
-    """Registered while loopback was allowed, delivered after it no longer is: the address decides."""
+def test_localhost_is_refused_at_delivery_once_loopback_is_no_longer_allowed(plain_tenant, receiver, settings) -> None:
+    """Registered while loopback was allowed, delivered after it no longer is: checked again, refused."""
     port = receiver.server.server_address[1]
     endpoint, _ = endpoint_create(
         tenant=plain_tenant, url=f"https://localhost:{port}/hook", events=["memory.created"], actor="t"
@@ -113,7 +115,7 @@ def test_localhost_is_refused_at_delivery_on_the_systems_own_resolver(plain_tena
     sent = WebhookDelivery.objects.get(event=event, endpoint=endpoint)
     assert delivery_attempt(delivery_id=sent.pk) == "pending"
     sent.refresh_from_db()
-    assert sent.last_error.startswith("refused: localhost resolves to a loopback address")
+    assert sent.last_error == "refused: url points at localhost: webhooks go to public addresses"
     assert receiver.requests == []
 
 
@@ -211,3 +213,19 @@ def url_check_loopback(url: str):
 
     with override_settings(ATLAS_WEBHOOKS_ALLOW_LOOPBACK=True):
         return url_check(url)
+
+
+def test_the_systems_resolver_is_used_when_no_other_is_given(plain_tenant, receiver) -> None:
+    port = receiver.server.server_address[1]
+    endpoint, _ = endpoint_create(
+        tenant=plain_tenant, url=f"http://localhost:{port}/hook", events=["memory.created"], actor="t"
+    )
+    event = event_emit(tenant=plain_tenant, type="memory.created", subject="s", data={})
+    sent = WebhookDelivery.objects.get(event=event, endpoint=endpoint)
+    first = system_resolve("localhost", port)[0]  # the address a delivery connects to
+    outcome = delivery_attempt(delivery_id=sent.pk)
+    sent.refresh_from_db()
+    if first == "127.0.0.1":
+        assert (outcome, len(receiver.requests)) == ("delivered", 1)
+    else:  # ::1 first: this receiver listens on 127.0.0.1 only, so the connection is refused
+        assert (outcome, sent.last_error[:22]) == ("pending", "ConnectionRefusedError")
