@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "tenants",
     "memory",
+    "webhooks",
 ]
 
 # WhiteNoise is the one sync-only middleware: last, right before the (sync) views, Django's ASGI
@@ -201,6 +202,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(hour=env.int("ATLAS_CONSOLIDATION_NIGHTLY_HOUR", default=2), minute=0),
     },
     "episode-retention-nightly": {"task": "memory.episode_retention", "schedule": crontab(hour=4, minute=15)},
+    "webhook-deliveries-due": {
+        "task": "webhooks.deliveries_due",
+        "schedule": env.float("ATLAS_WEBHOOKS_SWEEP_SECONDS", default=30.0),
+    },
+    "webhook-deliveries-cleanup": {"task": "webhooks.deliveries_cleanup", "schedule": crontab(hour=4, minute=45)},
 }
 if env.float("ATLAS_CONSOLIDATION_EARLY_CHECK_SECONDS", default=300.0) > 0:
     CELERY_BEAT_SCHEDULE["consolidation-early"] = {
@@ -402,6 +408,27 @@ ATLAS_CONSOLIDATION_LEASE_SECONDS = env.float("ATLAS_CONSOLIDATION_LEASE_SECONDS
 ATLAS_CONSOLIDATION_RETRY_SECONDS = env.float("ATLAS_CONSOLIDATION_RETRY_SECONDS", default=120.0)
 # A run whose writes failed is resumed (same plan, same ids) at most this many times, then needs review.
 ATLAS_CONSOLIDATION_MAX_ATTEMPTS = env.int("ATLAS_CONSOLIDATION_MAX_ATTEMPTS", default=3)
+
+# --- Webhooks (docs/webhooks.md) -----------------------------------------------------------------
+# Plain http only to a loopback address, and loopback addresses at all, only with this on (development,
+# tests); otherwise every endpoint is https and no private, loopback, link-local, multicast or reserved
+# address is ever connected to (checked on the address the name resolves to when a delivery is made).
+ATLAS_WEBHOOKS_ALLOW_LOOPBACK = env.bool("ATLAS_WEBHOOKS_ALLOW_LOOPBACK", default=False)
+# One delivery attempt: connect + send + read the answer within this many seconds; at most this many
+# bytes of the answer are read (the rest is not waited for).
+ATLAS_WEBHOOKS_TIMEOUT_SECONDS = env.float("ATLAS_WEBHOOKS_TIMEOUT_SECONDS", default=10.0)
+ATLAS_WEBHOOKS_MAX_RESPONSE_BYTES = env.int("ATLAS_WEBHOOKS_MAX_RESPONSE_BYTES", default=64 * 1024)
+# Retries: after RETRY_BASE_SECONDS, doubling up to RETRY_MAX_SECONDS, for RETRY_HOURS from the event;
+# an endpoint failing for DISABLE_AFTER_HOURS is disabled (its admins see why in the dashboard).
+ATLAS_WEBHOOKS_RETRY_BASE_SECONDS = env.float("ATLAS_WEBHOOKS_RETRY_BASE_SECONDS", default=30.0)
+ATLAS_WEBHOOKS_RETRY_MAX_SECONDS = env.float("ATLAS_WEBHOOKS_RETRY_MAX_SECONDS", default=3600.0)
+ATLAS_WEBHOOKS_RETRY_HOURS = env.float("ATLAS_WEBHOOKS_RETRY_HOURS", default=24.0)
+ATLAS_WEBHOOKS_DISABLE_AFTER_HOURS = env.float("ATLAS_WEBHOOKS_DISABLE_AFTER_HOURS", default=24.0)
+# A rotated secret still signs (as a second v1) for this long; deliveries are kept for KEEP_DAYS.
+ATLAS_WEBHOOKS_SECRET_OVERLAP_HOURS = env.float("ATLAS_WEBHOOKS_SECRET_OVERLAP_HOURS", default=24.0)
+ATLAS_WEBHOOKS_KEEP_DAYS = env.int("ATLAS_WEBHOOKS_KEEP_DAYS", default=30)
+# How often beat looks for deliveries that are due (retries, and any whose first attempt was lost).
+ATLAS_WEBHOOKS_SWEEP_SECONDS = env.float("ATLAS_WEBHOOKS_SWEEP_SECONDS", default=30.0)
 
 # --- Metrics (/metrics, docs/operations.md "Metrics and traces") ------------------------------
 # Who may read /metrics: the bearer of this token, or a client whose address is in these CIDRs

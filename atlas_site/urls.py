@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitV
 
 from memory.dashboard import tenant_urls as memory_tenant_urls
 from tenants.dashboard import urls as tenant_urls
+from webhooks.dashboard import urls as webhook_tenant_urls
 
 from .observability.http import metrics_view
 from .views import SchemaView, favicon, healthz
@@ -18,9 +19,12 @@ admin.site.site_header = "Atlas Memory administration"
 
 urlpatterns = [
     path("", include("memory.dashboard.urls")),
-    # The tenant section: the tenants app's pages and the memory app's (a subject's memories, the catalog, job
-    # runs), one namespace: tenants imports nothing of memory.
-    path("tenant/", include((tenant_urls.urlpatterns + memory_tenant_urls.urlpatterns, "tenant"))),
+    # The tenant section: the tenants app's pages, the memory app's (a subject's memories, the catalog, job
+    # runs) and the webhooks app's, one namespace: tenants imports nothing of either.
+    path(
+        "tenant/",
+        include((tenant_urls.urlpatterns + memory_tenant_urls.urlpatterns + webhook_tenant_urls.urlpatterns, "tenant")),
+    ),
     path("healthz", healthz, name="healthz"),
     path("metrics", metrics_view, name="metrics"),
     # Pages that name no icon (the admin's, the API docs) still get one, not a 404 in every console.
@@ -33,4 +37,5 @@ urlpatterns = [
     path("api/v1/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/v1/", include("tenants.api.urls")),
     path("api/v1/", include("memory.api.urls")),
+    path("api/v1/", include("webhooks.api.urls")),
 ]

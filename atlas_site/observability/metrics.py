@@ -84,6 +84,20 @@ CELERY_TASKS = Counter(
 CELERY_TASK_LATENCY = Histogram(
     "atlas_celery_task_duration_seconds", "One Celery task's run, by task name.", ["task"], buckets=LATENCY_BUCKETS
 )
+WEBHOOK_EVENTS = Counter(
+    "atlas_webhook_events", "Webhook events recorded for at least one endpoint, by event type.", ["type"]
+)
+WEBHOOK_DELIVERIES = Counter(
+    "atlas_webhook_deliveries",
+    "Webhook delivery attempts, by event type and outcome: delivered, retry (failed, tried again later) or "
+    "gave_up (failed for ATLAS_WEBHOOKS_RETRY_HOURS).",
+    ["type", "outcome"],
+)
+WEBHOOK_LATENCY = Histogram(
+    "atlas_webhook_delivery_duration_seconds",
+    "One webhook delivery attempt that reached the endpoint, from connecting to its answer.",
+    buckets=LATENCY_BUCKETS,
+)
 
 OTHER_TENANTS = "other"
 _tenants_lock = threading.Lock()

@@ -19,6 +19,7 @@ from atlas_site.observability.hooks import consolidation_usage_observed
 from memory.authority import OPERATOR, Principal
 from memory.inference.llm import LlmError, chat_client, llm_configured, llm_model_name
 from memory.models import ConsolidationRun, ConsolidationState
+from memory.services.announce import consolidation_finished_announce
 from memory.services.consolidation_lease import (
     LeaseLost,
     consolidation_lease_acquire,
@@ -81,6 +82,11 @@ def _finish(run: ConsolidationRun, status: str, started: float, *, error: str = 
     run.finished_at = timezone.now()
     # An update, never an insert: a record that forgetting deleted meanwhile is not written back.
     run.save(force_update=True)
+    if status != Status.SKIPPED:  # a night's "no new episodes" for every subject is no news to an endpoint
+        consolidation_finished_announce(
+            subject=run.subject, run_id=run.pk, status=status, episodes=run.episodes,
+            started_by=run.started_by or "", attempt=run.attempts,
+        )  # fmt: skip
 
 
 def _resumable(subject: MemorySubject, start: tuple[datetime, str] | None) -> ConsolidationRun | None:

@@ -40,7 +40,9 @@ from memory.services.guards import secrets_redacted
 from tenants.models import MemorySubject, Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
+from webhooks.services import webhook_events_forget
 
+from .announce import memory_forgotten_announce, subject_forgotten_announce
 from .non_english_flags import non_english_census
 from .prepare import PreparedMemory, embed_into
 
@@ -224,6 +226,7 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         target=f"{subject}:{memory_id}",
         detail={"memory_type": memory_type},
     )
+    memory_forgotten_announce(subject=subject, memory_id=memory_id, memory_type=memory_type, receipt=receipt)
     return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt, "orphaned": orphaned}
 
 
@@ -303,6 +306,7 @@ def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, 
             "rejected_proposals": rejections,
         },
     )
+    subject_forgotten_announce(subject=subject, counts=counts, receipt=receipt)
     return {"counts": counts, "receipt": receipt}
 
 
@@ -329,6 +333,7 @@ def tenant_memories_forget(*, tenant: Tenant, actor: str) -> dict[str, Any]:
         target=tenant.slug,
         detail={"deleted": counts, "run_records": len(runs), "idempotency_records": len(idempotency)},
     )
+    webhook_events_forget(tenant=tenant)  # no event keeps a text of the tenant's (it announces nothing)
     return {"counts": counts, "receipt": receipt}
 
 

@@ -30,6 +30,7 @@ from tenants.models import MemorySubject
 from tenants.services import audit_record
 
 from . import gate
+from .announce import memory_updated_announce, proposal_decided_announce, supersession_announce
 from .prepare import PreparedMemory, dates_named, embed_into, now
 from .supersession import supersession_claim, supersession_release
 
@@ -169,6 +170,14 @@ def _accept(
         written_by=hit["_source"].get("written_by"),
         replaces=[t["_id"] for t in targets],
     )
+    replaced = [t["_id"] for t in targets]
+    if replaced:
+        supersession_announce(
+            subject=subject, old_ids=replaced, new_id=memory_id, contradiction=source.get("contradiction") or "natural"
+        )
+    proposal_decided_announce(
+        subject=subject, proposal_id=memory_id, memory_type=memory_type, decision="accepted", replaces=replaced
+    )
     return _view(memory_id, memory_type, source), hit["_source"].get("written_by")
 
 
@@ -242,7 +251,15 @@ def _steps_accept(subject: MemorySubject, scope: SubjectScope, hit: dict[str, An
         replaces=[target["_id"]],
     )
     updated = store.memory_get_current(scope.reader(), index=target["_index"], memory_id=target["_id"])
-    return _view(target["_id"], "procedural", updated["_source"] if updated else target["_source"])
+    now_stored = updated["_source"] if updated else target["_source"]
+    memory_updated_announce(
+        subject=subject, memory_id=target["_id"], memory_type="procedural", source=now_stored, change="steps",
+        key=f"{target['_id']}:v{now_stored.get('version')}",
+    )  # fmt: skip
+    proposal_decided_announce(
+        subject=subject, proposal_id=hit["_id"], memory_type="procedural", decision="accepted", replaces=[target["_id"]]
+    )
+    return _view(target["_id"], "procedural", now_stored)
 
 
 def _targets(scope: SubjectScope, hit: dict[str, Any]) -> list[dict[str, Any]]:
@@ -303,6 +320,9 @@ def _reject(
         type=memory_type,
         authority=hit["_source"].get("authority"),
         written_by=hit["_source"].get("written_by"),
+    )
+    proposal_decided_announce(
+        subject=subject, proposal_id=memory_id, memory_type=memory_type, decision="rejected", replaces=[]
     )
     return {"id": memory_id, "type": memory_type, "status": "rejected"}, hit["_source"].get("written_by")
 

@@ -21,6 +21,7 @@ from memory.scope import SubjectScope
 from memory.services import gate
 from tenants.models import MemorySubject
 
+from .announce import memory_stored_announce, memory_updated_announce
 from .non_english_flags import non_english_marked
 from .prepare import (
     PreparedMemory,
@@ -90,6 +91,12 @@ def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> b
         )
     if stored:
         memory_write_observed(subject=scope.subject, memory_type=prepared.memory_type)
+        memory_stored_announce(
+            subject=scope.subject,
+            memory_id=prepared.memory_id,
+            memory_type=prepared.memory_type,
+            source=prepared.source,
+        )
     return stored
 
 
@@ -104,24 +111,45 @@ def _named_existing(scope: SubjectScope, prepared: PreparedMemory) -> dict[str, 
     return hit if hit is not None and hit["_id"] == prepared.memory_id else None
 
 
-def _existing_answer(prepared: PreparedMemory, hit: dict[str, Any]) -> dict[str, Any]:
+def _existing_answer(scope: SubjectScope, prepared: PreparedMemory, hit: dict[str, Any]) -> dict[str, Any]:
     """A write naming a memory already stored: the same write again is answered as stored; anything else
-    is a 409 — a write never replaces a memory in place (a change is an edit or a supersession)."""
+    is a 409 — a write never replaces a memory in place (a change is an edit or a supersession). The same
+    write again announces its event again: the same event id, so one its first attempt could not record
+    (a 503) is recorded now, and one it did record is not recorded twice."""
     if not gate.same_content(prepared.memory_type, hit["_source"], prepared.source):
         raise gate.existing_refused(
             memory_type=prepared.memory_type, external_id=prepared.source["external_id"], memory_id=hit["_id"]
         )
+    memory_stored_announce(
+        subject=scope.subject, memory_id=hit["_id"], memory_type=prepared.memory_type, source=hit["_source"]
+    )
     return {"id": hit["_id"], "type": prepared.memory_type, **hit["_source"]}
 
 
 def _stored_new(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> dict[str, Any]:
     """Store ``prepared`` unless its external id names a stored memory (then _existing_answer): its view.
     The create itself finds a stored one (no read before every write); only then is it read."""
-    if not _index(scope, prepared, refresh=refresh) and prepared.source.get("external_id"):
-        stored = _named_existing(scope, prepared)
-        if stored is not None:
-            return _existing_answer(prepared, stored)
+    if not _index(scope, prepared, refresh=refresh):
+        if prepared.source.get("external_id"):
+            stored = _named_existing(scope, prepared)
+            if stored is not None:
+                return _existing_answer(scope, prepared, stored)
+        else:
+            _derived_announce(scope, prepared)
     return stored_view(prepared)
+
+
+def _derived_announce(scope: SubjectScope, prepared: PreparedMemory) -> None:
+    """A memory of a derived id stored before (a retried request, a redelivered job) announces its event
+    again, as stored: the same event id, so an event the first attempt could not record is recorded now."""
+    types = store.FACT_TYPES_INDICES if prepared.memory_type == "semantic" else (prepared.memory_type,)
+    hit = store.memories_fetch(
+        scope.reader(), ids=[prepared.memory_id], memory_types=types, filters=scope.read_filters()
+    ).get(prepared.memory_id)
+    if hit is not None and hit["_id"] == prepared.memory_id:
+        memory_stored_announce(
+            subject=scope.subject, memory_id=hit["_id"], memory_type=prepared.memory_type, source=hit["_source"]
+        )
 
 
 def _previous_turn(scope: SubjectScope, *, session_id: Any, at: Any) -> PreviousTurn | None:
@@ -146,7 +174,9 @@ def episode_write(
     scope = SubjectScope.of(subject)
     if derived_key is not None:
         stored = _stored_under(scope, "episodic", derived_key)
-        if stored is not None:
+        if stored is not None:  # the first attempt's turn: its event again (the same id), as fact_store does
+            source = {k: v for k, v in stored.items() if k not in ("id", "type")}
+            memory_stored_announce(subject=subject, memory_id=stored["id"], memory_type="episodic", source=source)
             return stored
     previous = _previous_turn(scope, session_id=fields.get("session_id"), at=fields.get("at"))
     prepared = episode_prepare(
@@ -210,7 +240,7 @@ def fact_store(
     ``prepared`` was stored."""
     existing = _named_existing(scope, prepared)
     if existing is not None:
-        return _existing_answer(prepared, existing)
+        return _existing_answer(scope, prepared, existing)
     verdict = _fact_verdict(scope, prepared, targets)  # always: a pending or replaced target is refused
     if pending or verdict == gate.PROPOSE:
         proposal_make(prepared)
@@ -233,13 +263,15 @@ def fact_store(
         supersession_release(scope=scope, claimed=claimed, new_id=prepared.memory_id)
         raise
     if created or not prepared.source.get("external_id"):
+        if not created:
+            _derived_announce(scope, prepared)
         return None
     raced = _named_existing(scope, prepared)  # a concurrent write of the same external id won
     holds = set(raced["_source"].get("supersedes") or []) if raced is not None else set()
     supersession_release(scope=scope, claimed=[c for c in claimed if c["_id"] not in holds], new_id=prepared.memory_id)
     if raced is None:
         raise Conflict(f"fact {prepared.memory_id} was stored and removed meanwhile; try again", field="external_id")
-    return _existing_answer(prepared, raced)
+    return _existing_answer(scope, prepared, raced)
 
 
 def _fact_verdict(scope: SubjectScope, prepared: PreparedMemory, targets: list[dict[str, Any]]) -> str:
@@ -533,7 +565,13 @@ def playbook_outcome_record(
         )
     if proposal is not None:
         return proposal
-    return {"id": playbook_id, "type": "procedural", **_playbook_read(scope, playbook_id)["_source"]}
+    updated = _playbook_read(scope, playbook_id)["_source"]
+    if steps is not None:
+        memory_updated_announce(
+            subject=subject, memory_id=playbook_id, memory_type="procedural", source=updated, change="steps",
+            key=f"{playbook_id}:v{updated.get('version')}",
+        )  # fmt: skip
+    return {"id": playbook_id, "type": "procedural", **updated}
 
 
 def _playbook_read(scope: SubjectScope, playbook_id: str) -> dict[str, Any]:
@@ -576,7 +614,7 @@ def fact_confirm(
     when that event was applied before."""
     scope = SubjectScope.of(subject)
     hit = _superseded_targets(scope, [fact_id])[fact_id]
-    return store.fact_confirm_update(
+    applied = store.fact_confirm_update(
         scope.writer(),
         index=hit["_index"],
         memory_id=hit["_id"],
@@ -585,3 +623,10 @@ def fact_confirm(
         episodes=list(source_episodes),
         event=event_id,
     )
+    if applied:
+        fresh = store.memory_get_current(scope.reader(), index=hit["_index"], memory_id=hit["_id"])
+        memory_updated_announce(
+            subject=subject, memory_id=hit["_id"], memory_type="semantic",
+            source=fresh["_source"] if fresh else hit["_source"], change="confirmed", key=f"{hit['_id']}:{event_id}",
+        )  # fmt: skip
+    return applied

@@ -1,15 +1,17 @@
 """What other apps show on this app's tenant pages, registered when they start: this app imports none of
-them. Today one thing: how many of each kind of content a subject holds (the subjects list and a
-subject's page)."""
+them. How many of each kind of content a subject holds (the subjects list and a subject's page), and
+notices every page of the section shows (an app's warning to the tenant's admins)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from tenants.models import MemorySubject
+from tenants.models import MemorySubject, Tenant
 
 SubjectCounter = Callable[[MemorySubject], dict[str, int]]
+SectionNotice = Callable[[Tenant], list[str]]
 _subject_counters: dict[str, SubjectCounter] = {}
+_section_notices: dict[str, SectionNotice] = {}
 
 
 def subject_counter_register(*, name: str, counter: SubjectCounter) -> None:
@@ -26,3 +28,13 @@ def subject_counts(subject: MemorySubject) -> dict[str, int] | None:
     for counter in _subject_counters.values():
         counts.update(counter(subject))
     return counts
+
+
+def section_notice_register(*, name: str, notice: SectionNotice) -> None:
+    """Register (or replace) ``notice`` under ``name``: it answers the warnings (plain text) for a tenant."""
+    _section_notices[name] = notice
+
+
+def section_notices(tenant: Tenant) -> list[str]:
+    """Every registered app's warnings for ``tenant``'s admins, shown on each page of the section."""
+    return [line for notice in _section_notices.values() for line in notice(tenant)]

@@ -11,13 +11,20 @@ from django.urls import reverse
 
 from atlas_site.errors import AtlasError, ValidationFailed
 
+from .contributions import section_notices
+
 
 def section_url(request: HttpRequest, name: str, *args: Any) -> str:
     return reverse(f"tenant:{name}", args=[request.tenant.slug, *args])
 
 
 def section_render(request: HttpRequest, template: str, status: int = 200, **context: Any) -> HttpResponse:
-    context.update(tenant=request.tenant, membership=request.membership, section=template.split(".")[0])
+    context.update(
+        tenant=request.tenant,
+        membership=request.membership,
+        section=template.split(".")[0],
+        notices=section_notices(request.tenant),
+    )
     return render(request, f"dashboard/tenant/{template}", context, status=status)
 
 

@@ -41,6 +41,37 @@ export interface CitedEpisodeOut {
  */
 export type ContradictionEnum = "natural" | "harsh";
 
+export interface DeliveryOut {
+  id: number;
+  /** The event's id: receivers de-duplicate by it. */
+  event_id: string;
+  type: string;
+  subject: string | null;
+  status: DeliveryOutStatusEnum;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_status_code: number | null;
+  last_latency_ms: number | null;
+  last_error: string | null;
+  created_at: string;
+  finished_at: string | null;
+  /** The event's data, as delivered (a forgotten memory's text is gone). */
+  data: unknown;
+}
+
+/**
+ * * `pending` - pending
+ * * `delivered` - delivered
+ * * `failed` - failed
+ */
+export type DeliveryOutStatusEnum = "pending" | "delivered" | "failed";
+
+export interface DeliveryPageOut {
+  deliveries: Array<DeliveryOut>;
+  /** Pass as ?before= for older deliveries. */
+  next_before: number | null;
+}
+
 /** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
 export interface EpisodeInRequest {
   /** What the user said (one turn). */
@@ -63,6 +94,18 @@ export interface EpisodeInRequest {
   /** Your own id for this subject's memory: re-sending it overwrites that memory; the same id sent for another subject is a separate memory of that subject. */
   external_id?: string;
 }
+
+/**
+ * * `memory.created` - memory.created
+ * * `memory.updated` - memory.updated
+ * * `memory.superseded` - memory.superseded
+ * * `memory.forgotten` - memory.forgotten
+ * * `proposal.created` - proposal.created
+ * * `proposal.decided` - proposal.decided
+ * * `consolidation.finished` - consolidation.finished
+ * * `subject.forgotten` - subject.forgotten
+ */
+export type EventsEnum = "memory.created" | "memory.updated" | "memory.superseded" | "memory.forgotten" | "proposal.created" | "proposal.decided" | "consolidation.finished" | "subject.forgotten";
 
 export interface EvidenceOut {
   id: string;
@@ -366,6 +409,14 @@ export interface PatchedFactEditInRequest {
   contradiction?: ContradictionEnum;
   /** The turns that say the corrected version (e.g. the user's correction). A natural change keeps the old version's evidence and adds these; a harsh one has these alone. */
   source_episodes?: Array<string>;
+}
+
+/** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
+export interface PatchedWebhookPatchInRequest {
+  url?: string;
+  events?: Array<EventsEnum>;
+  description?: string;
+  enabled?: boolean;
 }
 
 /** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
@@ -673,6 +724,54 @@ export interface TurnOut {
  */
 export type TypeEnum = "episodic" | "semantic" | "procedural" | "catalog" | "archive";
 
+export interface WebhookCreatedOut {
+  id: number;
+  url: string;
+  events: Array<string>;
+  description: string;
+  enabled: boolean;
+  /** Why it was disabled (it kept failing …). */
+  disabled_reason: string | null;
+  failing_since: string | null;
+  /** Until then the secret before the last rotation signs too (a second v1). */
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  /** The signing secret: shown this once, stored encrypted. */
+  secret: string;
+}
+
+/** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
+export interface WebhookInRequest {
+  /** https:// only (docs/webhooks.md: where deliveries may go). */
+  url: string;
+  events: Array<EventsEnum>;
+  description?: string;
+}
+
+export interface WebhookListOut {
+  webhooks: Array<WebhookOut>;
+}
+
+export interface WebhookOut {
+  id: number;
+  url: string;
+  events: Array<string>;
+  description: string;
+  enabled: boolean;
+  /** Why it was disabled (it kept failing …). */
+  disabled_reason: string | null;
+  failing_since: string | null;
+  /** Until then the secret before the last rotation signs too (a second v1). */
+  previous_secret_expires_at: string | null;
+  created_at: string;
+}
+
+export interface WebhookSecretOut {
+  /** The new signing secret: shown this once. */
+  secret: string;
+  previous_secret_expires_at: string;
+}
+
 export interface WriterOut {
   kind: WriterOutKindEnum;
   /** The token's name, the person's id, the run's id, the operator, the importer. */
@@ -737,4 +836,10 @@ export interface ProposalListQuery {
   /** 1 to 200 (default 50). */
   page_size?: number;
   written_by?: string;
+}
+
+/** The query parameters of webhook_deliveries. */
+export interface WebhookDeliveriesQuery {
+  before?: number;
+  page_size?: number;
 }

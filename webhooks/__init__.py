@@ -1,0 +1,1 @@
+"""Webhooks: tenant admins' endpoints that are told, signed and in order, when memory changes."""
