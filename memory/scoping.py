@@ -154,6 +154,14 @@ def filters_parse(value: Any, *, field_name: str = "filters") -> list[dict[str, 
     return [sq.OWN_MEMORIES, *clauses]
 
 
+def filters_fields(value: Any) -> list[str]:
+    """The fields a valid ``filters`` names (``not``'s too): what an audit record keeps of it."""
+    if isinstance(value, str):
+        value = _json_object(value, field_name="filters")
+    named = [name for name in value if name != "not"]
+    return named + [f"not.{name}" for name in value.get("not") or {}]
+
+
 def _json_object(text: str, *, field_name: str) -> Any:
     if len(text) > MAX_FILTERS_JSON:
         raise ValidationFailed(f"{field_name} is longer than {MAX_FILTERS_JSON} characters", field=field_name)
