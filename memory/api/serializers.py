@@ -33,7 +33,6 @@ EXTERNAL_ID_HELP = (
     {
         "type": "object",
         "maxProperties": MAX_METADATA_KEYS,
-        "propertyNames": {"pattern": f"^{METADATA_KEY.pattern}$"},
         "additionalProperties": {
             "oneOf": [
                 {"type": "string", "maxLength": MAX_METADATA_STRING},
@@ -41,7 +40,7 @@ EXTERNAL_ID_HELP = (
                 {"type": "boolean"},
             ]
         },
-        "description": "Your own keys (a-z, 0-9, _) and values: strings (an ISO 8601 date is a date too), numbers, "
+        "description": f"Your own keys (matching ^{METADATA_KEY.pattern}$) and values: strings (an ISO 8601 date is a date too), numbers, "
         "booleans. Filter on them with `metadata.<key>` (docs/scoping.md).",
         "example": {"project": "apollo", "priority": 2},
     }

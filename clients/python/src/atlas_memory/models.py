@@ -56,6 +56,11 @@ class Memory(Answer):
     review_state: str | None = None
     proposal_for: list[str] = field(default_factory=list)
     version: str | None = None
+    session_id: str | None = None
+    agent_id: str | None = None
+    app_id: str | None = None
+    run_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
     mentions: list[Mention] = field(default_factory=list)
     #: The ETag the answer carried (one memory read or edited): send it as ``if_match`` to edit safely.
     etag: str | None = None
@@ -225,6 +230,7 @@ class ForgottenAll(Answer):
     __schema__: ClassVar[str] = "ForgottenAllOut"
     forgotten: dict[str, int]
     receipt: Receipt
+    ids: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -278,6 +284,7 @@ class RecallOptions:
     explain: bool | None = None
     expect: list[str] | None = None
     min_score: float | None = None
+    filters: dict[str, Any] | None = None
 
     def body(self) -> dict[str, Any]:
         return wire({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
