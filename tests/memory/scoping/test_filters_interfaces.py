@@ -8,7 +8,6 @@ must find exactly the memories the row expects — never Tom's, never the catalo
 from __future__ import annotations
 
 import json
-import uuid
 from io import StringIO
 
 import pytest
@@ -17,82 +16,18 @@ from atlas_memory import Atlas
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tenants import services, tokens
-from tenants.models import ApiKeyCredential
 from tests.clients.node import PACKAGE, node_run, output_of
 from tests.memory.mcp.conftest import call, payload, tool_error
-from tests.memory.scoping.table import APOLLO, QUERY, SHORT_TABLE, SMALL, TABLE, ZEUS
+from tests.memory.scoping.conftest import found_keys
+from tests.memory.scoping.table import APOLLO, QUERY, SHORT_TABLE, TABLE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-WRITES = {
-    "e1": (
-        "episodes",
-        {
-            "text": "Maya asked the planner about the apollo launch checklist",
-            "session_id": "s1",
-            "agent_id": "planner",
-            "app_id": "web",
-            "run_id": "r1",
-            "metadata": APOLLO,
-        },
-    ),
-    "f1": (
-        "facts",
-        {
-            "text": "Maya leads the zeus launch checklist",
-            "agent_id": "planner",
-            "app_id": "mobile",
-            "run_id": "r2",
-            "metadata": ZEUS,
-        },
-    ),
-    "p1": (
-        "playbooks",
-        {
-            "name": "Launch checklist",
-            "trigger_text": "when Maya prepares a launch checklist",
-            "steps": ["List the launch tasks", "Check each one"],
-            "agent_id": "coder",
-            "app_id": "web",
-            "metadata": SMALL,
-        },
-    ),
-    "f2": ("facts", {"text": "Maya keeps her launch checklist in a notebook"}),
-}
-
-
-@pytest.fixture
-def world(atlas_server, atlas_es, settings):
-    settings.ATLAS_USAGE_RECORDING = "off"
-    services.shared_credential_ensure(kind=ApiKeyCredential.Kind.WRITER, actor="test")
-    tenant = services.tenant_create(slug=f"scope-{uuid.uuid4().hex[:8]}", name="scope", actor="test")
-    for name in ("maya", "tom"):
-        services.subject_create(tenant=tenant, external_id=name, actor="test")
-    token = tokens.token_create(tenant=tenant, name="svc", scopes="read,write,forget", actor="test").secret
-    base = f"{atlas_server.url}/api/v1/"
-    headers = {"Authorization": f"Bearer {token}"}
-    ids = {}
-    for key, (route, body) in WRITES.items():
-        written = requests.post(f"{base}subjects/maya/{route}", json=body, headers=headers, timeout=60)
-        assert written.status_code == 201, written.text
-        ids[key] = written.json()["id"]
-    for route, body in WRITES.values():  # Tom's look-alikes: the same scope, another subject
-        assert requests.post(f"{base}subjects/tom/{route}", json=body, headers=headers, timeout=60).status_code == 201
-    entry = {"title": "Launch checklist", "text": "The tenant's launch checklist"}
-    assert requests.post(f"{base}catalog", json=entry, headers=headers, timeout=60).status_code == 201
-    return {"url": atlas_server.url, "base": base, "headers": headers, "token": token, "tenant": tenant, "ids": ids}
-
-
-def _keys(world, found_ids) -> set[str]:
-    by_id = {memory_id: key for key, memory_id in world["ids"].items()}
-    stray = [i for i in found_ids if i not in by_id]
-    assert not stray, stray  # Tom's and the catalog's never come back
-    return {by_id[i] for i in found_ids}
-
 
 def test_rest_writes_answer_the_scope(world):
-    memory = requests.get(f"{world['base']}subjects/maya/memories/{world['ids']['e1']}", headers=world["headers"])
+    memory = requests.get(
+        f"{world['base']}subjects/maya/memories/{world['ids']['e1']}", headers=world["headers"], timeout=60
+    )
     assert {k: memory.json().get(k) for k in ("session_id", "agent_id", "app_id", "run_id", "metadata")} == {
         "session_id": "s1",
         "agent_id": "planner",
@@ -107,14 +42,14 @@ def test_every_row_on_rest_lists_recall_and_export(world):
     for filters, expected in TABLE:
         listed = requests.get(base + "memories", params={"filters": json.dumps(filters)}, headers=headers, timeout=60)
         assert listed.status_code == 200, listed.text
-        assert _keys(world, [m["id"] for m in listed.json()["memories"]]) == expected, filters
+        assert found_keys(world, [m["id"] for m in listed.json()["memories"]]) == expected, filters
         body = {"query": QUERY, "k": 20, "min_score": -1e9, "fold_evidence": False, "filters": filters}
         recalled = requests.post(base + "recall", json=body, headers=headers, timeout=60)
         assert recalled.status_code == 200, recalled.text
-        assert _keys(world, [h["id"] for h in recalled.json()["hits"]]) == expected, filters
+        assert found_keys(world, [h["id"] for h in recalled.json()["hits"]]) == expected, filters
         exported = requests.get(base + "export", params={"filters": json.dumps(filters)}, headers=headers, timeout=60)
         lines = [json.loads(line) for line in exported.text.splitlines()]
-        assert _keys(world, [line["id"] for line in lines[1:]]) == expected, filters
+        assert found_keys(world, [line["id"] for line in lines[1:]]) == expected, filters
 
 
 @pytest.mark.parametrize(
@@ -149,10 +84,10 @@ def test_a_bad_filter_is_a_400_on_rest_a_tool_error_on_mcp_and_an_error_on_the_c
 def test_every_row_on_mcp(world):
     for filters, expected in TABLE:
         listed = payload(call(world["url"], world["token"], "list_memories", {"subject": "maya", "filters": filters}))
-        assert _keys(world, [m["id"] for m in listed["memories"]]) == expected, filters
+        assert found_keys(world, [m["id"] for m in listed["memories"]]) == expected, filters
         arguments = {"subject": "maya", "query": QUERY, "k": 20, "min_score": -1e9, "fold_evidence": False}
         recalled = payload(call(world["url"], world["token"], "recall_memory", {**arguments, "filters": filters}))
-        assert _keys(world, [h["id"] for h in recalled["hits"]]) == expected, filters
+        assert found_keys(world, [h["id"] for h in recalled["hits"]]) == expected, filters
 
 
 def test_mcp_remember_stores_the_scope(world):
@@ -181,7 +116,7 @@ def test_the_short_table_on_the_cli(world):
             "--json",
             stdout=out,
         )
-        assert _keys(world, [h["id"] for h in json.loads(out.getvalue())["hits"]]) == expected, filters
+        assert found_keys(world, [h["id"] for h in json.loads(out.getvalue())["hits"]]) == expected, filters
         out = StringIO()
         call_command(
             "atlas_export",
@@ -194,19 +129,24 @@ def test_the_short_table_on_the_cli(world):
             json.dumps(filters),
             stdout=out,
         )
-        assert _keys(world, [json.loads(line)["id"] for line in out.getvalue().splitlines()[1:]]) == expected, filters
+        assert found_keys(world, [json.loads(line)["id"] for line in out.getvalue().splitlines()[1:]]) == expected, (
+            filters
+        )
 
 
 def test_the_table_on_the_python_sdk(world):
     with Atlas(world["url"], world["token"], timeout=60) as atlas:
         for filters, expected in TABLE:
-            assert _keys(world, [m.id for m in atlas.memory_list(subject="maya", filters=filters).memories]) == expected
+            assert (
+                found_keys(world, [m.id for m in atlas.memory_list(subject="maya", filters=filters).memories])
+                == expected
+            )
             hits = atlas.recall(
                 subject="maya", query=QUERY, k=20, min_score=-1e9, fold_evidence=False, filters=filters
             ).hits
-            assert _keys(world, [h.id for h in hits]) == expected, filters
+            assert found_keys(world, [h.id for h in hits]) == expected, filters
         exported = list(atlas.memory_export(subject="maya", filters={"agent_id": "planner"}))
-        assert _keys(world, [line["id"] for line in exported[1:]]) == {"e1", "f1"}
+        assert found_keys(world, [line["id"] for line in exported[1:]]) == {"e1", "f1"}
         (episode,) = atlas.memory_list(subject="maya", filters={"session_id": "s1"}).memories
         assert (episode.agent_id, episode.app_id, episode.run_id, episode.metadata) == ("planner", "web", "r1", APOLLO)
 
@@ -236,5 +176,5 @@ def test_the_short_table_on_the_typescript_sdk(world, tmp_path):
     result = node_run(str(script), cwd=tmp_path, env=env)
     assert result.returncode == 0, output_of(result)
     for (filters, expected), (listed, recalled) in zip(SHORT_TABLE, json.loads(result.stdout), strict=True):
-        assert _keys(world, listed) == expected, filters
-        assert _keys(world, recalled) == expected, filters
+        assert found_keys(world, listed) == expected, filters
+        assert found_keys(world, recalled) == expected, filters
