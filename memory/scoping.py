@@ -127,6 +127,26 @@ def scope_of(source: dict[str, Any]) -> dict[str, Any]:
     return {name: source[name] for name in (*SCOPE_IDS, "metadata") if source.get(name)}
 
 
+def scopes_shared(scopes: list[dict[str, Any]]) -> dict[str, Any]:
+    """What every one of ``scopes`` has in common: the ids they all carry alike and the metadata keys they all
+    hold with one value (what a fact distilled from episodes of several scopes may carry)."""
+    if not scopes:
+        return {}
+    first, rest = scopes[0], scopes[1:]
+    shared = {
+        name: first[name] for name in SCOPE_IDS if name in first and all(s.get(name) == first[name] for s in rest)
+    }
+    metadata = {
+        key: value
+        for key, value in (first.get("metadata") or {}).items()
+        if all((s.get("metadata") or {}).get(key, _ABSENT) == value for s in rest)
+    }
+    return shared | ({"metadata": metadata} if metadata else {})
+
+
+_ABSENT = object()
+
+
 # ---------------------------------------------------------------- filters
 
 

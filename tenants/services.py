@@ -243,6 +243,25 @@ def tenant_review_mode_set(*, tenant: Tenant, review_mode: str, actor: str) -> T
     return tenant
 
 
+def tenant_consolidation_merge_scopes_set(*, tenant: Tenant, merge: bool, actor: str) -> Tenant:
+    """Let consolidation distil one fact from episodes of different scopes, or not (the default); audited."""
+    if not isinstance(merge, bool):
+        raise ValidationFailed("consolidation_merge_scopes is true or false", field="consolidation_merge_scopes")
+    with transaction.atomic():
+        tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+        if tenant.consolidation_merge_scopes != merge:
+            tenant.consolidation_merge_scopes = merge
+            tenant.save(update_fields=["consolidation_merge_scopes"])
+            audit_record(
+                tenant=tenant,
+                actor=actor,
+                action="tenant.consolidation_merge_scopes",
+                target=tenant.slug,
+                detail={"to": merge},
+            )
+    return tenant
+
+
 def tenant_deactivate(*, tenant: Tenant, actor: str) -> Tenant:
     """Deactivate a tenant and revoke its key, every subject's key and every API token. Idempotent."""
     with transaction.atomic():
