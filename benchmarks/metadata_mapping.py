@@ -48,16 +48,61 @@ def _nested(key: str, clause: dict[str, Any] | None) -> dict[str, Any]:
 
 # (case, flattened query, nested query, expected ids)
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], set[str]]] = [
-    ("string =", {"term": {"metadata.project": "apollo"}}, _nested("project", {"term": {"metadata_entries.kw": "apollo"}}), {"a", "c"}),
-    ("string in", {"terms": {"metadata.project": ["zeus", "hera"]}}, _nested("project", {"terms": {"metadata_entries.kw": ["zeus", "hera"]}}), {"b"}),
-    ("number =", {"term": {"metadata.priority": 10}}, _nested("priority", {"term": {"metadata_entries.num": 10}}), {"b"}),
-    ("number gte 9", {"range": {"metadata.priority": {"gte": 9}}}, _nested("priority", {"range": {"metadata_entries.num": {"gte": 9}}}), {"a", "b"}),
-    ("number lt 3", {"range": {"metadata.priority": {"lt": 3}}}, _nested("priority", {"range": {"metadata_entries.num": {"lt": 3}}}), {"c"}),
-    ("boolean =", {"term": {"metadata.urgent": True}}, _nested("urgent", {"term": {"metadata_entries.bool": True}}), {"a"}),
-    ("date gte", {"range": {"metadata.due": {"gte": "2026-06-01"}}}, _nested("due", {"range": {"metadata_entries.date": {"gte": "2026-06-01"}}}), {"b"}),
-    ("date gte (other format)", {"range": {"metadata.due": {"gte": "2026-06-01T00:00:00Z"}}}, _nested("due", {"range": {"metadata_entries.date": {"gte": "2026-06-01T00:00:00Z"}}}), {"b"}),
+    (
+        "string =",
+        {"term": {"metadata.project": "apollo"}},
+        _nested("project", {"term": {"metadata_entries.kw": "apollo"}}),
+        {"a", "c"},
+    ),
+    (
+        "string in",
+        {"terms": {"metadata.project": ["zeus", "hera"]}},
+        _nested("project", {"terms": {"metadata_entries.kw": ["zeus", "hera"]}}),
+        {"b"},
+    ),
+    (
+        "number =",
+        {"term": {"metadata.priority": 10}},
+        _nested("priority", {"term": {"metadata_entries.num": 10}}),
+        {"b"},
+    ),
+    (
+        "number gte 9",
+        {"range": {"metadata.priority": {"gte": 9}}},
+        _nested("priority", {"range": {"metadata_entries.num": {"gte": 9}}}),
+        {"a", "b"},
+    ),
+    (
+        "number lt 3",
+        {"range": {"metadata.priority": {"lt": 3}}},
+        _nested("priority", {"range": {"metadata_entries.num": {"lt": 3}}}),
+        {"c"},
+    ),
+    (
+        "boolean =",
+        {"term": {"metadata.urgent": True}},
+        _nested("urgent", {"term": {"metadata_entries.bool": True}}),
+        {"a"},
+    ),
+    (
+        "date gte",
+        {"range": {"metadata.due": {"gte": "2026-06-01"}}},
+        _nested("due", {"range": {"metadata_entries.date": {"gte": "2026-06-01"}}}),
+        {"b"},
+    ),
+    (
+        "date gte (other format)",
+        {"range": {"metadata.due": {"gte": "2026-06-01T00:00:00Z"}}},
+        _nested("due", {"range": {"metadata_entries.date": {"gte": "2026-06-01T00:00:00Z"}}}),
+        {"b"},
+    ),
     ("exists", {"exists": {"field": "metadata.urgent"}}, _nested("urgent", None), {"a", "b"}),
-    ("not exists", {"bool": {"must_not": [{"exists": {"field": "metadata.urgent"}}]}}, {"bool": {"must_not": [_nested("urgent", None)]}}, {"c", "d"}),
+    (
+        "not exists",
+        {"bool": {"must_not": [{"exists": {"field": "metadata.urgent"}}]}},
+        {"bool": {"must_not": [_nested("urgent", None)]}},
+        {"c", "d"},
+    ),
 ]
 
 
@@ -94,9 +139,11 @@ def main() -> None:
         )
         for doc_id, metadata in DOCS.items():
             es.index(index="m-flattened", id=doc_id, document={"metadata": metadata})
-            es.index(index="m-nested", id=doc_id, document={"metadata": metadata, "metadata_entries": _entries(metadata)})
+            es.index(
+                index="m-nested", id=doc_id, document={"metadata": metadata, "metadata_entries": _entries(metadata)}
+            )
         es.indices.refresh(index="m-flattened,m-nested")
-        print(f"| case | expected | flattened | typed nested entries |\n|---|---|---|---|")
+        print("| case | expected | flattened | typed nested entries |\n|---|---|---|---|")
         for name, flat, nested, expected in CASES:
             row = [name, ",".join(sorted(expected))]
             for index, query in (("m-flattened", flat), ("m-nested", nested)):

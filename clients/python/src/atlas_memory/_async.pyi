@@ -66,7 +66,7 @@ class AsyncAtlas:
         agent_id: str | None = None,
         app_id: str | None = None,
         run_id: str | None = None,
-        metadata: Metadata | None = None,
+        metadata: dict[str, Any] | None = None,
         role: str | None = None,
         event_type: str | None = None,
         timestamp: Time | None = None,
@@ -101,15 +101,17 @@ class AsyncAtlas:
         agent_id: str | None = None,
         app_id: str | None = None,
         run_id: str | None = None,
-        metadata: Metadata | None = None,
+        metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> Memory: ...
     async def me(self) -> Me: ...
     async def memory_chain(self, *, subject: str, memory_id: str) -> Chain: ...
-    def memory_export(self, *, subject: str, filters: Filters | None = None) -> AsyncIterator[dict[str, Any]]: ...
+    def memory_export(
+        self, *, subject: str, filters: dict[str, Any] | None = None
+    ) -> AsyncIterator[dict[str, Any]]: ...
     async def memory_forget(self, *, subject: str, memory_id: str) -> Forgotten: ...
     async def memory_forget_all(
-        self, *, subject: str, confirm: str, filters: Filters | None = None
+        self, *, subject: str, confirm: str, filters: dict[str, Any] | None = None
     ) -> ForgottenAll: ...
     async def memory_get(self, *, subject: str, memory_id: str) -> MemoryDetail: ...
     async def memory_list(
@@ -125,7 +127,7 @@ class AsyncAtlas:
         until: Time | None = None,
         page_size: int | None = None,
         cursor: str | None = None,
-        filters: Filters | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> MemoryPage: ...
     def memory_list_iter(
         self,
@@ -139,7 +141,7 @@ class AsyncAtlas:
         since: Time | None = None,
         until: Time | None = None,
         page_size: int | None = None,
-        filters: Filters | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> AsyncIterator[Memory]: ...
     async def playbook_outcome(
         self,
@@ -162,7 +164,7 @@ class AsyncAtlas:
         agent_id: str | None = None,
         app_id: str | None = None,
         run_id: str | None = None,
-        metadata: Metadata | None = None,
+        metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> Memory: ...
     async def proposal_accept(
@@ -201,7 +203,7 @@ class AsyncAtlas:
         explain: bool | None = None,
         expect: list[str] | None = None,
         min_score: float | None = None,
-        filters: Filters | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> Recall: ...
     async def subject_create(self, *, id: str, display_name: str | None = None) -> Subject: ...
     async def subject_list(self, *, page_size: int | None = None, cursor: str | None = None) -> SubjectPage: ...
@@ -215,7 +217,7 @@ class AsyncAtlas:
         agent_id: str | None = None,
         app_id: str | None = None,
         run_id: str | None = None,
-        metadata: Metadata | None = None,
+        metadata: dict[str, Any] | None = None,
         role: str | None = None,
         event_type: str | None = None,
         timestamp: Time | None = None,

@@ -37,10 +37,6 @@ from .models import (
 
 Time = datetime | str
 Step = str | dict[str, Any]
-#: A memory's own metadata: keys (a-z, 0-9, _) to strings, numbers, booleans or ISO 8601 dates.
-Metadata = dict[str, str | int | float | bool]
-#: Scope filters (docs/scoping.md): field → value, or one operator object; "not" excludes.
-Filters = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -144,7 +140,7 @@ class Operations:
         agent_id: str | None = None,
         app_id: str | None = None,
         run_id: str | None = None,
-        metadata: Metadata | None = None,
+        metadata: dict[str, Any] | None = None,
         role: str | None = None,
         event_type: str | None = None,
         timestamp: Time | None = None,
@@ -164,7 +160,7 @@ class Operations:
         agent_id: str | None = None,
         app_id: str | None = None,
         run_id: str | None = None,
-        metadata: Metadata | None = None,
+        metadata: dict[str, Any] | None = None,
         role: str | None = None,
         event_type: str | None = None,
         timestamp: Time | None = None,
@@ -192,7 +188,7 @@ class Operations:
         agent_id: str | None = None,
         app_id: str | None = None,
         run_id: str | None = None,
-        metadata: Metadata | None = None,
+        metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> Memory:
         """Store a fact, optionally replacing older ones (``supersedes``); ``status`` pending when it waits
@@ -231,7 +227,7 @@ class Operations:
         agent_id: str | None = None,
         app_id: str | None = None,
         run_id: str | None = None,
-        metadata: Metadata | None = None,
+        metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> Memory:
         """Store a playbook: steps that worked, each an instruction or ``{instruction, tool, order}``."""
@@ -271,7 +267,7 @@ class Operations:
         explain: bool | None = None,
         expect: list[str] | None = None,
         min_score: float | None = None,
-        filters: Filters | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> Recall:
         """One search over every memory type and the catalog: fewer than ``k`` hits, or none, when fewer fit
         (``min_score``: your own floor on the score instead). ``explain=True``: why each hit ranked there;
@@ -293,7 +289,7 @@ class Operations:
         until: Time | None = None,
         page_size: int | None = None,
         cursor: str | None = None,
-        filters: Filters | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> MemoryPage:
         """One page of the subject's memories, newest first (``next_cursor`` for the next); ``filters``: only
         those of a scope (as recall's)."""
@@ -312,7 +308,7 @@ class Operations:
         since: Time | None = None,
         until: Time | None = None,
         page_size: int | None = None,
-        filters: Filters | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> Iterator[Memory]:
         """Every memory ``memory_list`` would page through, one at a time."""
         query = _filters_sent(_given(locals(), "subject"))
@@ -327,7 +323,7 @@ class Operations:
         """A fact's versions, oldest first."""
         return self._run(_read(_path("subjects", subject, "memories", memory_id, "chain"), Chain))
 
-    def memory_export(self, *, subject: str, filters: Filters | None = None) -> Iterator[dict[str, Any]]:
+    def memory_export(self, *, subject: str, filters: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
         """The subject's export (docs/export-format.md), line by line as it streams: the header, then one
         memory per line (``filters``: of one scope only). Opening it is retried as a read; a break once lines
         came is a ConnectionFailed (a stream cannot resume where it broke)."""
@@ -339,7 +335,7 @@ class Operations:
         """Forget one memory, with a receipt of every copy removed."""
         return self._run(_unkeyed("DELETE", _path("subjects", subject, "memories", memory_id), Forgotten))
 
-    def memory_forget_all(self, *, subject: str, confirm: str, filters: Filters | None = None) -> ForgottenAll:
+    def memory_forget_all(self, *, subject: str, confirm: str, filters: dict[str, Any] | None = None) -> ForgottenAll:
         """Forget everything about the subject, or with ``filters`` what they match (everything one agent
         wrote: ``{"agent_id": "planner"}``; ``.ids`` lists them); ``confirm`` repeats the subject's id."""
         path = _path("subjects", subject, "memories")
