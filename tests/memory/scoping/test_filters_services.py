@@ -68,3 +68,12 @@ def test_a_bad_filter_is_refused_with_its_reason(maya, filters, message):
 def test_filters_as_json_text(maya, scoped):
     listed = memory_list(subject=maya, filters='{"metadata.priority": {"gte": 9}}')["memories"]
     assert _keys(scoped, listed) == {"e1", "f1"}
+
+
+def test_a_correction_keeps_the_scope_of_what_it_corrects(maya, scoped):
+    from memory.services.writes import fact_edit
+
+    corrected = fact_edit(subject=maya, memory_id=scoped["f1"], text="Maya co-leads the zeus launch checklist")
+    (found,) = memory_list(subject=maya, filters={"run_id": "r2"})["memories"]
+    assert found["id"] == corrected["id"]
+    assert (found["agent_id"], found["app_id"], found["metadata"]["priority"]) == ("planner", "mobile", 10)
