@@ -327,7 +327,7 @@ def scoped_memories_forget(*, subject: MemorySubject, filters: Any, actor: str) 
         deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
         texts = list(dict.fromkeys(t for hit in matched for t in _memory_texts(hit["_source"])))
         runs = _runs_scrub(subject=subject, texts=texts) if texts else []
-        episodes = {i for i in deleted.get("episodic", [])}
+        episodes = set(deleted.get("episodic", []))
         contexts = sorted({turn for episode in episodes for turn in _turn_contexts_scrub(scope, episode)} - episodes)
     matchers = [stored_answer_matcher(hit["_id"], hit["_source"]) for hit in matched]
     idempotency = (
@@ -350,7 +350,7 @@ def scoped_memories_forget(*, subject: MemorySubject, filters: Any, actor: str) 
         # The filter's fields only: its values (metadata a caller chose) are not kept in the audit trail.
         detail={
             "deleted": counts,
-            "filter_fields": sorted(k for k in filters_fields(filters)),
+            "filter_fields": sorted(filters_fields(filters)),
             "run_records": len(runs),
         },
     )
