@@ -54,3 +54,30 @@ def test_the_scope_survives_a_round_trip(tenant, maya, scoped):
     for filters, expected in TABLE:
         found = {key_of_text[m["text"]] for m in memory_list(subject=moved, filters=filters)["memories"]}
         assert found == expected, filters
+
+
+def test_an_import_line_carries_a_scope(tenant, maya):
+    lines = [
+        json.dumps(
+            {
+                "id": "x1",
+                "subject": "maya",
+                "type": "semantic",
+                "text": "Maya files taxes in April",
+                "agent_id": "accountant",
+                "run_id": "r-2026",
+                "metadata": {"year": 2026, "filed": "2026-04-10"},
+            }
+        ),
+        json.dumps({"id": "x2", "subject": "maya", "type": "episodic", "text": "I filed my taxes", "app_id": "mobile"}),
+    ]
+    report = memories_import(tenant=tenant, lines=lines, create_subjects=False, actor="test")
+    assert report.errors == [] and sum(report.written.values()) == 2
+    found = memory_list(subject=maya, filters={"metadata.filed": {"lt": "2026-05-01"}, "metadata.year": 2026})
+    assert [m["text"] for m in found["memories"]] == ["Maya files taxes in April"]
+    assert [m["text"] for m in memory_list(subject=maya, filters={"app_id": "mobile"})["memories"]] == [
+        "I filed my taxes"
+    ]
+    bad = json.dumps({"id": "x3", "subject": "maya", "type": "semantic", "text": "t", "metadata": {"a": [1]}})
+    refused = memories_import(tenant=tenant, lines=[bad], create_subjects=False, actor="test")
+    assert refused.errors and "metadata.a" in str(refused.errors[0]) and sum(refused.written.values()) == 0
