@@ -161,6 +161,8 @@ def filters_parse(value: Any, *, field_name: str = "filters") -> list[dict[str, 
         raise ValidationFailed(f"{field_name} must be an object of field to condition", field=field_name)
     conditions = dict(value)
     excluded = conditions.pop("not", None)
+    if len(conditions) + (len(excluded) if isinstance(excluded, dict) else 0) > MAX_CONDITIONS:
+        raise ValidationFailed(f"{field_name} holds more than {MAX_CONDITIONS} conditions", field=field_name)
     clauses = _conditions(conditions, field_name=field_name)
     if excluded is not None:
         if not isinstance(excluded, dict) or not excluded or "not" in excluded:
@@ -169,8 +171,6 @@ def filters_parse(value: Any, *, field_name: str = "filters") -> list[dict[str, 
                 field=f"{field_name}.not",
             )
         clauses.append(sq.none_of(_conditions(excluded, field_name=f"{field_name}.not")))
-    if len(conditions) + len(excluded or {}) > MAX_CONDITIONS:
-        raise ValidationFailed(f"{field_name} holds more than {MAX_CONDITIONS} conditions", field=field_name)
     return [sq.OWN_MEMORIES, *clauses]
 
 

@@ -15,7 +15,7 @@ from memory.elastic import queries, store
 from memory.elastic.mappings import VECTOR_FIELDS
 from memory.inference.language_detection import reads_as_english
 from memory.scope import SubjectScope
-from memory.scoping import filters_parse
+from memory.scoping import filters_fields, filters_parse
 from memory.selectors import RECALL_TYPES, memory_shape
 from memory.temporal import question_range
 from memory.validation import id_list, list_filters, memory_types_check, timestamp
@@ -199,6 +199,7 @@ def _run(
         since=since,
         until=until,
         narrowing=narrowing,
+        scoped_by=filters_fields(filters) if filters else [],
         options=options,
         question_reads_english=reads_english,
         expected=expected,

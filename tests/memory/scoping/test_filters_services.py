@@ -77,3 +77,18 @@ def test_a_correction_keeps_the_scope_of_what_it_corrects(maya, scoped):
     (found,) = memory_list(subject=maya, filters={"run_id": "r2"})["memories"]
     assert found["id"] == corrected["id"]
     assert (found["agent_id"], found["app_id"], found["metadata"]["priority"]) == ("planner", "mobile", 10)
+
+
+def test_too_many_conditions_are_refused(maya):
+    many = {f"metadata.k{n}": n for n in range(21)}
+    with pytest.raises(ValidationFailed, match="more than 20 conditions"):
+        memory_list(subject=maya, filters=many)
+
+
+def test_explain_names_the_scope_filters(maya, scoped):
+    result = memory_recall(
+        subject=maya, query=QUERY, filters={"agent_id": "planner", "not": {"run_id": "r9"}}, explain=True
+    )
+    assert result.explain["filters"][-1] == (
+        "scope filters on agent_id, not.run_id: the subject's own memories only (no catalog)"
+    )
