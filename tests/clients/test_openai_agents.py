@@ -70,7 +70,7 @@ def test_the_session_keeps_the_users_turns_in_order_and_pops_and_clears(world, a
             assert await other.get_items() == [{"content": "Elsewhere", "role": "user"}]
 
     asyncio.run(agent())
-    assert [(m.text, m.extra["session_id"]) for m in atlas.memory_list(subject="alice").memories] == [
+    assert [(m.text, m.session_id) for m in atlas.memory_list(subject="alice").memories] == [
         ("Elsewhere", "conv-2")
     ]
 

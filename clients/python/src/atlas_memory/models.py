@@ -2,7 +2,8 @@
 
 Each class names its component in ``__schema__``; a test checks that its fields are the component's
 properties. What a memory carries beyond its component (a fact's ``fact_type`` and ``supersedes``, an
-episode's ``session_id``, a playbook's ``steps`` …: the type's own fields) is kept in ``extra``.
+episode's ``role``, a playbook's ``steps`` …: the type's own fields) is kept in ``extra``; its scope
+(``session_id``, ``agent_id``, ``app_id``, ``run_id``, ``metadata``) is declared.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class Memory(Answer):
     agent_id: str | None = None
     app_id: str | None = None
     run_id: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] | None = None
     mentions: list[Mention] = field(default_factory=list)
     #: The ETag the answer carried (one memory read or edited): send it as ``if_match`` to edit safely.
     etag: str | None = None
