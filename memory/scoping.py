@@ -9,7 +9,6 @@ security by whoever reads (never in place of them). docs/scoping.md describes th
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from datetime import datetime
@@ -17,6 +16,7 @@ from typing import Any
 
 from atlas_site.echo import echoed
 from atlas_site.errors import ValidationFailed
+from atlas_site.json_input import json_parse
 from memory.elastic import scope_queries as sq
 from memory.validation import MAX_ID_CHARS, optional_id
 
@@ -52,6 +52,11 @@ def _iso_date(value: str) -> str | None:
     return value if len(value) == 10 else parsed.isoformat()
 
 
+def _unpaired_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone ``\\ud800``-``\\udfff`` (JSON escapes allow it; Elasticsearch cannot store it)."""
+    return any("\ud800" <= c <= "\udfff" for c in text)
+
+
 def value_type(value: Any) -> str | None:
     """A metadata value's type — boolean, number, date, string — or None when metadata cannot hold it."""
     if isinstance(value, bool):
@@ -59,6 +64,8 @@ def value_type(value: Any) -> str | None:
     if isinstance(value, int | float):
         return "number" if math.isfinite(value) and abs(value) < 2**53 else None
     if isinstance(value, str):
+        if _unpaired_surrogate(value):
+            return None
         return "date" if _iso_date(value) is not None else "string"
     return None
 
@@ -185,11 +192,11 @@ def filters_fields(value: Any) -> list[str]:
 def _json_object(text: str, *, field_name: str) -> Any:
     if len(text) > MAX_FILTERS_JSON:
         raise ValidationFailed(f"{field_name} is longer than {MAX_FILTERS_JSON} characters", field=field_name)
-    try:
-        return json.loads(text)
-    except ValueError:
+    try:  # the one strict, depth-bounded reader every interface uses
+        return json_parse(text, field=field_name, what=field_name)
+    except ValidationFailed as refused:
         raise ValidationFailed(
-            f'{field_name} must be a JSON object, e.g. {{"agent_id": "planner"}}', field=field_name
+            f'{refused.message}: it must be a JSON object, e.g. {{"agent_id": "planner"}}', field=field_name
         ) from None
 
 
@@ -248,7 +255,7 @@ def _id_clause(name: str, condition: Any, *, where: str) -> dict[str, Any]:
     if operator in RANGE_OPERATORS:
         raise ValidationFailed(f"{name} takes a value, in or exists (ranges compare numbers and dates)", field=where)
     values = _listed(operator, operand, where=where)
-    if not all(isinstance(v, str) and v and len(v) <= MAX_ID_CHARS for v in values):
+    if not all(isinstance(v, str) and v and len(v) <= MAX_ID_CHARS and not _unpaired_surrogate(v) for v in values):
         raise ValidationFailed(f"{name} values are ids: strings of 1 to {MAX_ID_CHARS} characters", field=where)
     return sq.id_equals(name, values)
 

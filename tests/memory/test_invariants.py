@@ -545,6 +545,18 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                 self.forgotten.append(target.canary)
                 self._forgotten_nowhere(target.canary)
 
+        @rule(who=st.sampled_from(["writer", "personal"]), agent=st.sampled_from(AGENTS), word=st.sampled_from(WORDS))
+        def agent_writes_a_scoped_memory(self, who: str, agent: str, word: str) -> None:
+            """A turn or a fact one agent wrote, with metadata (what forget_what_an_agent_wrote takes)."""
+            STATS.operations["REST scoped write"] += 1
+            canary = _canary()
+            route = "episodes" if len(word) % 2 else "facts"
+            body = {"text": f"Alice mentioned {word} {canary}", "agent_id": agent, "metadata": {"word": word}}
+            answer = self.tokens[who]("POST", f"subjects/alice/{route}", json=body)
+            assert answer.status_code in (201, 202), answer.text
+            assert (answer.json()["agent_id"], answer.json()["metadata"]) == (agent, {"word": word})
+            self._learn(answer.json(), canary, f"token:{who}" if route == "facts" else "")
+
         @rule(agent=st.sampled_from(AGENTS))
         def forget_what_an_agent_wrote(self, agent: str) -> None:
             """Forgetting by filter takes exactly the memories carrying that agent — every version, pending

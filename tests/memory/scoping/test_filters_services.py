@@ -56,6 +56,9 @@ def test_a_list_shows_the_scope_as_written(maya, scoped):
         ({"agent_id": {"exists": "yes"}}, "exists takes true or false"),
         ({"not": {"not": {"agent_id": "x"}}}, "must be a non-empty object"),
         ("{not json", "must be a JSON object"),
+        ("[" * 40 + "]" * 40, "nested deeper than 32 levels"),
+        ('{"agent_id": "\\ud800"}', "agent_id values are ids"),
+        ('{"metadata.note": "\\udfff"}', "compares strings, numbers, booleans or dates"),
         ([1], "must be an object"),
     ],
 )
@@ -92,3 +95,10 @@ def test_explain_names_the_scope_filters(maya, scoped):
     assert result.explain["filters"][-1] == (
         "scope filters on agent_id, not.run_id: the subject's own memories only (no catalog)"
     )
+
+
+def test_a_metadata_string_with_an_unpaired_surrogate_is_refused(maya):
+    from memory.services.writes import fact_write
+
+    with pytest.raises(ValidationFailed, match="metadata.note must be a string"):
+        fact_write(subject=maya, text="Maya likes tea", metadata={"note": "\ud800"})
