@@ -10,43 +10,7 @@ import requests
 
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential
-from tests.memory.scoping.table import APOLLO, SMALL, ZEUS
-
-WRITES = {
-    "e1": (
-        "episodes",
-        {
-            "text": "Maya asked the planner about the apollo launch checklist",
-            "session_id": "s1",
-            "agent_id": "planner",
-            "app_id": "web",
-            "run_id": "r1",
-            "metadata": APOLLO,
-        },
-    ),
-    "f1": (
-        "facts",
-        {
-            "text": "Maya leads the zeus launch checklist",
-            "agent_id": "planner",
-            "app_id": "mobile",
-            "run_id": "r2",
-            "metadata": ZEUS,
-        },
-    ),
-    "p1": (
-        "playbooks",
-        {
-            "name": "Launch checklist",
-            "trigger_text": "when Maya prepares a launch checklist",
-            "steps": ["List the launch tasks", "Check each one"],
-            "agent_id": "coder",
-            "app_id": "web",
-            "metadata": SMALL,
-        },
-    ),
-    "f2": ("facts", {"text": "Maya keeps her launch checklist in a notebook"}),
-}
+from tests.memory.scoping.table import WRITES
 
 
 @pytest.fixture

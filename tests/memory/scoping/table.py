@@ -52,46 +52,53 @@ TABLE: list[tuple[dict[str, Any], set[str]]] = [
 SHORT_TABLE = [TABLE[i] for i in (0, 4, 7, 10, 14, 18, 20, 23)]
 
 
+#: Maya's memories (key → REST route and body), as every interface's test writes them.
+WRITES = {
+    "e1": (
+        "episodes",
+        {
+            "text": "Maya asked the planner about the apollo launch checklist",
+            "session_id": "s1",
+            "agent_id": "planner",
+            "app_id": "web",
+            "run_id": "r1",
+            "metadata": APOLLO,
+        },
+    ),
+    "f1": (
+        "facts",
+        {
+            "text": "Maya leads the zeus launch checklist",
+            "agent_id": "planner",
+            "app_id": "mobile",
+            "run_id": "r2",
+            "metadata": ZEUS,
+        },
+    ),
+    "p1": (
+        "playbooks",
+        {
+            "name": "Launch checklist",
+            "trigger_text": "when Maya prepares a launch checklist",
+            "steps": ["List the launch tasks", "Check each one"],
+            "agent_id": "coder",
+            "app_id": "web",
+            "metadata": SMALL,
+        },
+    ),
+    "f2": ("facts", {"text": "Maya keeps her launch checklist in a notebook"}),
+}
+
+
+SERVICE_WRITES = {"episodes": episode_write, "facts": fact_write, "playbooks": playbook_write}
+
+
 def scoped_memories_write(*, maya: MemorySubject, tom: MemorySubject) -> dict[str, str]:
-    """Maya's scoped memories (key → id), Tom's look-alikes and a catalog entry."""
-    ids = {
-        "e1": episode_write(
-            subject=maya,
-            text="Maya asked the planner about the apollo launch checklist",
-            session_id="s1",
-            agent_id="planner",
-            app_id="web",
-            run_id="r1",
-            metadata=APOLLO,
-        )["id"],
-        "f1": fact_write(
-            subject=maya,
-            text="Maya leads the zeus launch checklist",
-            agent_id="planner",
-            app_id="mobile",
-            run_id="r2",
-            metadata=ZEUS,
-        )["id"],
-        "p1": playbook_write(
-            subject=maya,
-            name="Launch checklist",
-            trigger_text="when Maya prepares a launch checklist",
-            steps=["List the launch tasks", "Check each one"],
-            agent_id="coder",
-            app_id="web",
-            metadata=SMALL,
-        )["id"],
-        "f2": fact_write(subject=maya, text="Maya keeps her launch checklist in a notebook")["id"],
-    }
-    fact_write(
-        subject=tom,
-        text="Tom owns the apollo launch checklist",
-        agent_id="planner",
-        app_id="web",
-        run_id="r1",
-        metadata=APOLLO,
-    )
-    fact_write(subject=tom, text="Tom has no launch checklist scope")
+    """WRITES through the services: Maya's scoped memories (key → id), Tom's look-alikes (the same scope,
+    another subject) and a catalog entry."""
+    ids = {key: SERVICE_WRITES[route](subject=maya, **body)["id"] for key, (route, body) in WRITES.items()}
+    for route, body in WRITES.values():
+        SERVICE_WRITES[route](subject=tom, **body)
     catalog_entry_write(
         tenant=maya.tenant, actor="test", title="Launch checklist", text="The launch checklist of the tenant"
     )

@@ -34,7 +34,8 @@ def test_a_tenant_export_with_a_filter_leaves_out_the_catalog_and_other_scopes(t
     assert sorted((r["subject"], r["type"]) for r in records[1:]) == [
         ("maya", "episodic"),
         ("maya", "procedural"),
-        ("tom", "semantic"),
+        ("tom", "episodic"),
+        ("tom", "procedural"),
     ]
 
 
