@@ -333,7 +333,8 @@ class RecallView(SubjectView):
         operation_id="recall",
         summary="Hybrid recall over the subject's memories and the tenant catalog",
         description="The filters (types, fact_type, since/until on the time a memory was stored, "
-        "include_superseded, as_of) narrow every leg of the search, keyword and vector alike; a bad value is a "
+        "include_superseded, as_of, and `filters` on a memory's scope: agent_id, app_id, run_id, session_id, "
+        "metadata.<key>) narrow every leg of the search, keyword and vector alike; a bad value is a "
         "400 naming the field.",
         parameters=[SUBJECT],
         request=s.RecallIn,
