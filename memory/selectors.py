@@ -15,12 +15,13 @@ from memory.authority import AUTHORED_TYPES, authority_parse, is_pending, memory
 from memory.elastic import queries, store
 from memory.elastic.mappings import VECTOR_FIELDS
 from memory.scope import SubjectScope, tenant_read_filters
+from memory.scoping import filters_parse
 from memory.validation import list_filters, memory_types_check
 from tenants.models import MemorySubject, Tenant
 
 RECALL_TYPES = ("episodic", "semantic", "procedural", "catalog")
 TYPE_FIELDS = {
-    "episodic": ("session_id", "agent_id", "role", "event_type", "timestamp", "previous_turn_id", "mentions"),
+    "episodic": ("role", "event_type", "timestamp", "previous_turn_id", "mentions"),
     "semantic": (
         "fact_type",
         "confidence",
@@ -52,6 +53,8 @@ TYPE_FIELDS = {
     "catalog": ("title", "category", "tags"),
 }
 TYPE_FIELDS["archive"] = TYPE_FIELDS["semantic"]
+#: Any memory's scope within its subject (memory/scoping.py), shown as written when it has one.
+SHOWN_SCOPE = ("session_id", "agent_id", "app_id", "run_id", "metadata")
 
 
 def memory_shape(hit: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +70,7 @@ def memory_shape(hit: dict[str, Any]) -> dict[str, Any]:
         "user_id": source.get("user_id"),
         "shared": "user_id" not in source,
     }
-    for name in TYPE_FIELDS.get(memory_type, ()):
+    for name in (*TYPE_FIELDS.get(memory_type, ()), *SHOWN_SCOPE):
         if name in source:
             out[name] = source[name]
     if memory_type in AUTHORED_TYPES:
@@ -120,14 +123,16 @@ def memory_list(
     since: Any = None,
     until: Any = None,
     authority: Any = None,
+    filters: Any = None,
 ) -> dict[str, Any]:
     """The subject's memories, newest first, ``page_size`` at a time; pass ``next_cursor`` back for more.
-    ``authority`` narrows to the facts and playbooks of one authority (memory/authority.py)."""
+    ``authority`` narrows to the facts and playbooks of one authority (memory/authority.py), ``filters``
+    to a scope (memory/scoping.py)."""
     scope = SubjectScope.of(subject)
     types = tuple(memory_types) if memory_types else (*RECALL_TYPES, *(("archive",) if include_superseded else ()))
     memory_types_check(types, allowed=(*RECALL_TYPES, "archive"))
     _page_size_check(page_size)
-    extra = list_filters(fact_type=fact_type, since=since, until=until)
+    extra = list_filters(fact_type=fact_type, since=since, until=until) + filters_parse(filters)
     if session_id is not None:
         extra.append(queries.field_equals("session_id", session_id))
     wanted = authority_parse(authority)

@@ -178,12 +178,18 @@ class TenantAdmin(admin.ModelAdmin):
             obj.save(update_fields=["name"])
             if "review_mode" in form.changed_data:  # through the audited service
                 services.tenant_review_mode_set(tenant=obj, review_mode=obj.review_mode, actor=_actor(request))
+            if "consolidation_merge_scopes" in form.changed_data:
+                services.tenant_consolidation_merge_scopes_set(
+                    tenant=obj, merge=obj.consolidation_merge_scopes, actor=_actor(request)
+                )
             return
         created = services.tenant_create(slug=obj.slug, name=obj.name, actor=_actor(request))
         if obj.review_mode != created.review_mode:
             created = services.tenant_review_mode_set(
                 tenant=created, review_mode=obj.review_mode, actor=_actor(request)
             )
+        if obj.consolidation_merge_scopes:
+            created = services.tenant_consolidation_merge_scopes_set(tenant=created, merge=True, actor=_actor(request))
         obj.pk, obj.es_id, obj.created_at = created.pk, created.es_id, created.created_at
 
     def has_delete_permission(self, request, obj=None) -> bool:

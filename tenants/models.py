@@ -83,6 +83,12 @@ class Tenant(models.Model):
         "(pending memories are never recalled). A person's own facts are never replaced without their review "
         "in any mode.",
     )
+    consolidation_merge_scopes = models.BooleanField(
+        default=False,
+        help_text="Whether consolidation may distil one fact from episodes of different scopes (agents, apps, "
+        "runs, metadata; docs/scoping.md). Off: such a fact is refused, and each fact carries the scope of the "
+        "episodes it came from; on: it carries what they share.",
+    )
 
     class Meta:
         ordering = ["slug"]

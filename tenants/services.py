@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -227,20 +228,32 @@ def tenant_review_mode_set(*, tenant: Tenant, review_mode: str, actor: str) -> T
     What is already pending stays pending: turning review off accepts nothing on anyone's behalf."""
     if review_mode not in Tenant.ReviewMode.values:
         raise ValidationFailed(f"review mode must be one of {', '.join(Tenant.ReviewMode.values)}", field="review_mode")
+    return _tenant_setting_set(tenant=tenant, name="review_mode", value=review_mode, actor=actor)
+
+
+def _tenant_setting_set(*, tenant: Tenant, name: str, value: Any, actor: str) -> Tenant:
+    """Set one of the tenant's settings under a row lock; audited as ``tenant.<name>`` when it changed."""
     with transaction.atomic():
         tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
-        before = tenant.review_mode
-        if before != review_mode:
-            tenant.review_mode = review_mode
-            tenant.save(update_fields=["review_mode"])
+        before = getattr(tenant, name)
+        if before != value:
+            setattr(tenant, name, value)
+            tenant.save(update_fields=[name])
             audit_record(
                 tenant=tenant,
                 actor=actor,
-                action="tenant.review_mode",
+                action=f"tenant.{name}",
                 target=tenant.slug,
-                detail={"from": before, "to": review_mode},
+                detail={"from": before, "to": value},
             )
     return tenant
+
+
+def tenant_consolidation_merge_scopes_set(*, tenant: Tenant, merge: bool, actor: str) -> Tenant:
+    """Let consolidation distil one fact from episodes of different scopes, or not (the default); audited."""
+    if not isinstance(merge, bool):
+        raise ValidationFailed("consolidation_merge_scopes is true or false", field="consolidation_merge_scopes")
+    return _tenant_setting_set(tenant=tenant, name="consolidation_merge_scopes", value=merge, actor=actor)
 
 
 def tenant_deactivate(*, tenant: Tenant, actor: str) -> Tenant:

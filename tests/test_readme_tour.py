@@ -24,10 +24,10 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 DEMO_TOKEN = "atlas_0123456789ab_" + "t" * 43  # the shape make run generates
 
 
-def tour_requests() -> list[tuple[str, str, dict | None]]:
-    """(method, path after $A, JSON body) of every curl line in the README's "An agent over REST" block."""
+def tour_requests(heading: str = "**An agent over REST.**") -> list[tuple[str, str, dict | None]]:
+    """(method, path after $A, JSON body) of every curl line in the first sh block after ``heading``."""
     text = README.read_text()
-    section = text[text.index("**An agent over REST.**") :]
+    section = text[text.index(heading) :]
     block = section[section.index("```sh\n") + 6 : section.index("```", section.index("```sh\n") + 6)]
     commands = re.sub(r"\\\n\s*", " ", block).splitlines()
     calls = []
@@ -77,3 +77,29 @@ def test_the_readme_tour_runs_against_the_demo(atlas_server, atlas_es, monkeypat
     ]
     assert recall["hits"][0]["id"] == fact["id"]
     assert "Alice lives in Porto" not in [hit["text"] for hit in recall["hits"]]  # replaced: not recalled
+
+
+def test_the_readme_scoping_example_runs_against_the_demo(atlas_server, atlas_es, monkeypatch):
+    """docs/scoping.md's paragraph in the tour: a scoped fact, a recall filtered to it, forgetting by filter."""
+    services.shared_credential_ensure(kind=ApiKeyCredential.Kind.WRITER, actor="test")
+    monkeypatch.setenv("ATLAS_DEMO_PASSWORD", "demo-password-1")
+    monkeypatch.setenv("ATLAS_DEMO_TOKEN", DEMO_TOKEN)
+    call_command("atlas_demo_seed", verbosity=0)
+    calls = tour_requests("**Scoping.**")
+    assert [(method, path) for method, path, _ in calls] == [
+        ("POST", "/facts"),
+        ("POST", "/recall"),
+        ("DELETE", "/memories"),
+    ]
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {DEMO_TOKEN}"
+    base = f"{atlas_server.url}/api/v1/subjects/alice"
+    answers = []
+    for method, path, body in calls:
+        response = http.request(method, base + path, json=body, timeout=60)
+        assert response.status_code in (200, 201), (method, path, response.text)
+        answers.append(response.json())
+    fact, recall, forgotten = answers
+    assert (fact["agent_id"], fact["metadata"]) == ("planner", {"project": "apollo", "priority": 2})
+    assert [hit["id"] for hit in recall["hits"]] == [fact["id"]]  # the demo's own memories have no scope
+    assert forgotten["ids"] == [fact["id"]] and forgotten["forgotten"] == {"semantic": 1}

@@ -14,6 +14,7 @@ from rest_framework import serializers
 from atlas_site.serializers import Choice, Strict
 from memory.authority import AUTHORITIES
 from memory.elastic.indices import MEMORY_TYPES
+from memory.scoping import MAX_METADATA_KEYS, MAX_METADATA_STRING, METADATA_KEY
 from memory.validation import memory_types_refusal
 
 MEMORY_STATUS_CHOICES = ("current", "pending", "superseded")
@@ -28,10 +29,51 @@ EXTERNAL_ID_HELP = (
 )
 
 
-class EpisodeIn(Strict):
+@extend_schema_field(
+    {
+        "type": "object",
+        "maxProperties": MAX_METADATA_KEYS,
+        "additionalProperties": {
+            "oneOf": [
+                {"type": "string", "maxLength": MAX_METADATA_STRING},
+                {"type": "number"},
+                {"type": "boolean"},
+            ]
+        },
+        "description": f"Your own keys (matching ^{METADATA_KEY.pattern}$) and values: strings (an ISO 8601 date is a date too), numbers, "
+        "booleans. Filter on them with `metadata.<key>` (docs/scoping.md).",
+        "example": {"project": "apollo", "priority": 2},
+    }
+)
+class MetadataField(serializers.DictField):
+    """A memory's metadata: checked by the write path (memory/scoping.py), one rule for every interface."""
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "Only memories of a scope: field (agent_id, app_id, run_id, session_id, metadata.<key>) to a "
+        'value, or to one operator: {"in": [...]}, {"gte"|"gt"|"lte"|"lt": number or date}, {"exists": bool}; '
+        '"not": {...} excludes. The tenant catalog has no scope and is left out (docs/scoping.md).',
+        "example": {"agent_id": "planner", "metadata.priority": {"gte": 2}},
+    }
+)
+class FiltersField(serializers.DictField):
+    """Scope filters, parsed and checked by memory.scoping.filters_parse (a clear 400 for each mistake)."""
+
+
+class ScopeIn(Strict):
+    """What scopes a memory within its subject (docs/scoping.md)."""
+
+    agent_id = serializers.CharField(required=False, help_text="The agent that wrote it.")
+    app_id = serializers.CharField(required=False, help_text="The application it was written from.")
+    run_id = serializers.CharField(required=False, help_text="The run (task, job, workflow) it belongs to.")
+    metadata = MetadataField(required=False)
+
+
+class EpisodeIn(ScopeIn):
     text = serializers.CharField(help_text="What the user said (one turn).", trim_whitespace=False)
     session_id = serializers.CharField(required=False, help_text="Conversation the turn belongs to.")
-    agent_id = serializers.CharField(required=False)
     role = serializers.ChoiceField(choices=["user"], required=False, help_text="Only user turns are stored.")
     event_type = serializers.CharField(required=False, help_text="Default 'message'.")
     timestamp = serializers.DateTimeField(
@@ -106,6 +148,7 @@ class RecallOptionsIn(Strict):
         help_text="Return only hits whose `score` is at least this, instead of the relevance floor (by default "
         "recall returns fewer than k hits, or none, when fewer fit: below the floor or small talk).",
     )
+    filters = FiltersField(required=False)
 
 
 class RecallIn(RecallOptionsIn):
@@ -116,7 +159,7 @@ class TurnIn(EpisodeIn):
     recall = RecallOptionsIn(required=False, help_text="Options of the recall run for this turn.")
 
 
-class FactIn(Strict):
+class FactIn(ScopeIn):
     text = serializers.CharField()
     fact_type = Choice(choices=FACT_TYPE_CHOICES, required=False, help_text="Default 'world'.")
     confidence = serializers.FloatField(required=False, min_value=0, max_value=1)
@@ -196,7 +239,7 @@ def steps_field(**kwargs: Any) -> serializers.ListField:
     return serializers.ListField(child=StepField(), allow_empty=False, **kwargs)
 
 
-class PlaybookIn(Strict):
+class PlaybookIn(ScopeIn):
     name = serializers.CharField()
     trigger_text = serializers.CharField(help_text="When to use it, in the words a user would say.")
     description = serializers.CharField(required=False)
@@ -210,7 +253,10 @@ class OutcomeIn(Strict):
 
 
 class ForgetAllIn(Strict):
-    confirm = serializers.CharField(help_text="The subject's id again: forgetting everything cannot be undone.")
+    confirm = serializers.CharField(help_text="The subject's id again: forgetting cannot be undone.")
+    filters = FiltersField(
+        required=False, help_text="Forget only the memories these scope filters match (docs/scoping.md)."
+    )
 
 
 class CatalogIn(Strict):
@@ -272,6 +318,11 @@ class MemoryOut(serializers.Serializer):
         required=False,
         help_text="Pending proposals: the version to name when you accept or reject it (a change since is a 409).",
     )
+    session_id = serializers.CharField(required=False, help_text="Episodes: the conversation it belongs to.")
+    agent_id = serializers.CharField(required=False, help_text="The agent that wrote it (absent: none named).")
+    app_id = serializers.CharField(required=False, help_text="The application it was written from.")
+    run_id = serializers.CharField(required=False, help_text="The run it belongs to.")
+    metadata = MetadataField(required=False, help_text="The writer's own metadata, as written.")
     mentions = MentionOut(
         many=True,
         required=False,
@@ -408,6 +459,9 @@ class ForgottenOut(serializers.Serializer):
 class ForgottenAllOut(serializers.Serializer):
     forgotten = serializers.DictField(child=serializers.IntegerField(), help_text="Deleted memories per type.")
     receipt = ReceiptOut()
+    ids = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="With filters: the ids of the memories forgotten."
+    )
 
 
 class ProposalOut(MemoryOut):

@@ -62,6 +62,12 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     OpenApiParameter.HEADER,
     description="Any unique string: a retry with the same key and body returns the first answer and stores nothing twice.",
 )
+FILTERS = OpenApiParameter(
+    "filters",
+    OpenApiTypes.STR,
+    description='Scope filters as JSON, e.g. {"agent_id":"planner","metadata.priority":{"gte":2}} (docs/scoping.md); '
+    "only the subject's own memories (no catalog) then.",
+)
 PAGE_PARAMS = (
     OpenApiParameter("page_size", OpenApiTypes.INT, description="1 to 200 (default 50)."),
     OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page."),
@@ -113,6 +119,7 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         fact_type=options.get("fact_type"),
         since=options.get("since"),
         until=options.get("until"),
+        filters=options.get("filters"),
         options=RecallOptions(rerank=options.get("rerank")),
         fold_evidence=options.get("fold_evidence", True),
         explain=options.get("explain", False),
@@ -326,7 +333,8 @@ class RecallView(SubjectView):
         operation_id="recall",
         summary="Hybrid recall over the subject's memories and the tenant catalog",
         description="The filters (types, fact_type, since/until on the time a memory was stored, "
-        "include_superseded, as_of) narrow every leg of the search, keyword and vector alike; a bad value is a "
+        "include_superseded, as_of, and `filters` on a memory's scope: agent_id, app_id, run_id, session_id, "
+        "metadata.<key>) narrow every leg of the search, keyword and vector alike; a bad value is a "
         "400 naming the field.",
         parameters=[SUBJECT],
         request=s.RecallIn,
@@ -382,6 +390,7 @@ class MemoriesView(SubjectView):
             ),
             OpenApiParameter("since", OpenApiTypes.DATETIME),
             OpenApiParameter("until", OpenApiTypes.DATETIME),
+            FILTERS,
             *PAGE_PARAMS,
         ],
         responses={200: s.MemoryPageOut, **PROBLEM},
@@ -391,7 +400,7 @@ class MemoriesView(SubjectView):
         query = query_params(
             request,
             {"types", "type", "fact_type", "include_superseded", "superseded", "session_id", "since", "until"}
-            | {"page_size", "cursor", "authority"},
+            | {"page_size", "cursor", "authority", "filters"},
         )
         lists = {name: request.query_params.getlist(name) for name in ("types", "type") if name in query}
         types, old_types = renamed(lists, old="type", new="types")
@@ -406,6 +415,7 @@ class MemoriesView(SubjectView):
             since=query.get("since"),
             until=query.get("until"),
             authority=query.get("authority"),
+            filters=query.get("filters"),
             page_size=int_param(query.get("page_size", "50"), "page_size"),
             cursor=query.get("cursor"),
         )
@@ -413,16 +423,23 @@ class MemoriesView(SubjectView):
 
     @extend_schema(
         operation_id="memory_forget_all",
-        summary="Forget everything about the subject (every index, archive included)",
+        summary="Forget everything about the subject (every index, archive included), or what filters match",
+        description="With `filters` (docs/scoping.md) only the memories they match go — everything one agent "
+        'wrote: `{"confirm": "<subject>", "filters": {"agent_id": "planner"}}` — with every copy of their text; '
+        "the answer lists their ids. Without, everything goes.",
         parameters=[SUBJECT],
         request=s.ForgetAllIn,
         responses={200: s.ForgottenAllOut, **problems(413, 415)},
-        examples=[OpenApiExample("confirmed", value={"confirm": "alice"})],
+        examples=[
+            OpenApiExample("confirmed", value={"confirm": "alice"}),
+            OpenApiExample("one agent's memories", value={"confirm": "alice", "filters": {"agent_id": "planner"}}),
+        ],
     )
     def delete(self, request: Request, subject: str) -> Response:
         who = self.subject(request, subject, "forget")
         body = request.data
-        confirmed = _valid(s.ForgetAllIn, body)["confirm"] if isinstance(body, dict) and "confirm" in body else None
+        given = _valid(s.ForgetAllIn, body) if isinstance(body, dict) and "confirm" in body else {}
+        confirmed = given.get("confirm")
         if confirmed != who.external_id:
             expected = json.dumps({"confirm": who.external_id}, ensure_ascii=False)
             raise ValidationFailed(
@@ -430,6 +447,9 @@ class MemoriesView(SubjectView):
                 "undone)",
                 field="confirm",
             )
+        if "filters" in given:
+            result = forget.scoped_memories_forget(subject=who, filters=given["filters"], actor=actor_of(request))
+            return Response({"forgotten": result["counts"], "receipt": result["receipt"], "ids": result["ids"]})
         result = forget.subject_memories_forget(subject=who, actor=actor_of(request))
         return Response({"forgotten": result["counts"], "receipt": result["receipt"]})
 
@@ -581,13 +601,13 @@ class ExportView(SubjectView):
             "first: every type, replaced and archived facts, pending proposals, with their chains, "
             "authority, writer, source episodes and timestamps; no vectors. `atlas_import` reads it back."
         ),
-        parameters=[SUBJECT],
+        parameters=[SUBJECT, FILTERS],
         responses={(200, "application/x-ndjson"): OpenApiTypes.STR, **PROBLEM},
     )
     def get(self, request: Request, subject: str) -> StreamingHttpResponse:
         who = self.subject(request, subject, "read")
-        query_params(request, set())
-        lines = map(export_line, primed(memories_export(tenant=who.tenant, subject=who)))
+        query = query_params(request, {"filters"})
+        lines = map(export_line, primed(memories_export(tenant=who.tenant, subject=who, filters=query.get("filters"))))
         response = StreamingHttpResponse(streamed(request, lines), content_type="application/x-ndjson")
         response["Cache-Control"] = "no-store"
         return response

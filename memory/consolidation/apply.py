@@ -148,6 +148,7 @@ def _supersessions_apply(app: _Application, items: list[dict[str, Any]]) -> None
                 at=app.at,
                 derived_key=item["key"],
                 applied_event=app.events["confirm"],
+                **item.get("scope", {}),
                 **app.by_run,
             ),
         )
@@ -169,6 +170,7 @@ def _fact_write(app: _Application, fact: dict[str, Any], *, refresh: bool) -> An
         refresh=refresh,
         derived_key=fact["key"],
         applied_event=app.events["confirm"],
+        **fact.get("scope", {}),  # the scope of the episodes it was distilled from (validation.scope_ok)
         **app.by_run,
     )
 
@@ -183,6 +185,7 @@ def _playbook_write(app: _Application, item: dict[str, Any], *, refresh: bool) -
         at=app.at,
         refresh=refresh,
         derived_key=item["key"],
+        **item.get("scope", {}),
         **app.by_run,
     )
 

@@ -11,6 +11,7 @@ from django.conf import settings
 from memory import recall_constants as rc
 from memory.elastic import queries, store
 from memory.scope import SubjectScope
+from memory.scoping import scope_of
 from memory.services.guards import secrets_redacted
 from tenants.models import MemorySubject
 
@@ -46,13 +47,16 @@ def consolidation_input_gather(
     previous = store.memories_fetch(reader, ids=outside, memory_types=("episodic",), filters=scope.read_filters())
     texts = {hit["_id"]: hit["_source"].get("text") or "" for hit in hits}
     texts_with_previous = {**texts, **{i: h["_source"].get("text") or "" for i, h in previous.items()}}
-    episodes = []
+    episodes, scopes = [], {}
     for hit in hits:
         source = hit["_source"]
         prev_id = source.get("previous_turn_id")
+        scopes[hit["_id"]] = scope_of(source)
         episodes.append(
             {
                 "id": hit["_id"],
+                # Shown to the model only when there is one: it keeps what different agents heard apart.
+                **({"scope": scopes[hit["_id"]]} if scopes[hit["_id"]] else {}),
                 "session_id": source.get("session_id"),
                 "at": source.get("timestamp"),
                 "text": secrets_redacted(source.get("text") or ""),
@@ -65,7 +69,9 @@ def consolidation_input_gather(
         )
     facts, playbooks = _related(subject=subject, user_id=scope.user_id, texts=list(texts.values()))
     end = hits[-1]["sort"]
-    return ConsolidationInput(episodes, facts, playbooks, texts, window_end=(_from_millis(end[0]), str(end[1])))
+    return ConsolidationInput(
+        episodes, facts, playbooks, texts, window_end=(_from_millis(end[0]), str(end[1])), episode_scopes=scopes
+    )
 
 
 def _related(
@@ -103,6 +109,7 @@ def _related(
                         "text": secrets_redacted(hit["text"] or ""),
                         "fact_type": hit.get("fact_type"),
                         "confidence": hit.get("confidence"),
+                        **({"scope": scope_of(hit)} if scope_of(hit) else {}),
                     },
                 )
             elif hit["type"] == "procedural":

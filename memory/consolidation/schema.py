@@ -4,7 +4,7 @@ and the run's input (new turns, related facts and playbooks) rendered as the use
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -91,6 +91,9 @@ class ConsolidationInput:
     playbooks: dict[str, dict[str, Any]]  # id → {id, name, trigger_text, steps, version, ...}
     episode_texts: dict[str, str]  # id → the turn's own (unredacted) text, for the guards
     window_end: tuple[datetime, str] | None = None
+    # id → the episode's scope (memory/scoping.py): a fact carries its episodes' scope, never a mix of them
+    # unless the tenant allows it (Tenant.consolidation_merge_scopes).
+    episode_scopes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def prompt(self) -> str:
         sessions: dict[str, list[dict[str, Any]]] = {}

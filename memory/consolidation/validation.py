@@ -5,6 +5,7 @@ and the mass-change guard that sends a plan to review."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.conf import settings
 from atlas_site.errors import ValidationFailed
 from memory.elastic import queries, store
 from memory.scope import SubjectScope
+from memory.scoping import scopes_shared
 from memory.selectors import proposal_hits
 from memory.services.guards import exfiltration_like, injection_like, instruction_like, secret_kinds, secrets_redacted
 from memory.services.prepare import steps_validate
@@ -34,6 +36,7 @@ class PlanValidator:
         self.episode_ids = {e["id"] for e in data.episodes}
         self.rejected: list[dict[str, Any]] = []
         self.superseded: set[str] = set()
+        self.merge_scopes = subject.tenant.consolidation_merge_scopes
 
     def reject(self, kind: str, reason: str, text: str = "") -> None:
         self.rejected.append({"kind": kind, "reason": reason, "text": secrets_redacted(text)[:300]})
@@ -48,6 +51,17 @@ class PlanValidator:
             self.reject(kind, f"cites episode(s) not in this run: {', '.join(unknown[:5])}", text)
             return None
         return ids
+
+    def scope_ok(self, kind: str, episodes: list[str], text: str) -> dict[str, Any] | None:
+        """The scope what ``episodes`` say is distilled into: theirs when they share one; with several, what
+        they have in common if the tenant merges scopes, else None (refused: one fact, one scope)."""
+        scopes = [self.input.episode_scopes.get(e, {}) for e in episodes]
+        if all(s == scopes[0] for s in scopes):
+            return scopes[0]
+        if self.merge_scopes:
+            return scopes_shared(scopes)
+        self.reject(kind, "cites episodes of different scopes (agent, app, run or metadata): not merged", text)
+        return None
 
     def fact_ok(self, kind: str, fact: dict[str, Any]) -> dict[str, Any] | None:
         text = fact["text"].strip()
@@ -77,14 +91,20 @@ class PlanValidator:
             self.reject(kind, EXFILTRATION, text)
             return None
         episodes = self.episodes_ok(kind, fact["source_episodes"], text)
-        if episodes is None:
+        scope = self.scope_ok(kind, episodes, text) if episodes is not None else None
+        if scope is None:
             return None
         return {
             "text": text[:2000],
             "fact_type": fact["fact_type"],
             "confidence": round(float(confidence), 6),
             "source_episodes": episodes,
+            **({"scope": scope} if scope else {}),
         }
+
+    def same_scope(self, fact: dict[str, Any], fact_id: str) -> bool:
+        """Whether a new fact may confirm a stored one: both of one scope (else it stays a fact of its own)."""
+        return self.merge_scopes or fact.get("scope", {}) == self.input.facts[fact_id].get("scope", {})
 
     def steps_ok(
         self, kind: str, steps: list[dict[str, Any]], label: str, episodes: list[str]
@@ -195,17 +215,21 @@ class PlanValidator:
             if fact is None:
                 continue
             norm = normalised(fact["text"])
-            if norm in existing:
+            if norm in existing and self.same_scope(fact, existing[norm]):
                 confirmations.append(
                     {"fact_id": existing[norm], "source_episodes": fact["source_episodes"], "why": "same text"}
                 )
                 continue
+            norm += scope_mark(fact.get("scope", {}))  # the same words from two scopes are two facts (unless merged)
             if norm in accepted:  # the model said it twice: one fact, both sources
                 merged = accepted[norm]
                 merged["source_episodes"] = list(dict.fromkeys(merged["source_episodes"] + fact["source_episodes"]))
                 merged["confidence"] = max(merged["confidence"], fact["confidence"])
                 continue
-            accepted[norm] = {"key": f"{self.window_key}:fact:{digest(fact['text'])}", **fact}
+            accepted[norm] = {
+                "key": f"{self.window_key}:fact:{digest(fact['text'] + scope_mark(fact.get('scope', {})))}",
+                **fact,
+            }
         facts = list(accepted.values())
         near = _near_duplicates(
             subject=self.subject,
@@ -214,7 +238,7 @@ class PlanValidator:
         )
         kept = []
         for fact, match in zip(facts, near, strict=True):
-            if match is None:
+            if match is None or not self.same_scope(fact, match[0]):
                 kept.append(fact)
             else:
                 fid, similarity = match
@@ -257,7 +281,8 @@ class PlanValidator:
                 self.reject("playbook", f"confidence {item['confidence']} below the floor", label)
                 continue
             episodes = self.episodes_ok("playbook", item["source_episodes"], label)
-            if episodes is None:
+            scope = self.scope_ok("playbook", episodes, label) if episodes is not None else None
+            if scope is None:
                 continue
             if not item["name"].strip() or not item["trigger_text"].strip():
                 self.reject("playbook", "a playbook needs a name and a trigger", label)
@@ -265,7 +290,7 @@ class PlanValidator:
             steps = self.steps_ok("playbook", item["steps"], f"{label} {item['description']}", episodes)
             if steps is None:
                 continue
-            key = f"{self.window_key}:playbook:{digest(item['name'] + ' ' + item['trigger_text'])}"
+            key = f"{self.window_key}:playbook:{digest(item['name'] + ' ' + item['trigger_text'] + scope_mark(scope))}"
             out.setdefault(
                 key,
                 {
@@ -275,6 +300,7 @@ class PlanValidator:
                     "description": item["description"].strip()[:2000],
                     "steps": steps,
                     "source_episodes": episodes,
+                    **({"scope": scope} if scope else {}),
                 },
             )
         return list(out.values())
@@ -321,6 +347,11 @@ class PlanValidator:
                 {"playbook_id": pid, "name": playbook["name"], "success": item["success"], "source_episodes": episodes}
             )
         return out
+
+
+def scope_mark(scope: dict[str, Any]) -> str:
+    """A scope's mark in an item's key (nothing for no scope: an unscoped item's key is what it always was)."""
+    return "\n" + json.dumps(scope, sort_keys=True) if scope else ""
 
 
 def _unit_bytes(hex_vector: str) -> list[float]:

@@ -129,7 +129,8 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return render(request, "dashboard/memories.html", context, status=400)
     data = form.cleaned_data
     context["options_open"] = any(
-        data[name] for name in ("types", "fact_type", "since", "until", "include_superseded", "turns_apart")
+        data[name]
+        for name in ("types", "fact_type", "since", "until", "include_superseded", "turns_apart", *form.SCOPE_FIELDS)
     )
     since, until = form.bounds()
     result = memory_recall(
@@ -142,6 +143,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         since=since,
         until=until,
         fold_evidence=not data["turns_apart"],
+        filters=form.scope_filters(),
         explain=True,  # "why this result" under each hit: computed from what the recall holds, no search
     )
     context.update(

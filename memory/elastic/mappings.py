@@ -19,6 +19,7 @@ from elasticsearch.dsl import (
     DateRange,
     DenseVector,
     Document,
+    Double,
     Float,
     InnerDoc,
     Integer,
@@ -94,7 +95,32 @@ class MemoryDocument(Document):
     created_at = Date()
 
 
-class DatedMemory(MemoryDocument):
+class MetadataEntry(InnerDoc):
+    """One metadata key's value in the field of its type (memory.elastic.scope_queries): a number compares
+    as a number, a date as a date — ``flattened`` would compare both as strings (docs/scoping.md)."""
+
+    key = Keyword()
+    kw = Keyword()
+    num = Double()
+    date = Date()
+    bool = Boolean()
+
+
+class ScopedMemory(MemoryDocument):
+    """A subject's own memory, scoped further by whoever wrote it (memory/scoping.py): the agent, app and
+    run, and the writer's metadata — as written in ``metadata`` (returned, not indexed: its keys are the
+    tenants' own, and a field per key would grow the shared mapping without bound), searched through
+    ``metadata_entries``."""
+
+    agent_id = Keyword()
+    app_id = Keyword()
+    run_id = Keyword()
+    session_id = Keyword()
+    metadata = Object(enabled=False)
+    metadata_entries = Nested(MetadataEntry)
+
+
+class DatedMemory(ScopedMemory):
     """A turn or fact whose text names dates: each resolved at write time against the memory's own time
     (memory.temporal, docs/temporal.md), kept for people and agents to read (``mentions``: phrase, start,
     end, granularity; not searched) and as ranges recall matches a question's time against
@@ -104,7 +130,7 @@ class DatedMemory(MemoryDocument):
     mention_ranges = DateRange(format="strict_date")
 
 
-class AuthoredMemory(MemoryDocument):
+class AuthoredMemory(ScopedMemory):
     """A fact or playbook: who it speaks for and whether it waits for review (memory/authority.py)."""
 
     # person | agent | consolidation | import | operator, stamped by the service from the write's path.
@@ -126,8 +152,6 @@ class EpisodicMemory(DatedMemory):
     embedding_context = Keyword(index=False, doc_values=False)
     # The id of the turn before this one in its session (recall: ATLAS_REPLY_INHERITANCE).
     previous_turn_id = Keyword()
-    session_id = Keyword()
-    agent_id = Keyword()
     role = Keyword()
     event_type = Keyword()
     timestamp = Date()

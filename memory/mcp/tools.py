@@ -23,93 +23,33 @@ from memory.authority import AUTHORITIES, by_token, token_principal
 from memory.consolidation.run import consolidation_runs_settle
 from memory.provenance import memory_provenance
 from memory.recall import memory_recall
-from memory.selectors import RECALL_TYPES, memory_chain_get, memory_hit, memory_list, memory_shape, proposals_list
-from memory.services.forget import memory_forget
+from memory.selectors import memory_chain_get, memory_hit, memory_list, memory_shape, proposals_list
+from memory.services.forget import memory_forget, scoped_memories_forget
 from memory.services.review import proposal_accept, proposal_reject
 from memory.services.writes import episode_write, fact_edit, fact_write, playbook_outcome_record, playbook_write
 from memory.tasks import recall_usage_schedule
 from memory.validation import (
     CONTRADICTIONS,
-    FACT_TYPES,
-    MAX_ID_CHARS,
     MAX_LINKS,
     MAX_SHORT_CHARS,
-    MAX_STEPS,
     MAX_TEXT_CHARS,
 )
 from tenants.models import MemorySubject
 from tenants.tokens import TokenPrincipal
 
+from .schema_parts import (
+    FACT_TYPE,
+    FILTERS,
+    MEMORY_ID,
+    PAGE,
+    SCOPE,
+    STEPS,
+    TIMESTAMP,
+    TYPES,
+    schema_of,
+)
+
 log = logging.getLogger(__name__)
-
-MAX_PAGE_SIZE = 100
-
-# --- schema parts ------------------------------------------------------------------------------------
-
-_SUBJECT = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": MAX_ID_CHARS,
-    "description": (
-        "Whose memory: the person's id in your system. Required with a tenant service token; with a "
-        "personal (subject) token leave it out — it is the token's own person, and any other id is not found."
-    ),
-}
-_MEMORY_ID = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}
-_TYPES = {
-    "type": "array",
-    "items": {"type": "string", "enum": list(RECALL_TYPES)},
-    "minItems": 1,
-    "uniqueItems": True,
-    "description": "Only these memory types (default: all four).",
-}
-_PAGE = {
-    "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": 20},
-    "cursor": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "From next_cursor."},
-}
-_TIMESTAMP = {"type": "string", "format": "date-time", "maxLength": 64}
-_FACT_TYPE = {
-    "type": "string",
-    "enum": list(FACT_TYPES),
-    "description": (
-        "preference (likes, wants), identity (who they are: name, job, family), constraint (must or "
-        "must not: allergies, budgets, deadlines) or world (anything else true about their world)."
-    ),
-}
-_STEPS = {
-    "type": "array",
-    "minItems": 1,
-    "maxItems": MAX_STEPS,
-    "description": "The steps in order: each the instruction alone, or an object with it and a tool.",
-    "items": {
-        "oneOf": [
-            {"type": "string", "minLength": 1, "maxLength": 2000, "description": "The instruction alone."},
-            {
-                "type": "object",
-                "properties": {
-                    "instruction": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "What to do."},
-                    "tool": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": MAX_SHORT_CHARS,
-                        "description": "Tool to use.",
-                    },
-                },
-                "required": ["instruction"],
-                "additionalProperties": False,
-            },
-        ]
-    },
-}
-
-
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {**properties, "subject": _SUBJECT},
-        "required": required,
-        "additionalProperties": False,
-    }
 
 
 # --- handlers: one service or selector each ----------------------------------------------------------
@@ -141,6 +81,7 @@ def recall_memory(
     explain: bool = False,
     expect: list[str] | None = None,
     min_score: float | None = None,
+    filters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     result = memory_recall(
         subject=subject,
@@ -157,6 +98,7 @@ def recall_memory(
         explain=explain,
         expect=expect,
         min_score=min_score,
+        filters=filters,
     )
     recall_usage_schedule(targets=result.targets)
     hits = [_shaped(hit) for hit in result.hits]
@@ -169,9 +111,9 @@ def recall_memory(
 
 
 REMEMBER_FIELDS = {
-    "episodic": ({"text"}, {"session_id", "agent_id", "timestamp"}),
-    "semantic": ({"text"}, {"fact_type", "confidence", "source_episodes", "valid_from", "valid_to"}),
-    "procedural": ({"name", "trigger_text", "steps"}, {"description", "text"}),
+    "episodic": ({"text"}, {"session_id", "timestamp", *SCOPE}),
+    "semantic": ({"text"}, {"fact_type", "confidence", "source_episodes", "valid_from", "valid_to", *SCOPE}),
+    "procedural": ({"name", "trigger_text", "steps"}, {"description", "text", *SCOPE}),
 }
 #: The old ``kind`` of remember (until 2026-12-31, docs/vocabulary.md) and the ``type`` each means.
 TYPE_OF_KIND = {"episode": "episodic", "fact": "semantic", "playbook": "procedural"}
@@ -237,9 +179,27 @@ def update_fact(
     return _stored_shaped(new)
 
 
-def forget_memory(*, subject: MemorySubject, principal: TokenPrincipal, memory_id: str) -> dict[str, Any]:
+def forget_memory(
+    *,
+    subject: MemorySubject,
+    principal: TokenPrincipal,
+    memory_id: str | None = None,
+    filters: dict[str, Any] | None = None,
+    confirm: str | None = None,
+) -> dict[str, Any]:
     """Idempotent, as its annotation says: forgetting what is already gone is not an error. The answer
-    is the same for a memory never this user's, so it tells nothing about other subjects."""
+    is the same for a memory never this user's, so it tells nothing about other subjects. ``filters``
+    forgets what they match instead, confirmed by repeating the subject's id (as REST's forget-all)."""
+    if (memory_id is None) == (filters is None):
+        raise ValidationFailed("give memory_id (one memory) or filters (what they match), not both", field="memory_id")
+    if filters is not None:
+        if confirm != subject.external_id:
+            raise ValidationFailed(
+                f"confirm must repeat the user's id ({subject.external_id}): forgetting cannot be undone",
+                field="confirm",
+            )
+        result = scoped_memories_forget(subject=subject, filters=filters, actor=f"mcp:{principal.token.prefix}")
+        return {"forgotten": result["counts"], "ids": result["ids"], "receipt": result["receipt"]}
     try:
         return memory_forget(subject=subject, memory_id=memory_id, actor=f"mcp:{principal.token.prefix}")
     except NotFound:
@@ -258,6 +218,7 @@ def list_memories(
     authority: str | None = None,
     page_size: int = 20,
     cursor: str | None = None,
+    filters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     page = memory_list(
         subject=subject,
@@ -268,6 +229,7 @@ def list_memories(
         authority=authority,
         page_size=page_size,
         cursor=cursor,
+        filters=filters,
     )
     return {"memories": [_shaped(m) for m in page["memories"]], "next_cursor": page["next_cursor"]}
 
@@ -380,7 +342,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "narrow the search, fact_type returns only facts of that type, and since/until only memories "
             "stored in that period."
         ),
-        input_schema=_schema(
+        input_schema=schema_of(
             {
                 "query": {
                     "type": "string",
@@ -395,23 +357,23 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "default": 10,
                     "description": "How many memories to return.",
                 },
-                "types": _TYPES,
+                "types": TYPES,
                 "include_superseded": {
                     "type": "boolean",
                     "default": False,
                     "description": "Also return facts that newer versions replaced (history).",
                 },
                 "as_of": {
-                    **_TIMESTAMP,
+                    **TIMESTAMP,
                     "description": "Valid time: recall what held at this ISO 8601 date-time, as known now.",
                 },
                 "known_at": {
-                    **_TIMESTAMP,
+                    **TIMESTAMP,
                     "description": "Recorded time: recall what had been recorded by this ISO 8601 date-time.",
                 },
-                "fact_type": {**_FACT_TYPE, "description": "Only facts of this type (no episodes or playbooks)."},
-                "since": {**_TIMESTAMP, "description": "Only memories stored at or after this ISO 8601 date-time."},
-                "until": {**_TIMESTAMP, "description": "Only memories stored before this ISO 8601 date-time."},
+                "fact_type": {**FACT_TYPE, "description": "Only facts of this type (no episodes or playbooks)."},
+                "since": {**TIMESTAMP, "description": "Only memories stored at or after this ISO 8601 date-time."},
+                "until": {**TIMESTAMP, "description": "Only memories stored before this ISO 8601 date-time."},
                 "fold_evidence": {
                     "type": "boolean",
                     "default": True,
@@ -424,7 +386,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 },
                 "expect": {
                     "type": "array",
-                    "items": _MEMORY_ID,
+                    "items": MEMORY_ID,
                     "maxItems": 20,
                     "description": "Ids of memories you expected: where each stood and what kept it out.",
                 },
@@ -433,6 +395,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": "Only memories scoring at least this, instead of the relevance floor (by default "
                     "fewer than k come back, or none, when fewer fit).",
                 },
+                "filters": FILTERS,
             },
             ["query"],
         ),
@@ -453,7 +416,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "stored memory with its id; status pending means it waits for the user's review and is not "
             "recalled until they accept it."
         ),
-        input_schema=_schema(
+        input_schema=schema_of(
             {
                 "type": {
                     "type": "string",
@@ -472,15 +435,15 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "maxLength": MAX_TEXT_CHARS,
                     "description": "The turn or the fact; for a playbook an optional one-line summary.",
                 },
-                "session_id": {**_MEMORY_ID, "description": "Episode: the conversation it belongs to."},
-                "agent_id": {**_MEMORY_ID, "description": "Episode: which agent heard it."},
-                "timestamp": {**_TIMESTAMP, "description": "Episode: when it was said (default: now)."},
+                "session_id": {**MEMORY_ID, "description": "Episode: the conversation it belongs to."},
+                **SCOPE,
+                "timestamp": {**TIMESTAMP, "description": "Episode: when it was said (default: now)."},
                 "at": {
-                    **_TIMESTAMP,
+                    **TIMESTAMP,
                     "deprecated": True,
                     "description": "Deprecated (until 2026-12-31): the old name of timestamp.",
                 },
-                "fact_type": {**_FACT_TYPE, "default": "world"},
+                "fact_type": {**FACT_TYPE, "default": "world"},
                 "confidence": {
                     "type": "number",
                     "minimum": 0,
@@ -490,13 +453,13 @@ TOOLS: tuple[ToolSpec, ...] = (
                 },
                 "source_episodes": {
                     "type": "array",
-                    "items": _MEMORY_ID,
+                    "items": MEMORY_ID,
                     "maxItems": MAX_LINKS,
                     "uniqueItems": True,
                     "description": "Fact: ids of the episodes it was learnt from.",
                 },
-                "valid_from": {**_TIMESTAMP, "description": "Fact: true from this date-time."},
-                "valid_to": {**_TIMESTAMP, "description": "Fact: true until this date-time."},
+                "valid_from": {**TIMESTAMP, "description": "Fact: true from this date-time."},
+                "valid_to": {**TIMESTAMP, "description": "Fact: true until this date-time."},
                 "name": {"type": "string", "minLength": 1, "maxLength": MAX_SHORT_CHARS, "description": "Playbook."},
                 "trigger_text": {
                     "type": "string",
@@ -505,7 +468,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": "Playbook: the situation in which to follow it.",
                 },
                 "description": {"type": "string", "maxLength": MAX_TEXT_CHARS, "description": "Playbook."},
-                "steps": {**_STEPS, "description": "Playbook: the steps in order."},
+                "steps": {**STEPS, "description": "Playbook: the steps in order."},
             },
             [],
         ),
@@ -526,15 +489,15 @@ TOOLS: tuple[ToolSpec, ...] = (
             "(authority person) is not replaced at once: the new version is a proposal (status pending) "
             "the user accepts or rejects."
         ),
-        input_schema=_schema(
+        input_schema=schema_of(
             {
-                "memory_id": {**_MEMORY_ID, "description": "The id of the fact to update."},
+                "memory_id": {**MEMORY_ID, "description": "The id of the fact to update."},
                 "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS, "description": "New text."},
-                "fact_type": _FACT_TYPE,
+                "fact_type": FACT_TYPE,
                 "contradiction": {"type": "string", "enum": list(CONTRADICTIONS), "default": "natural"},
                 "source_episodes": {
                     "type": "array",
-                    "items": _MEMORY_ID,
+                    "items": MEMORY_ID,
                     "maxItems": 50,
                     "description": "Ids of the user's turns that say the new version (their correction). A natural "
                     "update keeps the old version's evidence and adds these; a harsh one has these alone.",
@@ -554,9 +517,17 @@ TOOLS: tuple[ToolSpec, ...] = (
             "user asks you to forget it. It cannot be undone and leaves no history; to correct a fact, "
             "use update_fact instead. Shared catalog entries cannot be forgotten. Returns the id and type "
             "of what was deleted, and a receipt of every copy of its text removed, per store. Forgetting "
-            "what is already gone answers forgotten: false, not an error."
+            "what is already gone answers forgotten: false, not an error. Instead of memory_id, filters forgets "
+            "every memory they match (e.g. everything one agent wrote), with confirm repeating the user's id."
         ),
-        input_schema=_schema({"memory_id": {**_MEMORY_ID, "description": "The memory to delete."}}, ["memory_id"]),
+        input_schema=schema_of(
+            {
+                "memory_id": {**MEMORY_ID, "description": "The memory to delete."},
+                "filters": FILTERS,
+                "confirm": {**MEMORY_ID, "description": "With filters: the user's id again (it cannot be undone)."},
+            },
+            [],
+        ),
         handler=forget_memory,
         annotations=types.ToolAnnotations(
             read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
@@ -571,11 +542,11 @@ TOOLS: tuple[ToolSpec, ...] = (
             "e.g. all their facts (types=[semantic]) or one conversation (session_id). Returns a page of "
             "memories and next_cursor; pass next_cursor back as cursor for the next page (null: no more)."
         ),
-        input_schema=_schema(
+        input_schema=schema_of(
             {
-                "types": _TYPES,
-                "fact_type": {**_FACT_TYPE, "description": "Only facts of this type."},
-                "session_id": {**_MEMORY_ID, "description": "Only episodes of this conversation."},
+                "types": TYPES,
+                "fact_type": {**FACT_TYPE, "description": "Only facts of this type."},
+                "session_id": {**MEMORY_ID, "description": "Only episodes of this conversation."},
                 "include_superseded": {"type": "boolean", "default": False, "description": "Include old versions."},
                 "authority": {
                     "type": "string",
@@ -583,7 +554,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": "Only facts and playbooks of this authority: person (the user wrote or "
                     "corrected it), agent, consolidation, import or operator.",
                 },
-                **_PAGE,
+                "filters": FILTERS,
+                **PAGE,
             },
             [],
         ),
@@ -599,7 +571,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "following supersessions both ways from any version's id. Use it when the user asks what "
             "they said before, or to check how a fact changed."
         ),
-        input_schema=_schema({"memory_id": {**_MEMORY_ID, "description": "Any version's id."}}, ["memory_id"]),
+        input_schema=schema_of({"memory_id": {**MEMORY_ID, "description": "Any version's id."}}, ["memory_id"]),
         handler=memory_chain,
         annotations=_READ,
     ),
@@ -614,7 +586,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "ones marked gone) and the consolidation run. Use it before relying on a fact the user "
             "questions, or when they ask how you know something."
         ),
-        input_schema=_schema({"memory_id": {**_MEMORY_ID, "description": "The memory's id."}}, ["memory_id"]),
+        input_schema=schema_of({"memory_id": {**MEMORY_ID, "description": "The memory's id."}}, ["memory_id"]),
         handler=memory_provenance_tool,
         annotations=_READ,
     ),
@@ -628,11 +600,11 @@ TOOLS: tuple[ToolSpec, ...] = (
             "steps as refined_steps: they replace the old ones and the playbook's version goes up. "
             "Returns the playbook with its new counts and outcome_score."
         ),
-        input_schema=_schema(
+        input_schema=schema_of(
             {
-                "playbook_id": {**_MEMORY_ID, "description": "The playbook's id."},
+                "playbook_id": {**MEMORY_ID, "description": "The playbook's id."},
                 "success": {"type": "boolean", "description": "Whether following it achieved its goal."},
-                "refined_steps": {**_STEPS, "description": "Better steps, replacing the old ones."},
+                "refined_steps": {**STEPS, "description": "Better steps, replacing the old ones."},
             },
             ["playbook_id", "success"],
         ),
@@ -649,10 +621,10 @@ TOOLS: tuple[ToolSpec, ...] = (
             "would replace a fact lists that fact under replaces (old beside new). written_by narrows to "
             "one writer (run:<id> for a consolidation run, token:<name> for an agent)."
         ),
-        input_schema=_schema(
+        input_schema=schema_of(
             {
                 "written_by": {"type": "string", "minLength": 1, "maxLength": 300},
-                **_PAGE,
+                **PAGE,
             },
             [],
         ),
@@ -671,9 +643,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "only to tokens with the 'review' scope; a token never decides its own proposals, and a "
             "proposal replacing a fact the user wrote needs their personal token. Deciding twice is an error."
         ),
-        input_schema=_schema(
+        input_schema=schema_of(
             {
-                "proposal_id": {**_MEMORY_ID, "description": "The proposal's id."},
+                "proposal_id": {**MEMORY_ID, "description": "The proposal's id."},
                 "decision": {"type": "string", "enum": ["accept", "reject"]},
                 "text": {
                     "type": "string",

@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from memory.elastic import queries, store
 from memory.scope import SubjectScope, tenant_read_filters
-from memory.selectors import TYPE_FIELDS
+from memory.scoping import filters_parse
+from memory.selectors import SHOWN_SCOPE, TYPE_FIELDS
 from tenants.models import MemorySubject, Tenant
 
 from . import FORMAT, VERSION
@@ -29,6 +30,7 @@ COMMON = ("external_id", "authority", "written_by", "review_state", "proposal_fo
 KEPT = {
     kind: tuple(f for f in TYPE_FIELDS[kind] if f not in ("superseded_by", "previous_turn_id", "mentions"))
     + (("last_confirmed_at",) if kind == "semantic" else ())
+    + (SHOWN_SCOPE if kind == "episodic" else SHOWN_SCOPE[1:] if kind != "catalog" else ())
     for kind in ("episodic", "semantic", "procedural", "catalog")
 }
 
@@ -67,11 +69,12 @@ def memory_exported(hit: dict[str, Any], *, subject_name: str | None) -> dict[st
     return record
 
 
-def subject_memories_export(*, subject: MemorySubject) -> Iterator[dict[str, Any]]:
+def subject_memories_export(*, subject: MemorySubject, filters: Any = None) -> Iterator[dict[str, Any]]:
     """The subject's memories — every type, replaced and archived facts and pending proposals too —
-    oldest first, read a page at a time with the subject's key."""
+    oldest first, read a page at a time with the subject's key; ``filters``: only those of a scope
+    (memory/scoping.py)."""
     scope = SubjectScope.of(subject)
-    query = queries.list_query(filters=scope.read_filters(), memory_types=None)
+    query = queries.list_query(filters=[*scope.read_filters(), *filters_parse(filters)], memory_types=None)
     for hit in store.memories_scan(scope.reader(), memory_types=SUBJECT_TYPES, query=query, page=200):
         yield memory_exported(hit, subject_name=subject.external_id)
 
@@ -84,16 +87,26 @@ def catalog_export(*, tenant: Tenant) -> Iterator[dict[str, Any]]:
         yield memory_exported(hit, subject_name=None)
 
 
-def memories_export(*, tenant: Tenant, subject: MemorySubject | None = None) -> Iterator[dict[str, Any]]:
+def memories_export(
+    *, tenant: Tenant, subject: MemorySubject | None = None, filters: Any = None
+) -> Iterator[dict[str, Any]]:
     """The export's lines as objects: the header, then one subject's memories, or (no ``subject``) every
-    active subject's in turn and the tenant's catalog."""
+    active subject's in turn and the tenant's catalog. ``filters`` (memory/scoping.py) keeps the memories
+    of one scope, checked before the header is made (a bad filter is refused, not half an export); the
+    catalog has no scope and is left out then."""
+    filters_parse(filters)
+    return _export_lines(tenant=tenant, subject=subject, filters=filters)
+
+
+def _export_lines(*, tenant: Tenant, subject: MemorySubject | None, filters: Any) -> Iterator[dict[str, Any]]:
     yield export_header(tenant=tenant, subject=subject)
     if subject is not None:
-        yield from subject_memories_export(subject=subject)
+        yield from subject_memories_export(subject=subject, filters=filters)
         return
     for each in tenant.subjects.filter(is_active=True).order_by("external_id"):
-        yield from subject_memories_export(subject=each)
-    yield from catalog_export(tenant=tenant)
+        yield from subject_memories_export(subject=each, filters=filters)
+    if not filters:
+        yield from catalog_export(tenant=tenant)
 
 
 def export_line(record: dict[str, Any]) -> str:

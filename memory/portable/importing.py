@@ -26,6 +26,7 @@ from atlas_site.echo import echoed, schema_message
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.json_input import json_parse
 from memory.elastic import store
+from memory.scoping import SCOPE_IDS
 from memory.services.import_batch import (
     BATCH,
     ImportReport,
@@ -54,9 +55,10 @@ from .export import KEPT
 DEFAULT_AUTHORITY = "import"
 # What the write path computes from the record's fields; the rest of what the export keeps is stored as
 # the file states it (counts, times, chain state), not a new memory's defaults.
+SCOPE = (*SCOPE_IDS, "metadata")  # checked and indexed by the write path (memory/scoping.py)
 PREPARED = {
-    "semantic": {"fact_type", "source_episodes", "supersedes", "contradiction", "valid_from", "valid_to"},
-    "procedural": {"name", "trigger_text", "description", "steps"},
+    "semantic": {"fact_type", "source_episodes", "supersedes", "contradiction", "valid_from", "valid_to", *SCOPE},
+    "procedural": {"name", "trigger_text", "description", "steps", *SCOPE},
 }
 KEPT_AS_IS = {kind: tuple(f for f in KEPT[kind] if f not in prepared) for kind, prepared in PREPARED.items()}
 Key = tuple[str | None, str, str]  # (subject, type, the file's id)
@@ -403,7 +405,7 @@ def _prepared(
             at=record.get("timestamp", created),
             external_id=external_id,
             previous_turn=previous if previous and previous.text else None,
-            **{k: record[k] for k in ("session_id", "agent_id", "role", "event_type") if k in record},
+            **{k: record[k] for k in ("session_id", "role", "event_type", *SCOPE) if k in record},
         )
         if previous is not None:
             prepared.source["previous_turn_id"] = previous.memory_id
@@ -419,7 +421,7 @@ def _prepared(
             external_id=external_id,
             **{
                 k: record[k]
-                for k in ("fact_type", "confidence", "contradiction", "valid_from", "valid_to")
+                for k in ("fact_type", "confidence", "contradiction", "valid_from", "valid_to", *SCOPE)
                 if k in record
             },
         )
@@ -433,7 +435,7 @@ def _prepared(
             user_id=user_id,
             at=created,
             external_id=external_id,
-            **{k: record[k] for k in ("name", "trigger_text", "steps", "description", "text") if k in record},
+            **{k: record[k] for k in ("name", "trigger_text", "steps", "description", "text", *SCOPE) if k in record},
         )
     for name in KEPT_AS_IS.get(kind, ()):
         if name in record:

@@ -47,10 +47,21 @@ from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record, subject_create
 
 COMMON_FIELDS = {"id", "user_id", "memory_type", "text", "timestamp", "days_ago"}
+#: A subject's memory's scope (memory/scoping.py), on every type but the catalog.
+SCOPE_FIELDS = {"agent_id", "app_id", "run_id", "metadata"}
 TYPE_FIELDS = {
-    "episodic": {"role", "event_type", "session_id", "agent_id"},
-    "semantic": {"fact_type", "confidence", "supersedes", "contradiction", "source_episodes", "valid_from", "valid_to"},
-    "procedural": {"name", "trigger_text", "description", "steps"},
+    "episodic": {"role", "event_type", "session_id", *SCOPE_FIELDS},
+    "semantic": {
+        "fact_type",
+        "confidence",
+        "supersedes",
+        "contradiction",
+        "source_episodes",
+        "valid_from",
+        "valid_to",
+        *SCOPE_FIELDS,
+    },
+    "procedural": {"name", "trigger_text", "description", "steps", *SCOPE_FIELDS},
     "catalog": {"title", "category", "tags"},
 }
 

@@ -132,6 +132,7 @@ def filters_described(
     known_at: datetime | None = None,
     since: Any,
     until: Any,
+    scoped_by: list[str] | None = None,
 ) -> list[str]:
     """The filters every leg applied, in words."""
     out = ["the subject's own memories and the tenant's catalog (its Elasticsearch key, document level security)"]
@@ -150,6 +151,8 @@ def filters_described(
         out.append(f"stored at or after {since}")
     if until:
         out.append(f"stored before {until}")
+    if scoped_by:
+        out.append(f"scope filters on {', '.join(scoped_by)}: the subject's own memories only (no catalog)")
     return out
 
 

@@ -57,7 +57,7 @@ class RecallRun:
     fact_type: str | None
     since: Any
     until: Any
-    narrowing: list[dict[str, Any]]  # the fact_type/since/until filters every leg applies
+    narrowing: list[dict[str, Any]]  # the fact_type/since/until and scope filters every leg applies
     options: RecallOptions
     question_reads_english: bool
     expected: list[str]  # ids or external ids ``expect`` asked about
@@ -79,6 +79,8 @@ class RecallRun:
         """Whether the run keeps a trace: ``explain`` or ``expect`` asks why."""
         return self.explain or bool(self.expected)
 
+    scoped_by: list[str] = field(default_factory=list)  # the fields scope filters name (memory/scoping.py)
+
     def filters(self) -> dict[str, Any]:
         """The filters every leg applies, as :func:`memory.recall.explain.filters_described` names them."""
         return {
@@ -89,4 +91,5 @@ class RecallRun:
             "fact_type": self.fact_type,
             "since": self.since,
             "until": self.until,
+            "scoped_by": self.scoped_by,
         }

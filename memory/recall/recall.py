@@ -16,6 +16,7 @@ from memory.elastic import queries, store
 from memory.elastic.mappings import VECTOR_FIELDS
 from memory.inference.language_detection import reads_as_english
 from memory.scope import SubjectScope
+from memory.scoping import filters_fields, filters_parse
 from memory.selectors import RECALL_TYPES, memory_shape
 from memory.temporal import TimeRange, question_range
 from memory.validation import id_list, list_filters, memory_types_check, timestamp
@@ -59,6 +60,7 @@ def memory_recall(
     fact_type: Any = None,
     since: Any = None,
     until: Any = None,
+    filters: Any = None,
     options: RecallOptions | None = None,
     fold_evidence: bool = True,
     explain: bool = False,
@@ -69,7 +71,8 @@ def memory_recall(
     """One hybrid recall over the subject's memories and the tenant catalog.
 
     ``fact_type`` recalls facts of that type only; ``since``/``until`` only memories created in
-    [since, until) — filters of every leg, as :func:`memory.selectors.memory_list` applies them.
+    [since, until), ``filters`` only those of a scope (memory/scoping.py; the catalog has none) — filters of
+    every leg, as :func:`memory.selectors.memory_list` applies them.
     A read only: the facts and playbooks it returned are in ``targets``; an agent's interface passes
     them to ``memory.tasks.recall_usage_schedule`` (a person's or operator's look, evaluations
     and consolidation do not count as use).
@@ -94,6 +97,7 @@ def memory_recall(
         fact_type=fact_type,
         since=since,
         until=until,
+        filters=filters,
         options=options or RecallOptions(),
         fold_evidence=fold_evidence,
         explain=explain,
@@ -166,6 +170,7 @@ def _run(
     fact_type: Any,
     since: Any,
     until: Any,
+    filters: Any,
     options: RecallOptions,
     fold_evidence: bool,
     explain: bool,
@@ -178,7 +183,7 @@ def _run(
     expected = id_list(expect, field_name="expect")[:MAX_EXPECTED]
     at = timestamp(as_of, field_name="as_of") if as_of is not None else None
     known = timestamp(known_at, field_name="known_at") if known_at is not None else None
-    narrowing = list_filters(fact_type=fact_type, since=since, until=until)
+    narrowing = list_filters(fact_type=fact_type, since=since, until=until) + filters_parse(filters)
     if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, int | float)):
         raise ValidationFailed("min_score must be a number", field="min_score")
     if fact_type is not None:
@@ -199,6 +204,7 @@ def _run(
         since=since,
         until=until,
         narrowing=narrowing,
+        scoped_by=filters_fields(filters) if filters else [],
         options=options,
         question_reads_english=reads_english,
         expected=expected,

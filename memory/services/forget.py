@@ -35,6 +35,7 @@ from memory.inference.embeddings import query_caches_clear
 from memory.models import ConsolidationRun, RejectedProposal
 from memory.provenance import episode_orphans
 from memory.scope import SubjectScope
+from memory.scoping import filters_fields, filters_parse
 from memory.services.consolidation_lease import consolidation_leases_release, consolidation_leases_take_over
 from memory.services.guards import secrets_redacted
 from tenants.models import MemorySubject, Tenant
@@ -308,6 +309,57 @@ def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, 
     )
     subject_forgotten_announce(subject=subject, counts=counts, receipt=receipt)
     return {"counts": counts, "receipt": receipt}
+
+
+def scoped_memories_forget(*, subject: MemorySubject, filters: Any, actor: str) -> dict[str, Any]:
+    """Delete the subject's memories matching ``filters`` (memory/scoping.py: "everything agent X wrote"),
+    with every copy of their text as forgetting one memory removes it — in every index and generation,
+    the run records quoting them, the stored answers holding them, the turns carrying them as context.
+    ``filters`` is required (forgetting everything is subject_memories_forget); the answer is ``counts`` per
+    type, the ``receipt`` per store and the ``ids`` forgotten."""
+    clauses = filters_parse(filters)
+    if not clauses:
+        raise ValidationFailed(
+            "filters are required: name what to forget (to forget everything, forget all)", field="filters"
+        )
+    scope = SubjectScope.of(subject)
+    query = {"bool": {"filter": [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id), *clauses]}}
+    with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
+        matched = list(
+            store.memories_scan(scope.reader(), memory_types=OWNED_INDICES, query=query, every_generation=True)
+        )
+        deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
+        texts = list(dict.fromkeys(t for hit in matched for t in _memory_texts(hit["_source"])))
+        runs = _runs_scrub(subject=subject, texts=texts) if texts else []
+        episodes = set(deleted.get("episodic", []))
+        contexts = sorted({turn for episode in episodes for turn in _turn_contexts_scrub(scope, episode)} - episodes)
+    matchers = [stored_answer_matcher(hit["_id"], hit["_source"]) for hit in matched]
+    idempotency = (
+        idempotency_records_forget(
+            tenant_id=str(subject.tenant.es_id),
+            subject=subject.external_id,
+            matches=lambda record: any(holds(record) for holds in matchers),
+        )
+        if matchers
+        else []
+    )
+    receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
+    receipt["turn_contexts"] = _store_receipt(contexts)
+    counts = _counts(deleted)
+    audit_record(
+        tenant=subject.tenant,
+        actor=actor,
+        action="memory.forget_scoped",
+        target=str(subject),
+        # The filter's fields only: its values (metadata a caller chose) are not kept in the audit trail.
+        detail={
+            "deleted": counts,
+            "filter_fields": sorted(filters_fields(filters)),
+            "run_records": len(runs),
+        },
+    )
+    forgotten = list(dict.fromkeys(memory_id for ids in deleted.values() for memory_id in ids))
+    return {"counts": counts, "receipt": receipt, "ids": forgotten}
 
 
 def tenant_memories_forget(*, tenant: Tenant, actor: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from atlas_site.echo import names_listed
 from atlas_site.errors import ValidationFailed
 from memory import recall_constants as rc
 from memory.elastic.mappings import stored_vector
+from memory.scoping import scope_fields
 from memory.temporal import mentions_resolve
 from memory.validation import (
     CONTRADICTIONS,
@@ -153,6 +154,9 @@ def episode_prepare(
     text: Any,
     session_id: Any = None,
     agent_id: Any = None,
+    app_id: Any = None,
+    run_id: Any = None,
+    metadata: Any = None,
     role: Any = "user",
     event_type: Any = "message",
     at: Any = None,
@@ -172,7 +176,7 @@ def episode_prepare(
         raise ValidationFailed("episodes are user turns: role must be 'user'", field="role")
     event_type = require_text(event_type, field_name="event_type", max_chars=64)
     session_id = optional_id(session_id, field_name="session_id")
-    agent_id = optional_id(agent_id, field_name="agent_id")
+    scoped = scope_fields(agent_id=agent_id, app_id=app_id, run_id=run_id, metadata=metadata)
     external_id = optional_id(external_id, field_name="id")
     when = timestamp(at, field_name="timestamp", default=now())
     source = _base(
@@ -186,8 +190,7 @@ def episode_prepare(
     source.update(role=role, event_type=event_type, timestamp=_iso(when), **dates_named(text, at=when))
     if session_id:
         source["session_id"] = session_id
-    if agent_id:
-        source["agent_id"] = agent_id
+    source.update(scoped)
     if previous_turn is not None:
         source["previous_turn_id"] = previous_turn.memory_id
         if settings.ATLAS_CONTEXTUAL_EPISODES and not _self_contained(text):
@@ -230,8 +233,13 @@ def fact_prepare(
     at: Any = None,
     external_id: Any = None,
     derived_key: str | None = None,
+    agent_id: Any = None,
+    app_id: Any = None,
+    run_id: Any = None,
+    metadata: Any = None,
 ) -> PreparedMemory:
     text = require_text(text, field_name="text")
+    scoped = scope_fields(agent_id=agent_id, app_id=app_id, run_id=run_id, metadata=metadata)
     if fact_type not in FACT_TYPES:
         raise ValidationFailed(f"fact_type must be one of {', '.join(FACT_TYPES)}", field="fact_type")
     if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
@@ -266,6 +274,7 @@ def fact_prepare(
         supersedes=supersedes,
         retracted=False,
         **dates_named(text, at=created),
+        **scoped,
     )
     if supersedes:
         source["contradiction"] = contradiction
@@ -325,6 +334,10 @@ def playbook_prepare(
     at: Any = None,
     external_id: Any = None,
     derived_key: str | None = None,
+    agent_id: Any = None,
+    app_id: Any = None,
+    run_id: Any = None,
+    metadata: Any = None,
 ) -> PreparedMemory:
     missing = [
         field for field, value in (("name", name), ("trigger_text", trigger_text), ("steps", steps)) if value is None
@@ -339,6 +352,7 @@ def playbook_prepare(
     trigger_text = require_text(trigger_text, field_name="trigger_text", max_chars=2000)
     description = require_text(description, field_name="description", required=False)
     steps = steps_validate(steps)
+    scoped = scope_fields(agent_id=agent_id, app_id=app_id, run_id=run_id, metadata=metadata)
     summary = require_text(text, field_name="text", required=False) or description or name
     external_id = optional_id(external_id, field_name="id")
     created = timestamp(at, field_name="timestamp", default=now())
@@ -360,6 +374,7 @@ def playbook_prepare(
         failure_count=0,
         outcome_score=rc.outcome_score(0, 0),
         use_count=0,
+        **scoped,
     )
     memory_id = _memory_id(tenant_id, user_id, "procedural", external_id, derived_key)
     return PreparedMemory("procedural", memory_id, source)

@@ -18,6 +18,7 @@ from memory.authority import AGENT, PENDING, Principal, authority_stamp, memory_
 from memory.elastic import queries, store
 from memory.elastic.mappings import VECTOR_FIELDS
 from memory.scope import SubjectScope
+from memory.scoping import scope_of
 from memory.services import gate
 from tenants.models import MemorySubject
 
@@ -386,7 +387,8 @@ def fact_edit(
     writer_id: str = "",
 ) -> dict[str, Any]:
     """Correct a fact: a supersession (natural unless the old version was wrong: harsh), so the old
-    version stays in the chain. The fact type, confidence and provenance carry over unless given.
+    version stays in the chain. The fact type, confidence and provenance carry over unless given; its
+    scope (agent, app, run, metadata) always does.
     The evidence links that still hold carry over too: a natural change keeps the turns the fact grew
     from and adds ``source_episodes`` (the turns that changed it); a harsh correction says the old
     version was wrong, so only its own ``source_episodes`` are its evidence.
@@ -443,6 +445,7 @@ def fact_edit(
             valid_to=old.get("valid_to"),
             supersedes=[memory_id],
             contradiction=contradiction,
+            **scope_of(old),  # a correction stays in the scope of what it corrects (docs/scoping.md)
         )
         authority_stamp(prepared.source, authority=authority, written_by=written_by, writer_id=writer_id)
         gate.content_guard(principal=writer, prepared=prepared)

@@ -72,7 +72,7 @@ def test_the_chat_history_keeps_the_users_turns_as_the_sessions_episodes_in_orde
     other.add_user_message("Another conversation")
 
     episodes = list(reversed(atlas.memory_list(subject="alice", session_id="s1").memories))
-    assert [(m.type, m.text, m.extra["session_id"], m.extra["role"], m.extra["agent_id"]) for m in episodes] == [
+    assert [(m.type, m.text, m.session_id, m.extra["role"], m.agent_id) for m in episodes] == [
         ("episodic", "I moved to Lisbon", "s1", "user", "helper"),
         ("episodic", "Here is my cat", "s1", "user", "helper"),
         ("episodic", "And I have a dog", "s1", "user", "helper"),

@@ -70,9 +70,7 @@ def test_the_session_keeps_the_users_turns_in_order_and_pops_and_clears(world, a
             assert await other.get_items() == [{"content": "Elsewhere", "role": "user"}]
 
     asyncio.run(agent())
-    assert [(m.text, m.extra["session_id"]) for m in atlas.memory_list(subject="alice").memories] == [
-        ("Elsewhere", "conv-2")
-    ]
+    assert [(m.text, m.session_id) for m in atlas.memory_list(subject="alice").memories] == [("Elsewhere", "conv-2")]
 
 
 def test_the_recall_tool_answers_the_hits_as_text_when_the_sdk_invokes_it(world, atlas) -> None:

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_write_recall_get_edit_chain_forget(atlas) -> None:
     episode = atlas.episode_write(subject="alice", text="I moved to Lisbon last month", session_id="s1")
-    assert (episode.type, episode.subject, episode.extra["session_id"]) == ("episodic", "alice", "s1")
+    assert (episode.type, episode.subject, episode.session_id) == ("episodic", "alice", "s1")
     assert isinstance(episode.created_at, datetime)
     fact = atlas.fact_write(subject="alice", text="Lives in Lisbon", fact_type="identity", source_episodes=[episode.id])
     assert (fact.type, fact.status, fact.authority, fact.extra["fact_type"]) == (

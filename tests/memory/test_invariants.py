@@ -76,6 +76,7 @@ ENGINE_FORGET_BOUND_S = 6.0
 EXTERNAL_IDS = ("ext-a", "ext-b", "ext-c")
 CORRECTIONS = ("natural", "harsh")
 WORDS = ("tea", "jazz", "Lisbon", "cats", "chess", "rowing", "opera", "sushi")
+AGENTS = ("planner", "coder")
 
 
 def _canary() -> str:
@@ -96,6 +97,7 @@ class Known:
     steps: list[str] = field(default_factory=list)
     pending: bool = False
     replaced: bool = False
+    agent: str | None = None  # the agent_id it carries (docs/scoping.md): a correction keeps it
 
 
 class Stats:
@@ -179,6 +181,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                 author,
                 [s["instruction"] for s in body.get("steps") or []],
                 body.get("status") == "pending",
+                agent=body.get("agent_id"),
             )
             self.known[body["id"]] = known
             return known
@@ -201,11 +204,16 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             word=st.sampled_from(WORDS),
             external_id=st.sampled_from([None, *EXTERNAL_IDS]),
             keyed=st.booleans(),
+            agent=st.sampled_from([None, *AGENTS]),
         )
-        def agent_writes_a_fact(self, who: str, word: str, external_id: str | None, keyed: bool) -> None:
+        def agent_writes_a_fact(
+            self, who: str, word: str, external_id: str | None, keyed: bool, agent: str | None
+        ) -> None:
             STATS.operations["REST fact write"] += 1
             canary = _canary()
-            body = {"text": f"Alice likes {word} {canary}"}
+            body: dict[str, Any] = {"text": f"Alice likes {word} {canary}"}
+            if agent:  # scoped: forget_what_an_agent_wrote may take it
+                body |= {"agent_id": agent, "metadata": {"word": word, "length": len(word)}}
             if external_id:
                 body["external_id"] = external_id
             headers = {"Idempotency-Key": canary} if keyed else {}  # its stored answer holds the text too
@@ -538,6 +546,34 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if not any(k.canary == target.canary for k in self.known.values()):
                 self.forgotten.append(target.canary)
                 self._forgotten_nowhere(target.canary)
+
+        @rule(who=st.sampled_from(["writer", "personal"]), agent=st.sampled_from(AGENTS), word=st.sampled_from(WORDS))
+        def agent_writes_a_scoped_memory(self, who: str, agent: str, word: str) -> None:
+            """A turn or a fact one agent wrote, with metadata (what forget_what_an_agent_wrote takes)."""
+            STATS.operations["REST scoped write"] += 1
+            canary = _canary()
+            route = "episodes" if len(word) % 2 else "facts"
+            body = {"text": f"Alice mentioned {word} {canary}", "agent_id": agent, "metadata": {"word": word}}
+            answer = self.tokens[who]("POST", f"subjects/alice/{route}", json=body)
+            assert answer.status_code in (201, 202), answer.text
+            assert (answer.json()["agent_id"], answer.json()["metadata"]) == (agent, {"word": word})
+            self._learn(answer.json(), canary, f"token:{who}" if route == "facts" else "")
+
+        @rule(agent=st.sampled_from(AGENTS))
+        def forget_what_an_agent_wrote(self, agent: str) -> None:
+            """Forgetting by filter takes exactly the memories carrying that agent — every version, pending
+            or not — and nothing else (docs/scoping.md)."""
+            STATS.operations["forget by filter"] += 1
+            body = {"confirm": "alice", "filters": {"agent_id": agent}}
+            answer = self.tokens["forgetter"]("DELETE", "subjects/alice/memories", json=body)
+            assert answer.status_code == 200, answer.text
+            expected = {k.id for k in self.known.values() if k.agent == agent}
+            assert set(answer.json()["ids"]) == expected, (agent, answer.json()["ids"], expected)
+            STATS.checks["forgetting by filter takes that scope's memories only"] += 1
+            gone = [self.known.pop(memory_id) for memory_id in expected]
+            for canary in {k.canary for k in gone} - {k.canary for k in self.known.values()}:
+                self.forgotten.append(canary)
+                self._forgotten_nowhere(canary)
 
         # --------------------------------------------------------------------------- the invariants
         def _all_stored(self) -> dict[str, dict[str, Any]]:

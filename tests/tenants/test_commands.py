@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tenants.models import ApiKeyCredential, MemorySubject, Person, Tenant
+from tenants.models import ApiKeyCredential, AuditRecord, MemorySubject, Person, Tenant
 
 from .test_services import snapshot
 
@@ -138,3 +138,16 @@ def test_an_unknown_review_mode_is_refused_by_the_cli(acme) -> None:
         call_command("atlas_tenant", "update", "acme", "--review-mode", "always", stdout=StringIO(), stderr=StringIO())
     assert "invalid choice: 'always'" in str(info.value)
     assert snapshot() == before and Tenant.objects.get(slug="acme").review_mode == "off"
+
+
+def test_the_cli_sets_whether_consolidation_merges_scopes(acme) -> None:
+    out = StringIO()
+    call_command("atlas_tenant", "update", "acme", "--merge-scopes", "on", stdout=out, stderr=StringIO())
+    assert out.getvalue().strip() == "tenant acme: consolidation merges scopes on"
+    assert Tenant.objects.get(slug="acme").consolidation_merge_scopes is True
+    record = AuditRecord.objects.filter(action="tenant.consolidation_merge_scopes").latest("pk")
+    assert (record.target, record.detail) == ("acme", {"from": False, "to": True})
+    before = snapshot()
+    with pytest.raises(CommandError, match="say what to change"):
+        call_command("atlas_tenant", "update", "acme", stdout=StringIO(), stderr=StringIO())
+    assert snapshot() == before

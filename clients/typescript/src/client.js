@@ -24,7 +24,9 @@ function queryOf(names, options) {
   for (const name of names) {
     const value = wire(options[name]);
     if (value === undefined || value === null) continue;
-    for (const item of Array.isArray(value) ? value : [value]) query.append(name, String(item));
+    // An object (scope filters) travels as one parameter holding its JSON, as the API reads it.
+    if (typeof value === "object" && !Array.isArray(value)) query.append(name, JSON.stringify(value));
+    else for (const item of Array.isArray(value) ? value : [value]) query.append(name, String(item));
   }
   const text = query.toString();
   return text ? `?${text}` : "";

@@ -6,9 +6,11 @@ import { Kind } from "./retry.js";
 
 const { READ, KEYED, UNKEYED } = Kind;
 const MEMORY_FILTERS = ["types", "fact_type", "include_superseded", "session_id", "authority", "since", "until"];
-const EPISODE = ["text", "session_id", "agent_id", "role", "event_type", "timestamp", "external_id"];
+// What scopes a memory within its subject (docs/scoping.md); `filters` selects by it.
+const SCOPE = ["agent_id", "app_id", "run_id", "metadata"];
+const EPISODE = ["text", "session_id", ...SCOPE, "role", "event_type", "timestamp", "external_id"];
 const RECALL = ["k", "types", "include_superseded", "as_of", "known_at", "fact_type", "since", "until", "rerank"];
-const RECALL_MORE = ["fold_evidence", "explain", "expect", "min_score"];
+const RECALL_MORE = ["fold_evidence", "explain", "expect", "min_score", "filters"];
 
 /**
  * Each operation: `method`; `path` (segments, `{name}` taken from the options); `kind` (how it is
@@ -39,7 +41,7 @@ export const OPERATIONS = Object.freeze({
     path: ["subjects", "{subject}", "facts"],
     kind: KEYED,
     body: ["text", "fact_type", "confidence", "source_episodes", "valid_from", "valid_to", "supersedes"]
-      .concat(["contradiction", "external_id"]),
+      .concat(["contradiction", "external_id", ...SCOPE]),
     required: ["text"],
   },
   factEdit: {
@@ -53,7 +55,7 @@ export const OPERATIONS = Object.freeze({
     method: "POST",
     path: ["subjects", "{subject}", "playbooks"],
     kind: KEYED,
-    body: ["name", "trigger_text", "steps", "description", "external_id"],
+    body: ["name", "trigger_text", "steps", "description", "external_id", ...SCOPE],
     required: ["name", "trigger_text", "steps"],
   },
   playbookOutcome: {
@@ -74,18 +76,24 @@ export const OPERATIONS = Object.freeze({
     method: "GET",
     path: ["subjects", "{subject}", "memories"],
     kind: READ,
-    query: [...MEMORY_FILTERS, "page_size", "cursor"],
+    query: [...MEMORY_FILTERS, "filters", "page_size", "cursor"],
     pages: "memories",
   },
   memoryGet: { method: "GET", path: ["subjects", "{subject}", "memories", "{memory_id}"], kind: READ },
   memoryChain: { method: "GET", path: ["subjects", "{subject}", "memories", "{memory_id}", "chain"], kind: READ },
-  memoryExport: { method: "GET", path: ["subjects", "{subject}", "export"], kind: READ, stream: true },
+  memoryExport: {
+    method: "GET",
+    path: ["subjects", "{subject}", "export"],
+    kind: READ,
+    query: ["filters"],
+    stream: true,
+  },
   memoryForget: { method: "DELETE", path: ["subjects", "{subject}", "memories", "{memory_id}"], kind: UNKEYED },
   memoryForgetAll: {
     method: "DELETE",
     path: ["subjects", "{subject}", "memories"],
     kind: UNKEYED,
-    body: ["confirm"],
+    body: ["confirm", "filters"],
     required: ["confirm"],
   },
   proposalList: {

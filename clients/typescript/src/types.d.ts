@@ -72,13 +72,20 @@ export interface DeliveryPageOut {
   next_before: number | null;
 }
 
-/** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
+/** What scopes a memory within its subject (docs/scoping.md). */
 export interface EpisodeInRequest {
+  /** The agent that wrote it. */
+  agent_id?: string;
+  /** The application it was written from. */
+  app_id?: string;
+  /** The run (task, job, workflow) it belongs to. */
+  run_id?: string;
+  /** Your own keys (matching ^[a-z][a-z0-9_]{0,39}$) and values: strings (an ISO 8601 date is a date too), numbers, booleans. Filter on them with `metadata.<key>` (docs/scoping.md). */
+  metadata?: Record<string, (string | number | boolean)>;
   /** What the user said (one turn). */
   text: string;
   /** Conversation the turn belongs to. */
   session_id?: string;
-  agent_id?: string;
   /**
    * Only user turns are stored.
    *
@@ -114,8 +121,16 @@ export interface EvidenceOut {
   text: string;
 }
 
-/** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
+/** What scopes a memory within its subject (docs/scoping.md). */
 export interface FactInRequest {
+  /** The agent that wrote it. */
+  agent_id?: string;
+  /** The application it was written from. */
+  app_id?: string;
+  /** The run (task, job, workflow) it belongs to. */
+  run_id?: string;
+  /** Your own keys (matching ^[a-z][a-z0-9_]{0,39}$) and values: strings (an ISO 8601 date is a date too), numbers, booleans. Filter on them with `metadata.<key>` (docs/scoping.md). */
+  metadata?: Record<string, (string | number | boolean)>;
   text: string;
   /**
    * Default 'world'.
@@ -158,14 +173,18 @@ export interface FieldErrorOut {
 
 /** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
 export interface ForgetAllInRequest {
-  /** The subject's id again: forgetting everything cannot be undone. */
+  /** The subject's id again: forgetting cannot be undone. */
   confirm: string;
+  /** Forget only the memories these scope filters match (docs/scoping.md). */
+  filters?: Record<string, unknown>;
 }
 
 export interface ForgottenAllOut {
   /** Deleted memories per type. */
   forgotten: Record<string, number>;
   receipt: ReceiptOut;
+  /** With filters: the ids of the memories forgotten. */
+  ids?: Array<string>;
 }
 
 export interface ForgottenOut {
@@ -222,6 +241,16 @@ export interface HitOut {
   proposal_for?: Array<string>;
   /** Pending proposals: the version to name when you accept or reject it (a change since is a 409). */
   version?: string;
+  /** Episodes: the conversation it belongs to. */
+  session_id?: string;
+  /** The agent that wrote it (absent: none named). */
+  agent_id?: string;
+  /** The application it was written from. */
+  app_id?: string;
+  /** The run it belongs to. */
+  run_id?: string;
+  /** The writer's own metadata, as written. */
+  metadata?: Record<string, (string | number | boolean)>;
   /** Episodes and facts: the dates the text names, resolved against the memory's own time ("last month" in a turn of 18 March is 1-28 February). Absent when it names none. */
   mentions?: Array<MentionOut>;
   score: number;
@@ -290,6 +319,16 @@ export interface MemoryDetailOut {
   proposal_for?: Array<string>;
   /** Pending proposals: the version to name when you accept or reject it (a change since is a 409). */
   version?: string;
+  /** Episodes: the conversation it belongs to. */
+  session_id?: string;
+  /** The agent that wrote it (absent: none named). */
+  agent_id?: string;
+  /** The application it was written from. */
+  app_id?: string;
+  /** The run it belongs to. */
+  run_id?: string;
+  /** The writer's own metadata, as written. */
+  metadata?: Record<string, (string | number | boolean)>;
   /** Episodes and facts: the dates the text names, resolved against the memory's own time ("last month" in a turn of 18 March is 1-28 February). Absent when it names none. */
   mentions?: Array<MentionOut>;
   /** Null for a catalog entry (the tenant's shared data). */
@@ -332,6 +371,16 @@ export interface MemoryOut {
   proposal_for?: Array<string>;
   /** Pending proposals: the version to name when you accept or reject it (a change since is a 409). */
   version?: string;
+  /** Episodes: the conversation it belongs to. */
+  session_id?: string;
+  /** The agent that wrote it (absent: none named). */
+  agent_id?: string;
+  /** The application it was written from. */
+  app_id?: string;
+  /** The run it belongs to. */
+  run_id?: string;
+  /** The writer's own metadata, as written. */
+  metadata?: Record<string, (string | number | boolean)>;
   /** Episodes and facts: the dates the text names, resolved against the memory's own time ("last month" in a turn of 18 March is 1-28 February). Absent when it names none. */
   mentions?: Array<MentionOut>;
 }
@@ -419,8 +468,16 @@ export interface PatchedWebhookPatchInRequest {
   enabled?: boolean;
 }
 
-/** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
+/** What scopes a memory within its subject (docs/scoping.md). */
 export interface PlaybookInRequest {
+  /** The agent that wrote it. */
+  agent_id?: string;
+  /** The application it was written from. */
+  app_id?: string;
+  /** The run (task, job, workflow) it belongs to. */
+  run_id?: string;
+  /** Your own keys (matching ^[a-z][a-z0-9_]{0,39}$) and values: strings (an ISO 8601 date is a date too), numbers, booleans. Filter on them with `metadata.<key>` (docs/scoping.md). */
+  metadata?: Record<string, (string | number | boolean)>;
   name: string;
   /** When to use it, in the words a user would say. */
   trigger_text: string;
@@ -497,6 +554,16 @@ export interface ProposalOut {
   proposal_for?: Array<string>;
   /** Pending proposals: the version to name when you accept or reject it (a change since is a 409). */
   version?: string;
+  /** Episodes: the conversation it belongs to. */
+  session_id?: string;
+  /** The agent that wrote it (absent: none named). */
+  agent_id?: string;
+  /** The application it was written from. */
+  app_id?: string;
+  /** The run it belongs to. */
+  run_id?: string;
+  /** The writer's own metadata, as written. */
+  metadata?: Record<string, (string | number | boolean)>;
   /** Episodes and facts: the dates the text names, resolved against the memory's own time ("last month" in a turn of 18 March is 1-28 February). Absent when it names none. */
   mentions?: Array<MentionOut>;
   /** The current facts this proposal replaces once accepted (old beside new). */
@@ -570,6 +637,8 @@ export interface RecallInRequest {
   expect?: Array<string>;
   /** Return only hits whose `score` is at least this, instead of the relevance floor (by default recall returns fewer than k hits, or none, when fewer fit: below the floor or small talk). */
   min_score?: number;
+  /** Only memories of a scope: field (agent_id, app_id, run_id, session_id, metadata.<key>) to a value, or to one operator: {"in": [...]}, {"gte"|"gt"|"lte"|"lt": number or date}, {"exists": bool}; "not": {...} excludes. The tenant catalog has no scope and is left out (docs/scoping.md). */
+  filters?: Record<string, unknown>;
   /** The question or the user's latest message. */
   query: string;
 }
@@ -610,6 +679,8 @@ export interface RecallOptionsInRequest {
   expect?: Array<string>;
   /** Return only hits whose `score` is at least this, instead of the relevance floor (by default recall returns fewer than k hits, or none, when fewer fit: below the floor or small talk). */
   min_score?: number;
+  /** Only memories of a scope: field (agent_id, app_id, run_id, session_id, metadata.<key>) to a value, or to one operator: {"in": [...]}, {"gte"|"gt"|"lte"|"lt": number or date}, {"exists": bool}; "not": {...} excludes. The tenant catalog has no scope and is left out (docs/scoping.md). */
+  filters?: Record<string, unknown>;
 }
 
 export interface RecallOut {
@@ -685,13 +756,20 @@ export interface SubjectPageOut {
   next_cursor: string | null;
 }
 
-/** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
+/** What scopes a memory within its subject (docs/scoping.md). */
 export interface TurnInRequest {
+  /** The agent that wrote it. */
+  agent_id?: string;
+  /** The application it was written from. */
+  app_id?: string;
+  /** The run (task, job, workflow) it belongs to. */
+  run_id?: string;
+  /** Your own keys (matching ^[a-z][a-z0-9_]{0,39}$) and values: strings (an ISO 8601 date is a date too), numbers, booleans. Filter on them with `metadata.<key>` (docs/scoping.md). */
+  metadata?: Record<string, (string | number | boolean)>;
   /** What the user said (one turn). */
   text: string;
   /** Conversation the turn belongs to. */
   session_id?: string;
-  agent_id?: string;
   /**
    * Only user turns are stored.
    *
@@ -802,6 +880,12 @@ export interface SubjectListQuery {
   page_size?: number;
 }
 
+/** The query parameters of memory_export. */
+export interface MemoryExportQuery {
+  /** Scope filters as JSON, e.g. {"agent_id":"planner","metadata.priority":{"gte":2}} (docs/scoping.md); only the subject's own memories (no catalog) then. */
+  filters?: string;
+}
+
 /** The query parameters of memory_list. */
 export interface MemoryListQuery {
   /** Only facts and playbooks of this authority (who they speak for). */
@@ -809,6 +893,8 @@ export interface MemoryListQuery {
   /** next_cursor of the previous page. */
   cursor?: string;
   fact_type?: "constraint" | "identity" | "preference" | "world";
+  /** Scope filters as JSON, e.g. {"agent_id":"planner","metadata.priority":{"gte":2}} (docs/scoping.md); only the subject's own memories (no catalog) then. */
+  filters?: string;
   /** Include replaced versions. */
   include_superseded?: boolean;
   /** 1 to 200 (default 50). */

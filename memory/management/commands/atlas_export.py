@@ -33,13 +33,17 @@ class Command(AtlasCommand):
         )
         parser.add_argument("--out", type=Path, help="write to this file instead of stdout")
         parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+        parser.add_argument(
+            "--filters",
+            help='scope filters as JSON, e.g. \'{"agent_id": "planner", "metadata.priority": {"gte": 2}}\' (docs/scoping.md)',
+        )
 
     def handle(self, *args, tenant: str, subject: str | None, out: Path | None, quiet: bool, **options) -> None:
         owner = tenant_get(slug=tenant)
         who = subject_get(tenant=owner, external_id=subject) if subject else None
         if out is not None and not out.parent.is_dir():
             raise CommandError(f"no such directory: {out.parent}")
-        records = memories_export(tenant=owner, subject=who)
+        records = memories_export(tenant=owner, subject=who, filters=options.get("filters"))
         if out is None:
             count = self._write(records, lambda line: self.stdout.write(line, ending=""), quiet)
         else:

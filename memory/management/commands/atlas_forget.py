@@ -1,4 +1,5 @@
-"""atlas_forget --tenant SLUG [--subject ID [--memory ID]] [--yes] — real, complete deletion, audited.
+"""atlas_forget --tenant SLUG [--subject ID [--memory ID | --filters JSON]] [--yes] — real, complete deletion,
+audited. ``--filters`` forgets what scope filters match (docs/scoping.md): everything one agent wrote.
 
 Forgetting a whole subject or tenant asks first, on the terminal: it names what goes and how much,
 and the operator types the subject's id (or the tenant's slug) back. ``--yes`` is for scripts; without
@@ -12,8 +13,14 @@ import sys
 
 from django.core.management.base import CommandError
 
-from memory.selectors import memory_counts, tenant_memory_counts
-from memory.services.forget import memory_forget, receipt_summary, subject_memories_forget, tenant_memories_forget
+from memory.selectors import memory_counts, memory_list, tenant_memory_counts
+from memory.services.forget import (
+    memory_forget,
+    receipt_summary,
+    scoped_memories_forget,
+    subject_memories_forget,
+    tenant_memories_forget,
+)
 from tenants.management.base import AtlasCommand, subject_option
 from tenants.selectors import subject_get, tenant_get
 
@@ -42,15 +49,24 @@ class Command(AtlasCommand):
         subject_option(parser, help="a subject's external id (without it: the whole tenant)")
         parser.add_argument("--memory", help="one memory id of --subject")
         parser.add_argument(
+            "--filters", help="the memories of --subject these scope filters match, as JSON (docs/scoping.md)"
+        )
+        parser.add_argument(
             "--yes", action="store_true", help="do not ask before forgetting a whole subject or tenant (for scripts)"
         )
 
     def handle(self, *args, tenant: str, subject: str | None, memory: str | None, yes: bool, **options) -> None:
         owner = tenant_get(slug=tenant)
-        if memory and not subject:
-            raise CommandError("--memory needs --subject")
+        filters = options.get("filters")
+        if (memory or filters) and not subject:
+            raise CommandError("--memory and --filters need --subject")
+        if memory and filters:
+            raise CommandError("give --memory or --filters, not both")
         if subject:
             subject = subject_get(tenant=owner, external_id=subject)
+            if filters:
+                self._scoped_forget(subject, filters, yes=yes)
+                return
             if memory:
                 result = memory_forget(subject=subject, memory_id=memory, actor=self.actor)
                 self.stdout.write(self.style.SUCCESS(f"forgot memory {memory} of {subject}"))
@@ -75,6 +91,19 @@ class Command(AtlasCommand):
         result = tenant_memories_forget(tenant=owner, actor=self.actor)
         self.stdout.write(
             self.style.SUCCESS(f"forgot every memory of tenant {owner.slug}: {result['counts'] or 'none stored'}")
+        )
+        self._receipt(result["receipt"])
+
+    def _scoped_forget(self, subject, filters: str, *, yes: bool) -> None:
+        if not yes:
+            matched = memory_list(subject=subject, filters=filters, page_size=200)["memories"]
+            count = f"{len(matched)}{'+' if len(matched) == 200 else ''}"
+            self._confirm(f"the memories of {subject} matching {filters}: {count}", typed=subject.external_id)
+        result = scoped_memories_forget(subject=subject, filters=filters, actor=self.actor)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"forgot {len(result['ids'])} memories of {subject}: {result['counts'] or 'none matched'}"
+            )
         )
         self._receipt(result["receipt"])
 

@@ -59,6 +59,10 @@ class Command(AtlasCommand):
             type=float,
             help="only hits scoring at least this, instead of the relevance floor (which may return fewer than k)",
         )
+        parser.add_argument(
+            "--filters",
+            help='scope filters as JSON, e.g. \'{"agent_id": "planner", "metadata.priority": {"gte": 2}}\' (docs/scoping.md)',
+        )
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, query: str, tenant: str, subject: str | None, k: int, **options) -> None:
@@ -76,6 +80,7 @@ class Command(AtlasCommand):
             explain=options["explain"],
             expect=options["expect"] or None,
             min_score=options["min_score"],
+            filters=options["filters"],
         )
         if options["json"]:
             shown = {"hits": result.hits, "legs": result.legs, "timings_ms": result.timings_ms}

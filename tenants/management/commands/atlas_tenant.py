@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.core.management.base import CommandError
+
 from tenants import selectors, services
 from tenants.management.base import AtlasCommand
 from tenants.models import Tenant
@@ -22,9 +24,14 @@ class Command(AtlasCommand):
         update.add_argument(
             "--review-mode",
             choices=Tenant.ReviewMode.values,
-            required=True,
             help="off: everything is used at once; consolidation: what the nightly job writes waits for the "
             "person's review; agents: what agents write (REST, MCP) waits too",
+        )
+        update.add_argument(
+            "--merge-scopes",
+            choices=("on", "off"),
+            help="on: consolidation may distil one fact from episodes of different agents, apps, runs or metadata "
+            "(it carries what they share); off (the default): it may not (docs/scoping.md)",
         )
         deactivate = sub.add_parser("deactivate", help="deactivate a tenant and revoke its and its subjects' keys")
         deactivate.add_argument("slug")
@@ -51,10 +58,20 @@ class Command(AtlasCommand):
                 columns=["slug", "name", "active", "subjects", "review_mode", "tenant_id"],
             )
         elif action == "update":
-            tenant = services.tenant_review_mode_set(
-                tenant=selectors.tenant_get(slug=options["slug"]), review_mode=options["review_mode"], actor=self.actor
-            )
-            self.stdout.write(self.style.SUCCESS(f"tenant {tenant.slug}: review mode {tenant.review_mode}"))
+            self._update(options["slug"], review_mode=options["review_mode"], merge_scopes=options["merge_scopes"])
         elif action == "deactivate":
             tenant = services.tenant_deactivate(tenant=selectors.tenant_get(slug=options["slug"]), actor=self.actor)
             self.stdout.write(self.style.SUCCESS(f"deactivated tenant {tenant.slug}; its keys are revoked"))
+
+    def _update(self, slug: str, *, review_mode: str | None, merge_scopes: str | None) -> None:
+        if review_mode is None and merge_scopes is None:
+            raise CommandError("say what to change: --review-mode and/or --merge-scopes")
+        tenant = selectors.tenant_get(slug=slug)
+        if review_mode is not None:
+            tenant = services.tenant_review_mode_set(tenant=tenant, review_mode=review_mode, actor=self.actor)
+            self.stdout.write(self.style.SUCCESS(f"tenant {tenant.slug}: review mode {tenant.review_mode}"))
+        if merge_scopes is not None:
+            tenant = services.tenant_consolidation_merge_scopes_set(
+                tenant=tenant, merge=merge_scopes == "on", actor=self.actor
+            )
+            self.stdout.write(self.style.SUCCESS(f"tenant {tenant.slug}: consolidation merges scopes {merge_scopes}"))

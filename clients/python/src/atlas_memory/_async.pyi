@@ -64,6 +64,9 @@ class AsyncAtlas:
         text: str,
         session_id: str | None = None,
         agent_id: str | None = None,
+        app_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
         role: str | None = None,
         event_type: str | None = None,
         timestamp: Time | None = None,
@@ -95,13 +98,21 @@ class AsyncAtlas:
         supersedes: list[str] | None = None,
         contradiction: str | None = None,
         external_id: str | None = None,
+        agent_id: str | None = None,
+        app_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> Memory: ...
     async def me(self) -> Me: ...
     async def memory_chain(self, *, subject: str, memory_id: str) -> Chain: ...
-    def memory_export(self, *, subject: str) -> AsyncIterator[dict[str, Any]]: ...
+    def memory_export(
+        self, *, subject: str, filters: dict[str, Any] | None = None
+    ) -> AsyncIterator[dict[str, Any]]: ...
     async def memory_forget(self, *, subject: str, memory_id: str) -> Forgotten: ...
-    async def memory_forget_all(self, *, subject: str, confirm: str) -> ForgottenAll: ...
+    async def memory_forget_all(
+        self, *, subject: str, confirm: str, filters: dict[str, Any] | None = None
+    ) -> ForgottenAll: ...
     async def memory_get(self, *, subject: str, memory_id: str) -> MemoryDetail: ...
     async def memory_list(
         self,
@@ -116,6 +127,7 @@ class AsyncAtlas:
         until: Time | None = None,
         page_size: int | None = None,
         cursor: str | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> MemoryPage: ...
     def memory_list_iter(
         self,
@@ -129,6 +141,7 @@ class AsyncAtlas:
         since: Time | None = None,
         until: Time | None = None,
         page_size: int | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> AsyncIterator[Memory]: ...
     async def playbook_outcome(
         self,
@@ -148,6 +161,10 @@ class AsyncAtlas:
         steps: list[Step],
         description: str | None = None,
         external_id: str | None = None,
+        agent_id: str | None = None,
+        app_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> Memory: ...
     async def proposal_accept(
@@ -186,6 +203,7 @@ class AsyncAtlas:
         explain: bool | None = None,
         expect: list[str] | None = None,
         min_score: float | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> Recall: ...
     async def subject_create(self, *, id: str, display_name: str | None = None) -> Subject: ...
     async def subject_list(self, *, page_size: int | None = None, cursor: str | None = None) -> SubjectPage: ...
@@ -197,6 +215,9 @@ class AsyncAtlas:
         text: str,
         session_id: str | None = None,
         agent_id: str | None = None,
+        app_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
         role: str | None = None,
         event_type: str | None = None,
         timestamp: Time | None = None,

@@ -3,6 +3,7 @@ sync client (``Atlas``) and the async one (``AsyncAtlas``, whose methods return 
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -85,6 +86,13 @@ def _given(arguments: dict[str, Any], *outside: str) -> dict[str, Any]:
     return {k: v for k, v in arguments.items() if k != "self" and k not in outside}
 
 
+def _filters_sent(query: dict[str, Any]) -> dict[str, Any]:
+    """A GET's ``filters`` travel as one query parameter holding their JSON."""
+    if query.get("filters") is not None:
+        query["filters"] = json.dumps(query["filters"], separators=(",", ":"), default=str)
+    return query
+
+
 def _new_key() -> str:
     return f"atlas-py-{uuid.uuid4().hex}"
 
@@ -130,6 +138,9 @@ class Operations:
         text: str,
         session_id: str | None = None,
         agent_id: str | None = None,
+        app_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
         role: str | None = None,
         event_type: str | None = None,
         timestamp: Time | None = None,
@@ -147,6 +158,9 @@ class Operations:
         text: str,
         session_id: str | None = None,
         agent_id: str | None = None,
+        app_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
         role: str | None = None,
         event_type: str | None = None,
         timestamp: Time | None = None,
@@ -171,6 +185,10 @@ class Operations:
         supersedes: list[str] | None = None,
         contradiction: str | None = None,
         external_id: str | None = None,
+        agent_id: str | None = None,
+        app_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> Memory:
         """Store a fact, optionally replacing older ones (``supersedes``); ``status`` pending when it waits
@@ -206,6 +224,10 @@ class Operations:
         steps: list[Step],
         description: str | None = None,
         external_id: str | None = None,
+        agent_id: str | None = None,
+        app_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> Memory:
         """Store a playbook: steps that worked, each an instruction or ``{instruction, tool, order}``."""
@@ -245,10 +267,12 @@ class Operations:
         explain: bool | None = None,
         expect: list[str] | None = None,
         min_score: float | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> Recall:
         """One search over every memory type and the catalog: fewer than ``k`` hits, or none, when fewer fit
         (``min_score``: your own floor on the score instead). ``explain=True``: why each hit ranked there;
-        ``expect=[ids]``: what kept those memories out (in ``.explain``)."""
+        ``expect=[ids]``: what kept those memories out (in ``.explain``). ``filters``: only memories of a scope,
+        e.g. ``{"agent_id": "planner", "metadata.priority": {"gte": 2}}`` (no catalog then)."""
         body = wire(_given(locals(), "subject"))
         return self._run(_read(_path("subjects", subject, "recall"), Recall, json=body))
 
@@ -265,9 +289,11 @@ class Operations:
         until: Time | None = None,
         page_size: int | None = None,
         cursor: str | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> MemoryPage:
-        """One page of the subject's memories, newest first (``next_cursor`` for the next)."""
-        query = _given(locals(), "subject")
+        """One page of the subject's memories, newest first (``next_cursor`` for the next); ``filters``: only
+        those of a scope (as recall's)."""
+        query = _filters_sent(_given(locals(), "subject"))
         return self._run(_read(_path("subjects", subject, "memories"), MemoryPage, params=query))
 
     def memory_list_iter(
@@ -282,9 +308,10 @@ class Operations:
         since: Time | None = None,
         until: Time | None = None,
         page_size: int | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> Iterator[Memory]:
         """Every memory ``memory_list`` would page through, one at a time."""
-        query = _given(locals(), "subject")
+        query = _filters_sent(_given(locals(), "subject"))
         path = _path("subjects", subject, "memories")
         return self._pages(lambda cursor: _read(path, MemoryPage, params={**query, "cursor": cursor}), "memories")
 
@@ -296,21 +323,23 @@ class Operations:
         """A fact's versions, oldest first."""
         return self._run(_read(_path("subjects", subject, "memories", memory_id, "chain"), Chain))
 
-    def memory_export(self, *, subject: str) -> Iterator[dict[str, Any]]:
+    def memory_export(self, *, subject: str, filters: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
         """The subject's export (docs/export-format.md), line by line as it streams: the header, then one
-        memory per line. Opening it is retried as a read; a break once lines came is a ConnectionFailed (a
-        stream cannot resume where it broke)."""
-        return self._lines(Call("GET", _path("subjects", subject, "export"), Kind.READ, None))
+        memory per line (``filters``: of one scope only). Opening it is retried as a read; a break once lines
+        came is a ConnectionFailed (a stream cannot resume where it broke)."""
+        query = _query(_filters_sent({"filters": filters}))
+        return self._lines(Call("GET", _path("subjects", subject, "export"), Kind.READ, None, params=query))
 
     # --- forgetting --------------------------------------------------------------------------------
     def memory_forget(self, *, subject: str, memory_id: str) -> Forgotten:
         """Forget one memory, with a receipt of every copy removed."""
         return self._run(_unkeyed("DELETE", _path("subjects", subject, "memories", memory_id), Forgotten))
 
-    def memory_forget_all(self, *, subject: str, confirm: str) -> ForgottenAll:
-        """Forget everything about the subject; ``confirm`` repeats the subject's id."""
+    def memory_forget_all(self, *, subject: str, confirm: str, filters: dict[str, Any] | None = None) -> ForgottenAll:
+        """Forget everything about the subject, or with ``filters`` what they match (everything one agent
+        wrote: ``{"agent_id": "planner"}``; ``.ids`` lists them); ``confirm`` repeats the subject's id."""
         path = _path("subjects", subject, "memories")
-        return self._run(_unkeyed("DELETE", path, ForgottenAll, json={"confirm": confirm}))
+        return self._run(_unkeyed("DELETE", path, ForgottenAll, json=wire({"confirm": confirm, "filters": filters})))
 
     # --- proposals waiting for the person's review -------------------------------------------------
     def proposal_list(

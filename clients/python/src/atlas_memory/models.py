@@ -2,7 +2,8 @@
 
 Each class names its component in ``__schema__``; a test checks that its fields are the component's
 properties. What a memory carries beyond its component (a fact's ``fact_type`` and ``supersedes``, an
-episode's ``session_id``, a playbook's ``steps`` …: the type's own fields) is kept in ``extra``.
+episode's ``role``, a playbook's ``steps`` …: the type's own fields) is kept in ``extra``; its scope
+(``session_id``, ``agent_id``, ``app_id``, ``run_id``, ``metadata``) is declared.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ class Memory(Answer):
     review_state: str | None = None
     proposal_for: list[str] = field(default_factory=list)
     version: str | None = None
+    session_id: str | None = None
+    agent_id: str | None = None
+    app_id: str | None = None
+    run_id: str | None = None
+    metadata: dict[str, Any] | None = None
     mentions: list[Mention] = field(default_factory=list)
     #: The ETag the answer carried (one memory read or edited): send it as ``if_match`` to edit safely.
     etag: str | None = None
@@ -225,6 +231,7 @@ class ForgottenAll(Answer):
     __schema__: ClassVar[str] = "ForgottenAllOut"
     forgotten: dict[str, int]
     receipt: Receipt
+    ids: list[str] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -278,6 +285,7 @@ class RecallOptions:
     explain: bool | None = None
     expect: list[str] | None = None
     min_score: float | None = None
+    filters: dict[str, Any] | None = None
 
     def body(self) -> dict[str, Any]:
         return wire({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
