@@ -57,3 +57,19 @@ def test_an_offence_is_found_where_there_is_one(tmp_path) -> None:
     module = tmp_path / "tangled.py"
     module.write_text(f"def tangled(x):\n{branches}\n    return -1\n")
     assert _offences(str(module)) == {"C901"}
+
+
+#: No module of the product's code over this many lines (../shared/CONVENTIONS.md, STRUCTURE.md): past
+#: it a file holds more than one thing; split it along what it holds before adding to it.
+MODULE_LINES_AT_MOST = 700
+PRODUCT_PACKAGES = ("atlas_site", "embedded_es", "memory", "tenants", "webhooks", "clients")
+
+
+def test_no_module_of_the_product_outgrows_the_limit() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "--", *(f"{package}/*.py" for package in PRODUCT_PACKAGES)],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert len(tracked) > 200  # the product's modules were found
+    sizes = {path: len((ROOT / path).read_text().splitlines()) for path in tracked}
+    assert {path: n for path, n in sizes.items() if n > MODULE_LINES_AT_MOST} == {}

@@ -20,21 +20,17 @@ ordinary regression test beside the others (tests/memory/api/test_write_gate_res
 from __future__ import annotations
 
 import json
-import logging
 import os
-import string
 import sys
 import time
 import uuid
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 from django.conf import settings as django_settings
-from django.contrib.auth.models import Permission
 from django.db import connection, connections
 from django.test import Client
 from django.urls import reverse
@@ -60,9 +56,10 @@ from memory.services import writes
 from memory.services.backup import ENGINE_STATE, ES_DIR, SiteLayout, site_backup
 from memory.services.restore import site_restore
 from tenants import services, tokens
-from tenants.models import ApiKeyCredential, Person, Tenant
-from tests.fake_llm import FakeLlm, remembering
+from tenants.models import Tenant
+from tests.fake_llm import remembering
 from tests.memory.dashboard.conftest import linked_person
+from tests.memory.invariant_world import STATS, Api, Known, canary_new, world_opened
 from tests.memory.mcp.conftest import call
 from tests.memory.test_forget_canary import _cache_entries_holding, _rows_holding
 
@@ -77,54 +74,6 @@ EXTERNAL_IDS = ("ext-a", "ext-b", "ext-c")
 CORRECTIONS = ("natural", "harsh")
 WORDS = ("tea", "jazz", "Lisbon", "cats", "chess", "rowing", "opera", "sushi")
 AGENTS = ("planner", "coder")
-
-
-def _canary() -> str:
-    """A word no text shares: letters only, so no secret guard or tokenizer splits it."""
-    return "zq" + "".join(string.ascii_lowercase[int(c, 16)] for c in uuid.uuid4().hex[:10])
-
-
-@dataclass
-class Known:
-    """A memory an interface acknowledged, as the model expects it to stay."""
-
-    id: str
-    type: str
-    text: str
-    canary: str
-    authority: str = "agent"
-    author: str = ""  # the expected written_by (facts and playbooks)
-    steps: list[str] = field(default_factory=list)
-    pending: bool = False
-    replaced: bool = False
-    agent: str | None = None  # the agent_id it carries (docs/scoping.md): a correction keeps it
-
-
-class Stats:
-    """What the machine did and checked, for the benchmark's table."""
-
-    def __init__(self) -> None:
-        self.operations: Counter = Counter()
-        self.answers: Counter = Counter()
-        self.checks: Counter = Counter()
-        self.steps = 0
-
-
-STATS = Stats()
-
-
-class Api:
-    def __init__(self, base: str, secret: str | None, name: str) -> None:
-        self.base, self.name, self.secret = base, name, secret
-        self.session = requests.Session()
-        if secret:
-            self.session.headers["Authorization"] = f"Bearer {secret}"
-
-    def __call__(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        response = self.session.request(method, f"{self.base}/api/v1/{path}", timeout=120, **kwargs)
-        STATS.answers[response.status_code // 100 * 100] += 1
-        assert response.status_code < 500, (method, path, response.status_code, response.text[:500])
-        return response
 
 
 def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
@@ -163,7 +112,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
 
         # ---------------------------------------------------------------------------------- helpers
         def _person_fact(self, text: str) -> None:
-            canary = _canary()
+            canary = canary_new()
             stored = writes.fact_write(
                 subject=self.subject, text=f"{text} {canary}", authority="person", written_by=f"person:{self.person.pk}"
             )
@@ -210,7 +159,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             self, who: str, word: str, external_id: str | None, keyed: bool, agent: str | None
         ) -> None:
             STATS.operations["REST fact write"] += 1
-            canary = _canary()
+            canary = canary_new()
             body: dict[str, Any] = {"text": f"Alice likes {word} {canary}"}
             if agent:  # scoped: forget_what_an_agent_wrote may take it
                 body |= {"agent_id": agent, "metadata": {"word": word, "length": len(word)}}
@@ -227,7 +176,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
         @rule(data=st.data(), word=st.sampled_from(WORDS))
         def agent_remembers_over_mcp(self, data: Any, word: str) -> None:
             STATS.operations["MCP remember"] += 1
-            canary = _canary()
+            canary = canary_new()
             result = call(
                 world["server"].url,
                 self.tokens["writer"].secret,
@@ -243,7 +192,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if target is None:
                 return
             STATS.operations["REST supersede"] += 1
-            canary = _canary()
+            canary = canary_new()
             body = {"text": f"Alice now prefers {canary}", "supersedes": [target.id]}
             answer = self.tokens[who]("POST", "subjects/alice/facts", json=body)
             if target.pending:
@@ -264,7 +213,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             STATS.operations["REST edit"] += 1
             stored = self._stored(target.id)
             etag, old_evidence = stored.headers["ETag"], stored.json().get("source_episodes") or []
-            canary = _canary()
+            canary = canary_new()
             body: dict[str, Any] = {
                 "text": f"Edited {canary}",
                 "contradiction": data.draw(st.sampled_from(CORRECTIONS)),
@@ -293,7 +242,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                 return
             STATS.operations["dashboard correction"] += 1
             etag = self._stored(target.id).headers["ETag"]
-            canary = _canary()
+            canary = canary_new()
             answer = self.dashboard.post(f"/memory/{target.id}/", {"text": f"Really {canary}", "etag": etag})
             assert answer.status_code == 302, answer.content[:300]
             new_id = answer["Location"].strip("/").split("/")[-1]
@@ -310,7 +259,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             STATS.operations["admin correction"] += 1
             etag = self._stored(target.id).headers["ETag"]
             url = reverse("admin:tenants_memorysubject_memory", args=[self.subject.pk, target.id])
-            canary = _canary()
+            canary = canary_new()
             answer = self.operators[with_permission].post(url, {"text": f"Operator {canary}", "etag": etag})
             if not with_permission:
                 assert answer.status_code == 403
@@ -389,7 +338,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
         @rule(who=st.sampled_from(["writer", "both"]), external_id=st.sampled_from([None, *EXTERNAL_IDS]))
         def agent_writes_a_playbook(self, who: str, external_id: str | None) -> None:
             STATS.operations["REST playbook write"] += 1
-            canary = _canary()
+            canary = canary_new()
             body = {"name": f"routine {canary}", "trigger_text": "when it rains", "steps": ["take an umbrella"]}
             if external_id:
                 body["external_id"] = f"pb-{external_id}"
@@ -406,7 +355,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if target is None:
                 return
             STATS.operations["REST outcome with refined steps"] += 1
-            steps = [f"check the forecast {_canary()}"]
+            steps = [f"check the forecast {canary_new()}"]
             answer = self.tokens[who](
                 "POST",
                 f"subjects/alice/playbooks/{target.id}/outcome",
@@ -424,7 +373,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
         @rule(word=st.sampled_from(WORDS), external_id=st.sampled_from([None, *EXTERNAL_IDS]), person=st.booleans())
         def operator_imports_a_line(self, word: str, external_id: str | None, person: bool) -> None:
             STATS.operations["import"] += 1
-            canary = _canary()
+            canary = canary_new()
             line = {"subject": "alice", "type": "semantic", "text": f"Imported {word} {canary}"}
             if external_id:
                 line["id"] = f"imp-{external_id}"
@@ -450,7 +399,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
         @rule(word=st.sampled_from(WORDS))
         def user_says_something(self, word: str) -> None:
             STATS.operations["REST episode"] += 1
-            canary = _canary()
+            canary = canary_new()
             answer = self.tokens["writer"](
                 "POST",
                 "subjects/alice/episodes",
@@ -551,7 +500,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
         def agent_writes_a_scoped_memory(self, who: str, agent: str, word: str) -> None:
             """A turn or a fact one agent wrote, with metadata (what forget_what_an_agent_wrote takes)."""
             STATS.operations["REST scoped write"] += 1
-            canary = _canary()
+            canary = canary_new()
             route = "episodes" if len(word) % 2 else "facts"
             body = {"text": f"Alice mentioned {word} {canary}", "agent_id": agent, "metadata": {"word": word}}
             answer = self.tokens[who]("POST", f"subjects/alice/{route}", json=body)
@@ -693,50 +642,8 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
 
 @pytest.fixture
 def world(atlas_server, atlas_es, settings, db, tmp_path):
-    llm = FakeLlm().start()
-    settings.ATLAS_LLM_BASE_URL = llm.base_url
-    settings.ATLAS_LLM_MODEL = "fake-model"
-    settings.ATLAS_LLM_API_KEY = "sk-test-fake-key"
-    settings.ATLAS_LLM_RETRIES = 0
-    settings.ATLAS_USAGE_RECORDING = "off"  # no worker here: a queued use-count task would wait forever
-    settings.ATLAS_API_RATE = "100000/min"  # the machine's pace is not what is under test
-    services.shared_credential_ensure(kind=ApiKeyCredential.Kind.WRITER, actor="test")
-    operator = Person.objects.create_user(email=f"ops-{uuid.uuid4().hex[:6]}@example.com", password="x")
-    operator.is_staff = True
-    operator.save()
-    codenames = ("view_memory", "change_memory", "forget_memory")
-    operator.user_permissions.set(Permission.objects.filter(content_type__app_label="tenants", codename__in=codenames))
-    staff = Person.objects.create_user(email=f"staff-{uuid.uuid4().hex[:6]}@example.com", password="x")
-    staff.is_staff = True
-    staff.save()
-    staff.user_permissions.set(
-        Permission.objects.filter(content_type__app_label="tenants").exclude(codename__in=codenames)
-    )
-    log = _LogLines()
-    logging.getLogger().addHandler(log)
-    yield {
-        "log": log.lines,
-        "tmp": tmp_path,
-        "llm": llm,
-        "server": atlas_server,
-        "es": atlas_es.admin(),
-        "data_dir": atlas_es.server.data_dir if atlas_es.server else None,
-        "operator": operator,
-        "staff": staff,
-    }
-    llm.stop()
-    logging.getLogger().removeHandler(log)
-
-
-class _LogLines(logging.Handler):
-    """Every log line any logger writes while the machine runs (memory text must never be logged)."""
-
-    def __init__(self) -> None:
-        super().__init__(level=logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
+    with world_opened(atlas_server=atlas_server, atlas_es=atlas_es, settings=settings, tmp_path=tmp_path) as opened:
+        yield opened
 
 
 def test_the_promises_hold_under_random_sequences(world) -> None:
