@@ -24,8 +24,12 @@ from django.utils.html import format_html
 from atlas_site.errors import AtlasError
 
 from . import services, tokens
-from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant
+from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant, UsageDay
 from .permissions import CHANGE, FORGET, VIEW
+from .usage import tenant_budgets_set
+
+#: The budgets a tenant's page edits, saved through the audited service (tenants/usage.py).
+BUDGET_FIELDS = ("llm_token_budget", "daily_write_quota")
 
 # A link to a subject opens its memories in the dashboard (read, edit, forget, export): all three.
 MEMORY_PERMISSIONS = (VIEW, CHANGE, FORGET)
@@ -158,7 +162,16 @@ class SubjectInline(admin.TabularInline):
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "is_active", "review_mode", "key", "created_at"]
+    list_display = [
+        "slug",
+        "name",
+        "is_active",
+        "review_mode",
+        "llm_token_budget",
+        "daily_write_quota",
+        "key",
+        "created_at",
+    ]
     list_filter = ["is_active", "review_mode"]
     search_fields = ["slug", "name"]
     # The flag is kept by writes and atlas_language_census; set by hand it could hide memories from a leg.
@@ -178,12 +191,18 @@ class TenantAdmin(admin.ModelAdmin):
             obj.save(update_fields=["name"])
             if "review_mode" in form.changed_data:  # through the audited service
                 services.tenant_review_mode_set(tenant=obj, review_mode=obj.review_mode, actor=_actor(request))
+            budgets = {name: getattr(obj, name) for name in BUDGET_FIELDS if name in form.changed_data}
+            if budgets:  # through the audited service too
+                tenant_budgets_set(tenant=obj, actor=_actor(request), **budgets)
             return
         created = services.tenant_create(slug=obj.slug, name=obj.name, actor=_actor(request))
         if obj.review_mode != created.review_mode:
             created = services.tenant_review_mode_set(
                 tenant=created, review_mode=obj.review_mode, actor=_actor(request)
             )
+        budgets = {name: getattr(obj, name) for name in BUDGET_FIELDS if getattr(obj, name) is not None}
+        if budgets:
+            created = tenant_budgets_set(tenant=created, actor=_actor(request), **budgets)
         obj.pk, obj.es_id, obj.created_at = created.pk, created.es_id, created.created_at
 
     def has_delete_permission(self, request, obj=None) -> bool:
@@ -434,6 +453,34 @@ class ApiTokenAdmin(admin.ModelAdmin):
         _run_per_object(
             self, request, queryset, "Revoked", lambda t: tokens.token_revoke(token=t, actor=_actor(request))
         )
+
+
+@admin.register(UsageDay)
+class UsageDayAdmin(admin.ModelAdmin):
+    """The usage ledger, read only: its counters are kept by the services (tenants/usage.py)."""
+
+    list_display = [
+        "tenant",
+        "day",
+        "writes",
+        "recalls",
+        "documents",
+        "bytes_stored",
+        "llm_prompt_tokens",
+        "llm_completion_tokens",
+        "llm_cost",
+    ]
+    list_filter = ["tenant"]
+    date_hierarchy = "day"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(AuditRecord)

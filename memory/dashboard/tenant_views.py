@@ -22,6 +22,7 @@ from memory.services.writes import memory_etag
 from tenants.dashboard.access import actor_of, tenant_admin_view, tenant_subject
 from tenants.dashboard.rendering import form_error, page_number, section_render, section_url
 from tenants.models import MemorySubject
+from tenants.usage import llm_budget_state
 
 from .forms import CatalogEntryForm
 
@@ -158,5 +159,11 @@ def job_runs(request: HttpRequest) -> HttpResponse:
     on_behalf.runs_listed(tenant=request.tenant, runs=list(page), actor=actor_of(request))  # errors may quote memories
     query = urlencode({"status": status}) if status else ""
     return section_render(
-        request, "jobs.html", page=page, chosen=status, statuses=ConsolidationRun.Status.choices, query=query
+        request,
+        "jobs.html",
+        page=page,
+        chosen=status,
+        statuses=ConsolidationRun.Status.choices,
+        query=query,
+        budget=llm_budget_state(tenant=request.tenant),
     )

@@ -158,7 +158,7 @@ def recall_memory(
         expect=expect,
         min_score=min_score,
     )
-    recall_usage_schedule(targets=result.targets)
+    recall_usage_schedule(subject=subject, targets=result.targets)
     hits = [_shaped(hit) for hit in result.hits]
     # "hits", as REST's recall names them; "memories" is the old name, answered too until it goes
     # (docs/vocabulary.md).

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.cache import never_cache
@@ -16,6 +17,8 @@ from atlas_site.errors import AtlasError, ValidationFailed
 from tenants import services, tokens
 from tenants.issued import issued_keep, issued_take
 from tenants.models import AuditRecord, Membership, MemorySubject, Person
+from tenants.selectors import usage_days
+from tenants.usage import llm_budget_state, tenant_budgets_set
 
 from .access import actor_of, tenant_admin_view, tenant_subject
 from .contributions import subject_counts
@@ -30,6 +33,7 @@ from .forms import (
 from .rendering import form_error, page_number, section_render, section_url
 
 SUBJECTS_PER_PAGE = 25
+USAGE_DAYS_SHOWN = 30
 AUDIT_PER_PAGE = 50
 
 
@@ -102,13 +106,26 @@ def subject_deactivate(request: HttpRequest, external_id: str) -> HttpResponse:
 @tenant_admin_view
 @require_http_methods(["GET", "POST"])
 def tenant_settings(request: HttpRequest) -> HttpResponse:
-    form = TenantSettingsForm(request.POST or None, initial={"review_mode": request.tenant.review_mode})
+    tenant = request.tenant
+    initial = {
+        "review_mode": tenant.review_mode,
+        "llm_token_budget": tenant.llm_token_budget,
+        "daily_write_quota": tenant.daily_write_quota,
+    }
+    form = TenantSettingsForm(request.POST or None, initial=initial)
     if request.method == "POST":
         if form.is_valid():
+            data = form.cleaned_data
             try:
-                services.tenant_review_mode_set(
-                    tenant=request.tenant, review_mode=form.cleaned_data["review_mode"], actor=actor_of(request)
-                )
+                with transaction.atomic():  # both or neither
+                    services.tenant_review_mode_set(
+                        tenant=tenant, review_mode=data["review_mode"], actor=actor_of(request)
+                    )
+                    tenant_budgets_set(
+                        tenant=tenant,
+                        actor=actor_of(request),
+                        **{name: data[name] for name in ("llm_token_budget", "daily_write_quota")},
+                    )
             except AtlasError as error:
                 form_error(form, error)
             else:
@@ -202,6 +219,21 @@ def audit(request: HttpRequest) -> HttpResponse:
     records = AuditRecord.objects.filter(tenant=request.tenant).order_by("-created_at", "-id")
     page = Paginator(records, AUDIT_PER_PAGE).get_page(page_number(request))
     return section_render(request, "audit.html", page=page)
+
+
+@tenant_admin_view
+def usage(request: HttpRequest) -> HttpResponse:
+    """The tenant's usage ledger, last 30 UTC days (newest first), and where it stands against its budgets."""
+    tenant = request.tenant
+    rows = usage_days(tenant=tenant, days=USAGE_DAYS_SHOWN)
+    return section_render(
+        request,
+        "usage.html",
+        rows=list(reversed(rows)),
+        budget=llm_budget_state(tenant=tenant),
+        writes_today=rows[-1]["writes"],
+        days=USAGE_DAYS_SHOWN,
+    )
 
 
 @tenant_admin_view

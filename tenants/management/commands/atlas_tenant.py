@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
+
+from django.core.management.base import CommandError
+
 from tenants import selectors, services
 from tenants.management.base import AtlasCommand
 from tenants.models import Tenant
+from tenants.usage import tenant_budgets_set
+
+
+def _limit(value: str) -> int | None:
+    """A budget's value on the command line: a whole number >= 0, or ``none`` for no limit."""
+    if value.lower() == "none":
+        return None
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number >= 0 or none")
+    return int(value)
 
 
 class Command(AtlasCommand):
@@ -22,9 +36,22 @@ class Command(AtlasCommand):
         update.add_argument(
             "--review-mode",
             choices=Tenant.ReviewMode.values,
-            required=True,
             help="off: everything is used at once; consolidation: what the nightly job writes waits for the "
             "person's review; agents: what agents write (REST, MCP) waits too",
+        )
+        update.add_argument(
+            "--llm-token-budget",
+            type=_limit,
+            default=...,
+            metavar="N|none",
+            help="LLM tokens consolidation may spend per UTC month (none: no limit)",
+        )
+        update.add_argument(
+            "--daily-write-quota",
+            type=_limit,
+            default=...,
+            metavar="N|none",
+            help="memories agents and people may write per UTC day; past it writes answer 429 (none: no limit)",
         )
         deactivate = sub.add_parser("deactivate", help="deactivate a tenant and revoke its and its subjects' keys")
         deactivate.add_argument("slug")
@@ -41,6 +68,8 @@ class Command(AtlasCommand):
                     "active": t.is_active,
                     "subjects": t.subjects.count(),
                     "review_mode": t.review_mode,
+                    "llm_token_budget": t.llm_token_budget,
+                    "daily_write_quota": t.daily_write_quota,
                     "tenant_id": str(t.es_id),
                 }
                 for t in Tenant.objects.all()
@@ -48,13 +77,38 @@ class Command(AtlasCommand):
             self.emit(
                 rows,
                 as_json=options["json"],
-                columns=["slug", "name", "active", "subjects", "review_mode", "tenant_id"],
+                columns=[
+                    "slug",
+                    "name",
+                    "active",
+                    "subjects",
+                    "review_mode",
+                    "llm_token_budget",
+                    "daily_write_quota",
+                    "tenant_id",
+                ],
             )
         elif action == "update":
-            tenant = services.tenant_review_mode_set(
-                tenant=selectors.tenant_get(slug=options["slug"]), review_mode=options["review_mode"], actor=self.actor
-            )
-            self.stdout.write(self.style.SUCCESS(f"tenant {tenant.slug}: review mode {tenant.review_mode}"))
+            self._update(options)
         elif action == "deactivate":
             tenant = services.tenant_deactivate(tenant=selectors.tenant_get(slug=options["slug"]), actor=self.actor)
             self.stdout.write(self.style.SUCCESS(f"deactivated tenant {tenant.slug}; its keys are revoked"))
+
+    def _update(self, options: dict) -> None:
+        budget, quota, mode = options["llm_token_budget"], options["daily_write_quota"], options["review_mode"]
+        if mode is None and budget is ... and quota is ...:
+            raise CommandError("nothing to change: give --review-mode, --llm-token-budget or --daily-write-quota")
+        tenant = selectors.tenant_get(slug=options["slug"])
+        if mode is not None:
+            tenant = services.tenant_review_mode_set(tenant=tenant, review_mode=mode, actor=self.actor)
+        tenant = tenant_budgets_set(tenant=tenant, actor=self.actor, llm_token_budget=budget, daily_write_quota=quota)
+        said = [f"review mode {tenant.review_mode}"] if mode is not None else []
+        if budget is not ...:
+            said.append(f"LLM token budget {_shown(tenant.llm_token_budget)} per month")
+        if quota is not ...:
+            said.append(f"daily write quota {_shown(tenant.daily_write_quota)}")
+        self.stdout.write(self.style.SUCCESS(f"tenant {tenant.slug}: {', '.join(said)}"))
+
+
+def _shown(limit: int | None) -> str:
+    return "none" if limit is None else str(limit)
