@@ -137,7 +137,7 @@ def writer_es_client() -> Elasticsearch:
 
 
 # ------------------------------------------------------------------ usage ledger (tenants/usage.py)
-#: The most days one usage read covers (REST's ?from=&to=, atlas_usage --days).
+#: The most days one usage read covers (REST's ?since=&until=, atlas_usage --days).
 USAGE_MAX_DAYS = 366
 
 
@@ -145,9 +145,9 @@ def usage_range(*, tenant: Tenant, start: date, end: date) -> list[dict]:
     """One row per UTC day from ``start`` to ``end`` (both included, oldest first); a day without a ledger
     row reads as zeros and ``documents``/``bytes_stored`` None (not sampled)."""
     if end < start:
-        raise ValidationFailed("to must not be before from", field="to")
+        raise ValidationFailed("until must not be before since", field="until")
     if (end - start).days >= USAGE_MAX_DAYS:
-        raise ValidationFailed(f"at most {USAGE_MAX_DAYS} days at once", field="from")
+        raise ValidationFailed(f"at most {USAGE_MAX_DAYS} days at once", field="since")
     stored = {row.day: row for row in UsageDay.objects.filter(tenant=tenant, day__gte=start, day__lte=end)}
     rows = []
     for offset in range((end - start).days + 1):

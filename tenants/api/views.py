@@ -158,7 +158,7 @@ class UsageOut(serializers.Serializer):
     budgets = BudgetOut()
 
 
-#: Days ``GET /usage`` covers when ``from`` is not given.
+#: Days ``GET /usage`` covers when ``since`` is not given.
 USAGE_DEFAULT_DAYS = 30
 
 
@@ -174,8 +174,8 @@ class UsageView(APIView):
         operation_id="usage_get",
         summary="The tenant's usage per UTC day and its budgets (tenant tokens)",
         parameters=[
-            OpenApiParameter("from", OpenApiTypes.DATE, description="First day (default: 29 days before to)."),
-            OpenApiParameter("to", OpenApiTypes.DATE, description="Last day (default: today, UTC)."),
+            OpenApiParameter("since", OpenApiTypes.DATE, description="First UTC day (default: 29 days before until)."),
+            OpenApiParameter("until", OpenApiTypes.DATE, description="Last UTC day, included (default: today)."),
         ],
         responses={200: UsageOut, **PROBLEM},
     )
@@ -183,10 +183,12 @@ class UsageView(APIView):
         principal = principal_of(request)
         principal.require_tenant_token()
         principal.require("read")
-        query = query_params(request, {"from", "to"})
+        # since/until, as recall names a window of days (``from`` is a keyword in the SDKs' languages).
+        query = query_params(request, {"since", "until"})
         today = usage_today()
-        end = _date_param(query["to"], "to") if "to" in query else today
-        start = _date_param(query["from"], "from") if "from" in query else end - timedelta(days=USAGE_DEFAULT_DAYS - 1)
+        end = _date_param(query["until"], "until") if "until" in query else today
+        default_start = end - timedelta(days=USAGE_DEFAULT_DAYS - 1)
+        start = _date_param(query["since"], "since") if "since" in query else default_start
         tenant = principal.tenant
         rows = usage_range(tenant=tenant, start=start, end=end)
         budget = llm_budget_state(tenant=tenant, day=today)

@@ -179,7 +179,7 @@ def test_usage_rows_cover_every_day_asked_oldest_first(db) -> None:
         "llm_cost": 0.0,
     }
     assert len(usage_days(tenant=tenant)) == 30
-    with pytest.raises(ValidationFailed, match="to must not be before from"):
+    with pytest.raises(ValidationFailed, match="until must not be before since"):
         usage_range(tenant=tenant, start=today, end=today - timedelta(days=1))
     with pytest.raises(ValidationFailed, match="at most 366 days"):
         usage_range(tenant=tenant, start=today - timedelta(days=366), end=today)
@@ -192,4 +192,3 @@ def test_deleting_a_tenant_row_takes_its_ledger(db) -> None:
     usage_recall_record(tenant_id=tenant.pk)
     tenant.delete()
     assert not UsageDay.objects.filter(tenant_id=tenant.pk).exists()
-

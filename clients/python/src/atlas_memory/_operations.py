@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -30,6 +30,7 @@ from .models import (
     Subject,
     SubjectPage,
     Turn,
+    Usage,
     build,
     wire,
 )
@@ -107,6 +108,11 @@ class Operations:
     def me(self) -> Me:
         """What this token is and may do."""
         return self._run(_read(_path("me"), Me))
+
+    # --- usage (tenant tokens) ---------------------------------------------------------------------
+    def usage_get(self, *, since: date | str | None = None, until: date | str | None = None) -> Usage:
+        """The tenant's usage per UTC day (the last 30 unless ``since``/``until``) and its budgets."""
+        return self._run(_read(_path("usage"), Usage, params=wire(_given(locals()))))
 
     # --- subjects (tenant tokens) ------------------------------------------------------------------
     def subject_list(self, *, page_size: int | None = None, cursor: str | None = None) -> SubjectPage:
