@@ -36,6 +36,7 @@ from .models import (
 )
 
 Time = datetime | str
+Day = date | str
 Step = str | dict[str, Any]
 
 
@@ -110,7 +111,7 @@ class Operations:
         return self._run(_read(_path("me"), Me))
 
     # --- usage (tenant tokens) ---------------------------------------------------------------------
-    def usage_get(self, *, since: date | str | None = None, until: date | str | None = None) -> Usage:
+    def usage_get(self, *, since: Day | None = None, until: Day | None = None) -> Usage:
         """The tenant's usage per UTC day (the last 30 unless ``since``/``until``) and its budgets."""
         return self._run(_read(_path("usage"), Usage, params=wire(_given(locals()))))
 
