@@ -192,8 +192,8 @@ class TenantAdmin(admin.ModelAdmin):
             if "review_mode" in form.changed_data:  # through the audited service
                 services.tenant_review_mode_set(tenant=obj, review_mode=obj.review_mode, actor=_actor(request))
             budgets = {name: getattr(obj, name) for name in BUDGET_FIELDS if name in form.changed_data}
-            if budgets:  # through the audited service too
-                tenant_budgets_set(tenant=obj, actor=_actor(request), **budgets)
+            if budgets:  # through the audited service too, from the stored row (obj holds the form's values)
+                tenant_budgets_set(tenant=Tenant.objects.get(pk=obj.pk), actor=_actor(request), **budgets)
             return
         created = services.tenant_create(slug=obj.slug, name=obj.name, actor=_actor(request))
         if obj.review_mode != created.review_mode:
