@@ -18,10 +18,10 @@ import sys
 from datetime import UTC, datetime, timedelta
 
 from _stack import ROOT, atlas_stack, progress
+from consolidation import TOPICS, fact_lines
 
 sys.path.insert(0, str(ROOT))
 
-TOPICS = ["router", "flight", "recipe", "invoice", "marathon", "garden", "violin", "sailing", "chess", "pottery"]
 SMALL_TALK = ["ok thanks", "great, thank you!", "sounds good", "ok thanks"]
 
 
@@ -48,21 +48,6 @@ def episode_lines(rng: random.Random, subject: str, count: int, start: datetime)
             )
         )
     return lines
-
-
-def fact_lines(subject: str, count: int) -> list[str]:
-    return [
-        json.dumps(
-            {
-                "id": f"{subject}-f{n}",
-                "user_id": subject,
-                "memory_type": "semantic",
-                "text": f"{subject} once mentioned the {TOPICS[n % len(TOPICS)]} (fact {n})",
-                "days_ago": 30,
-            }
-        )
-        for n in range(count)
-    ]
 
 
 def main() -> None:

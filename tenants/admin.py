@@ -26,7 +26,7 @@ from atlas_site.errors import AtlasError
 from . import services, tokens
 from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant, UsageDay
 from .permissions import CHANGE, FORGET, VIEW
-from .usage import tenant_budgets_set
+from .usage import USAGE_COLUMNS, tenant_budgets_set
 
 #: The budgets a tenant's page edits, saved through the audited service (tenants/usage.py).
 BUDGET_FIELDS = ("llm_token_budget", "daily_write_quota")
@@ -320,8 +320,21 @@ class MemorySubjectAdmin(admin.ModelAdmin):
         )
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows the services keep: the admin shows them and changes nothing."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(ApiKeyCredential)
-class ApiKeyCredentialAdmin(admin.ModelAdmin):
+class ApiKeyCredentialAdmin(ReadOnlyAdmin):
     """Status only: key id, owner, dates. The secret is never displayed, anywhere."""
 
     list_display = ["es_key_id", "kind", "tenant", "subject", "created_at", "invalidated_at", "status"]
@@ -333,15 +346,6 @@ class ApiKeyCredentialAdmin(admin.ModelAdmin):
     @admin.display(description="status")
     def status(self, obj: ApiKeyCredential) -> str:
         return "valid" if obj.is_active else "invalidated"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class ApiTokenAddForm(forms.ModelForm):
@@ -456,47 +460,19 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 
 @admin.register(UsageDay)
-class UsageDayAdmin(admin.ModelAdmin):
+class UsageDayAdmin(ReadOnlyAdmin):
     """The usage ledger, read only: its counters are kept by the services (tenants/usage.py)."""
 
-    list_display = [
-        "tenant",
-        "day",
-        "writes",
-        "recalls",
-        "documents",
-        "bytes_stored",
-        "llm_prompt_tokens",
-        "llm_completion_tokens",
-        "llm_cost",
-    ]
+    list_display = ["tenant", *USAGE_COLUMNS]
     list_filter = ["tenant"]
     date_hierarchy = "day"
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
 
 @admin.register(AuditRecord)
-class AuditRecordAdmin(admin.ModelAdmin):
+class AuditRecordAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "actor", "action", "target", "tenant"]
     list_filter = ["action"]
     search_fields = ["actor", "target"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 # Granting permissions (a group's) or another person's login (an e-mail address to log in or reset a password

@@ -29,6 +29,18 @@ from atlas_site.errors import QuotaExceeded, ValidationFailed
 from tenants.models import Tenant, UsageDay
 from tenants.services import audit_record
 
+#: A ledger row's columns as people read them (the admin's list, ``atlas_usage``'s table).
+USAGE_COLUMNS = [
+    "day",
+    "writes",
+    "recalls",
+    "documents",
+    "bytes_stored",
+    "llm_prompt_tokens",
+    "llm_completion_tokens",
+    "llm_cost",
+]
+
 
 def usage_today() -> date:
     return timezone.now().astimezone(UTC).date()

@@ -8,18 +8,7 @@ import json
 from memory.services.usage_storage import usage_storage_sample
 from tenants.management.base import AtlasCommand
 from tenants.selectors import USAGE_MAX_DAYS, tenant_get, usage_days
-from tenants.usage import llm_budget_state
-
-COLUMNS = [
-    "day",
-    "writes",
-    "recalls",
-    "documents",
-    "bytes_stored",
-    "llm_prompt_tokens",
-    "llm_completion_tokens",
-    "llm_cost",
-]
+from tenants.usage import USAGE_COLUMNS, llm_budget_state
 
 
 def _days(value: str) -> int:
@@ -55,7 +44,7 @@ class Command(AtlasCommand):
         if options["json"]:
             self.stdout.write(json.dumps({"tenant": who.slug, "days": rows, "budgets": budgets}, indent=2))
             return
-        self.emit(list(reversed(rows)), as_json=False, columns=COLUMNS)
+        self.emit(list(reversed(rows)), as_json=False, columns=USAGE_COLUMNS)
         limit = "no limit" if budget.budget is None else f"{budget.budget}"
         self.stdout.write(f"LLM tokens this month: {budget.used} of {limit}" + _reached(budget))
         quota = who.daily_write_quota
