@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from atlas_site.echo import names_listed
-from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
+from atlas_site.errors import Conflict, NotFound, PreconditionFailed, QuotaExceeded, ValidationFailed
 from atlas_site.observability.hooks import memory_write_observed
 from memory import recall_constants as rc
 from memory.authority import AGENT, CONSOLIDATION, PENDING, Principal, authority_stamp, memory_etag
@@ -129,7 +129,16 @@ def _existing_answer(prepared: PreparedMemory, hit: dict[str, Any]) -> dict[str,
 def _stored_new(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> dict[str, Any]:
     """Store ``prepared`` unless its external id names a stored memory (then _existing_answer): its view.
     The create itself finds a stored one (no read before every write); only then is it read."""
-    if not _index(scope, prepared, refresh=refresh) and prepared.source.get("external_id"):
+    try:
+        created = _index(scope, prepared, refresh=refresh)
+    except QuotaExceeded:
+        # Past the daily quota, the same write again (a retry after a lost answer) is still answered as
+        # stored: it was counted the first time.
+        stored = _named_existing(scope, prepared) if prepared.source.get("external_id") else None
+        if stored is None:
+            raise
+        return _existing_answer(prepared, stored)
+    if not created and prepared.source.get("external_id"):
         stored = _named_existing(scope, prepared)
         if stored is not None:
             return _existing_answer(prepared, stored)

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_writes_past_the_quota_answer_429_and_store_nothing(world) -> None:  # noqa: F811
     svc, tenant = world["svc"], world["tenant"]
     tenant_budgets_set(tenant=tenant, actor="test", daily_write_quota=2)
-    assert svc("POST", "subjects/alice/episodes", json={"text": "I moved to Lisbon", "session_id": "s"}).ok
+    turn = {"text": "I moved to Lisbon", "session_id": "s", "external_id": "t1"}
+    first = svc("POST", "subjects/alice/episodes", json=turn)
+    assert first.status_code == 201
     lisbon = svc("POST", "subjects/alice/facts", json={"text": "Alice lives in Lisbon"})
     assert lisbon.status_code == 201
     refused = svc(
@@ -38,6 +40,9 @@ def test_writes_past_the_quota_answer_429_and_store_nothing(world) -> None:  # n
     assert (old["status"], old.get("superseded_by") or []) == ("current", [])
     listed = svc("GET", "subjects/alice/memories?types=semantic").json()["memories"]
     assert [m["text"] for m in listed] == ["Alice lives in Lisbon"]
+    # The same write again (an episode's external id: a retry after a lost answer) is answered as stored.
+    again = svc("POST", "subjects/alice/episodes", json=turn)
+    assert (again.status_code, again.json()["id"]) == (201, first.json()["id"])
     for path, payload in [
         ("subjects/bob/episodes", {"text": "hello", "session_id": "s"}),
         ("subjects/bob/playbooks", {"name": "tea", "trigger_text": "tea time", "steps": ["boil water"]}),
