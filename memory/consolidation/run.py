@@ -70,15 +70,20 @@ def _usage_into(run: ConsolidationRun, usage: Any, *, model: str) -> None:
     run.completion_tokens += usage.completion_tokens
     run.llm_requests += usage.requests
     run.cost = round(run.cost + cost, 6)
+    _usage_ledgered(run.tenant_id, usage, cost=cost)
+    consolidation_usage_observed(
+        model=model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cost=cost
+    )
+
+
+def _usage_ledgered(tenant_id: int, usage: Any, *, cost: float) -> None:
+    """One call's tokens and cost into the tenant's usage ledger (a dry run's too: it has no run record)."""
     usage_llm_record(
-        tenant_id=run.tenant_id,
+        tenant_id=tenant_id,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         requests=usage.requests,
         cost=cost,
-    )
-    consolidation_usage_observed(
-        model=model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cost=cost
     )
 
 
@@ -238,6 +243,7 @@ def _plan_fresh(
         )
     except LlmError as err:
         if dry:
+            _usage_ledgered(subject.tenant_id, err.usage, cost=err.usage.cost(llm_model_name()))
             return Outcome(Status.FAILED, error=str(err), episodes=len(data.episodes))
         _usage_into(run, err.usage, model=run.llm_model)
         _finish(run, Status.FAILED, started, error=f"{type(err).__name__}: {err}")
@@ -247,6 +253,7 @@ def _plan_fresh(
     review = mass_change_reason(plan, subject=subject)
     outcome = Outcome(Status.RUNNING, plan=plan, rejected=validator.rejected, episodes=len(data.episodes))
     if dry:
+        _usage_ledgered(subject.tenant_id, answer.usage, cost=answer.usage.cost(answer.model))
         outcome.status = Status.NEEDS_REVIEW if review else "dry_run"
         outcome.error = review or ""
         return outcome

@@ -112,3 +112,15 @@ def test_the_subject_cap_stops_one_subject_and_not_another(maya, tom, priced, se
     settings.ATLAS_CONSOLIDATION_SUBJECT_TOKEN_CAP = _next_call_estimate(tom)  # exactly fits: tom spent none
     assert consolidation_run(subject=tom).status == "done"
     assert len(priced.requests) == 2
+
+
+def test_a_dry_runs_tokens_reach_the_ledger(maya, priced) -> None:
+    """``atlas_consolidate --dry-run`` keeps no run record, but its call is paid for all the same."""
+    seats = say(maya, "On flights I always take a window seat", 0)
+    priced.script(empty_plan(facts=[fact("Maya prefers window seats on flights", [seats])]))
+    outcome = consolidation_run(subject=maya, dry_run=True)
+    assert outcome.status == "dry_run" and not ConsolidationRun.objects.filter(subject=maya).exists()
+    row = _ledger(maya.tenant)
+    assert (row.llm_prompt_tokens, row.llm_completion_tokens, row.llm_requests) == (100, 50, 1)
+    assert row.llm_cost == Decimal("0.001050")
+    assert stored(maya) == []
