@@ -187,8 +187,12 @@ class UsageView(APIView):
         query = query_params(request, {"since", "until"})
         today = usage_today()
         end = _date_param(query["until"], "until") if "until" in query else today
-        default_start = end - timedelta(days=USAGE_DEFAULT_DAYS - 1)
-        start = _date_param(query["since"], "since") if "since" in query else default_start
+        if "since" in query:
+            start = _date_param(query["since"], "since")
+        elif end >= date.min + timedelta(days=USAGE_DEFAULT_DAYS):
+            start = end - timedelta(days=USAGE_DEFAULT_DAYS - 1)
+        else:
+            raise ValidationFailed("until is too early: give since too", field="until")
         tenant = principal.tenant
         rows = usage_range(tenant=tenant, start=start, end=end)
         budget = llm_budget_state(tenant=tenant, day=today)

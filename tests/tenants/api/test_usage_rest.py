@@ -78,6 +78,7 @@ def test_the_window_is_chosen_by_since_and_until(world) -> None:  # noqa: F811
         ("since=2026-02-02&until=2026-02-01", "until", "until must not be before since"),
         ("since=2024-01-01&until=2026-01-01", "since", "at most 366 days at once"),
         ("from=2026-02-01", "from", "unknown query parameter from"),
+        ("until=0001-01-05", "until", "until is too early: give since too"),
         ("tenant=other", "tenant", "unknown query parameter tenant"),
     ],
 )
