@@ -1,25 +1,33 @@
 """Root test configuration: test environment defaults, and one Elasticsearch for the session.
 
-By default the session starts one embedded_es. With ``ATLAS_ES_URL`` (plus
-``ATLAS_ES_USERNAME``/``ATLAS_ES_PASSWORD``) the suite runs against that real
-cluster instead; tests that restart or inspect the embedded server skip there.
+By default the session starts one embedded_es. With ``ATLAS_TEST_ES_URL`` (plus
+``ATLAS_TEST_ES_USERNAME``/``ATLAS_TEST_ES_PASSWORD``, tests/external_cluster.py) the suite runs against
+that cluster instead, under an index prefix of its own that it removes again; the tests marked
+``embedded_only`` (and all of tests/embedded_es/) are skipped there with their reason.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from elasticsearch import Elasticsearch
 
 from embedded_es import EmbeddedElasticsearch
+from tests._environment import EXTERNAL_CLUSTER
 from tests._ordering import SEED_VARIABLE, files_shuffled, order_seed
+from tests.external_cluster import run_leftovers_remove, stale_runs_own, this_run_owns
 
 # The live server and the browser harness, for every test package that asks for their fixtures.
 pytest_plugins = ["tests.live_server", "tests.browser"]
 
-REAL_CLUSTER_URL = os.environ.get("ATLAS_ES_URL")
+#: The external cluster's URL when ATLAS_TEST_ES_URL names one (None: the embedded default).
+REAL_CLUSTER_URL = EXTERNAL_CLUSTER.url if EXTERNAL_CLUSTER else None
+#: Everything under it tests the development engine itself: embedded-only without a marker of its own.
+EMBEDDED_ES_SUITE = Path(__file__).resolve().parent / "tests" / "embedded_es"
 #: The longest tests, started first and each on a worker of its own when pytest-xdist spreads files over
 #: workers (``-n 2 --dist loadfile``, .ci/run): each quality gate imports an evaluation set (minutes).
 #: By default xdist queues files by their number of tests, so the gates' two-test file came last and
@@ -37,6 +45,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = files_shuffled(items, file_of=lambda item: item.nodeid.split("::", 1)[0], seed=seed)
     if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects the same order
         items.sort(key=lambda item: not _longest(item.nodeid))  # stable: the rest keep their order
+    if REAL_CLUSTER_URL:
+        for item in items:
+            reason = embedded_only_reason(item)
+            if reason is not None:
+                item.add_marker(pytest.mark.skip(reason=f"embedded only: {reason}"))
+
+
+def embedded_only_reason(item: pytest.Item) -> str | None:
+    """Why a test cannot run against an external cluster, or None when it can."""
+    marker = item.get_closest_marker("embedded_only")
+    if marker is not None:
+        return marker.kwargs.get("reason") or (marker.args[0] if marker.args else "needs the embedded engine")
+    if item.path.is_relative_to(EMBEDDED_ES_SUITE):
+        return "tests embedded_es itself (the development engine and its security gateway)"
+    return None
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -61,25 +84,42 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 
 class Cluster:
-    def __init__(self, url: str, username: str, password: str, server: EmbeddedElasticsearch | None) -> None:
+    def __init__(
+        self,
+        url: str,
+        username: str,
+        password: str,
+        server: EmbeddedElasticsearch | None,
+        ca_certs: str | None = None,
+    ) -> None:
         self.url = url
         self.username = username
         self.password = password
         self.server = server
+        self.ca_certs = ca_certs
 
     def admin(self) -> Elasticsearch:
-        return Elasticsearch(self.url, basic_auth=(self.username, self.password), request_timeout=30)
+        return Elasticsearch(
+            self.url, basic_auth=(self.username, self.password), ca_certs=self.ca_certs, request_timeout=30
+        )
 
     def with_key(self, encoded: str) -> Elasticsearch:
-        return Elasticsearch(self.url, api_key=encoded, request_timeout=30)
+        return Elasticsearch(self.url, api_key=encoded, ca_certs=self.ca_certs, request_timeout=30)
 
 
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[Cluster]:
-    if REAL_CLUSTER_URL:
-        yield Cluster(
-            REAL_CLUSTER_URL, os.environ.get("ATLAS_ES_USERNAME", "elastic"), os.environ["ATLAS_ES_PASSWORD"], None
+    if EXTERNAL_CLUSTER is not None:
+        external = Cluster(
+            EXTERNAL_CLUSTER.url, EXTERNAL_CLUSTER.username, EXTERNAL_CLUSTER.password, None, EXTERNAL_CLUSTER.ca_certs
         )
+        with external.admin() as es:  # a killed run cleaned up nothing: its leftovers go after a day
+            run_leftovers_remove(es, owned=stale_runs_own(now=datetime.now(UTC)))
+        try:
+            yield external
+        finally:
+            with external.admin() as es:
+                run_leftovers_remove(es, owned=this_run_owns(os.environ["ATLAS_ES_INDEX_PREFIX"]))
         return
     server = EmbeddedElasticsearch().start()
     try:

@@ -34,6 +34,8 @@ ATLAS_RRF_WEIGHT_TIME = env.float("ATLAS_RRF_WEIGHT_TIME", default=1.0)
 # For a question asking when ("When did I move to Lisbon?") and naming no time, the time leg searches the
 # memories whose text names a date, with a score-fusion weight of its own.
 ATLAS_TIME_LEG_WHEN = env.bool("ATLAS_TIME_LEG_WHEN", default=True)
+# A question bounded by an event ("before I moved to Lisbon") is dated by a first search (memory.recall.anchor).
+ATLAS_TIME_LEG_EVENT = env.bool("ATLAS_TIME_LEG_EVENT", default=True)
 ATLAS_ZSCORE_WEIGHT_TIME_WHEN = env.float("ATLAS_ZSCORE_WEIGHT_TIME_WHEN", default=6.0)
 # A newer, not yet consolidated turn placed under the first fact it may change (memory.recall.newer) when the
 # main dense leg ranks it among its first this many (0 = off).

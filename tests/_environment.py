@@ -6,6 +6,10 @@ from __future__ import annotations
 import os
 import tempfile
 
+import pytest
+
+from tests.external_cluster import external_cluster_from_environment, run_id_ensure, run_prefix
+
 _TEST_DATA_DIR = tempfile.mkdtemp(prefix="atlas-test-")
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-not-for-production")
 os.environ.setdefault("ATLAS_ENCRYPTION_KEYS", "9CcI2YIb7ugLd6R0H0w1wu8S9ls0dI0bOBV3zEmDbBM=")
@@ -30,3 +34,23 @@ if _worker.startswith("gw") and os.environ.get("REDIS_URL"):
 # without a folder each, one worker's Celery test would take the other's tasks (and results).
 if _worker.startswith("gw"):
     os.environ["ATLAS_BROKER_DIR"] = os.path.join(os.environ["ATLAS_DATA_DIR"], f"broker-{_worker}")
+
+# ATLAS_TEST_ES_URL (tests/external_cluster.py): the application, and every process a test starts, talks to
+# that cluster under this run's and this worker's index prefix (not one a developer set: the run removes
+# what is under it). Without the variable nothing changes: the root conftest starts an embedded_es.
+try:
+    EXTERNAL_CLUSTER = external_cluster_from_environment()
+    _EXTERNAL_CLUSTER_PROBLEM = None
+except ValueError as exc:
+    EXTERNAL_CLUSTER, _EXTERNAL_CLUSTER_PROBLEM = None, str(exc)
+if EXTERNAL_CLUSTER is not None:
+    os.environ["ATLAS_ES_INDEX_PREFIX"] = run_prefix(run_id=run_id_ensure(), worker=_worker)
+    os.environ["ATLAS_ES_URL"] = EXTERNAL_CLUSTER.url
+    os.environ["ATLAS_ES_USERNAME"] = EXTERNAL_CLUSTER.username
+    os.environ["ATLAS_ES_PASSWORD"] = EXTERNAL_CLUSTER.password
+    os.environ["ATLAS_ES_CA_CERTS"] = EXTERNAL_CLUSTER.ca_certs or ""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _EXTERNAL_CLUSTER_PROBLEM:
+        raise pytest.UsageError(_EXTERNAL_CLUSTER_PROBLEM)

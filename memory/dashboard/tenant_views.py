@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods
 
 from atlas_site.errors import AtlasError, ValidationFailed
 from memory import on_behalf, selectors
+from memory.consolidation.outcomes import consolidation_runs_outcomes
 from memory.models import ConsolidationRun
 from memory.services import catalog
 from memory.services.writes import memory_etag
@@ -25,9 +26,11 @@ from tenants.models import MemorySubject
 from tenants.usage import llm_budget_state
 
 from .forms import CatalogEntryForm
+from .pictures.charts import chart_svg
 
 CATALOG_PAGE_SIZE = 25
 JOB_RUNS_PER_PAGE = 50
+RUNS_CHARTED = 30
 
 
 def _memory_link(request: HttpRequest, who: MemorySubject) -> Callable[..., str]:
@@ -159,11 +162,27 @@ def job_runs(request: HttpRequest) -> HttpResponse:
     on_behalf.runs_listed(tenant=request.tenant, runs=list(page), actor=actor_of(request))  # errors may quote memories
     query = urlencode({"status": status}) if status else ""
     return section_render(
-        request,
-        "jobs.html",
-        page=page,
-        chosen=status,
-        statuses=ConsolidationRun.Status.choices,
-        query=query,
-        budget=llm_budget_state(tenant=request.tenant),
+        request, "jobs.html", page=page, chosen=status, statuses=ConsolidationRun.Status.choices, query=query,
+        chart=_runs_chart(runs), budget=llm_budget_state(tenant=request.tenant),
+    )  # fmt: skip
+
+
+def _runs_chart(runs) -> str | None:
+    """The newest runs that planned something (oldest on the left): what the LLM proposed and what became
+    of it; None when no run planned anything."""
+    planned = list(runs.filter(plan__isnull=False).order_by("-started_at", "-id")[:RUNS_CHARTED])[::-1]
+    if not planned:
+        return None
+    outcomes = consolidation_runs_outcomes(runs=planned)
+    return chart_svg(
+        title=f"What the last {len(planned)} consolidation runs proposed, and what became of it",
+        categories=[f"#{o.run.pk} {o.run.subject.external_id[:12]} {o.run.started_at:%m-%d}" for o in outcomes],
+        series={
+            "proposed": [o.proposed for o in outcomes],
+            "accepted": [o.accepted for o in outcomes],
+            "rejected by the person": [o.rejected for o in outcomes],
+            "dropped by validation and the guards": [o.dropped for o in outcomes],
+            "waiting for review": [o.waiting for o in outcomes],
+        },
+        category_heading="Run",
     )

@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("memories/", views.memories, {"tab": "facts"}, name="memories"),
     path("memories/<slug:tab>/", views.memories, name="tab"),
+    path("glance/", views.glance, name="glance"),
     path("memory/<str:memory_id>/", views.memory_detail, name="memory"),
     path("memory/<str:memory_id>/forget/", views.memory_forget, name="forget"),
     path("review/", views.review, name="review"),

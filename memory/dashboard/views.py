@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.contrib import messages
@@ -24,6 +25,7 @@ from atlas_site.streaming import primed, streamed
 from memory import on_behalf, selectors
 from memory.authority import by_person, person_principal
 from memory.consolidation.run import consolidation_runs_settle
+from memory.glance import subject_glance
 from memory.on_behalf import provenance_linked
 from memory.portable.export import export_line, memories_export
 from memory.provenance import episode_orphans, memory_provenance, proposals_cited, runs_started_by
@@ -46,6 +48,8 @@ from .forms import (
     SearchForm,
     TokenCreateForm,
 )
+from .pictures.timeline import FORGOTTEN, glance_svg
+from .pictures.versions import versions_svg
 
 PAGE_SIZE = 25
 EXPORT_PAGE_SIZE = 200
@@ -176,6 +180,29 @@ def _chain_steps(chain: list[dict[str, Any]], memory_id: str) -> list[dict[str, 
     return steps
 
 
+def _memory_url(memory_id: str) -> str:
+    return reverse("dashboard:memory", kwargs={"memory_id": memory_id})
+
+
+def _session_url(session_id: str) -> str:
+    return f"{reverse('dashboard:tab', kwargs={'tab': 'episodes'})}?session={quote(session_id, safe='')}"
+
+
+@dashboard_view
+def glance(request: HttpRequest) -> HttpResponse:
+    """**My memory at a glance**: the last 90 days as one picture (conversations, the facts and playbooks
+    learnt from them, corrections, forgets), each mark linked to its memory, and the same as a list."""
+    seen = subject_glance(subject=request.subject)
+    context = {
+        "glance": seen,
+        "picture": glance_svg(glance=seen, memory_url=_memory_url, session_url=_session_url),
+        "corrections": [f for f in seen.facts if f.get("supersedes")],
+        "facts": [f for f in seen.facts if not f.get("supersedes")],
+        "forgets": [{**f, "words": FORGOTTEN.get(f["what"], "a memory")} for f in seen.forgets],
+    }
+    return render(request, "dashboard/glance.html", context)
+
+
 def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
@@ -190,8 +217,14 @@ def _memory_context(request: HttpRequest, memory_id: str) -> dict[str, Any]:
         chain = selectors.memory_chain_get(subject=request.subject, memory_id=memory["id"])
         steps = _chain_steps(chain, memory["id"])
         position = next(i for i, step in enumerate(steps) if step["current"])
+        cited = [i for step in steps for i in step["memory"].get("source_episodes") or [] if isinstance(i, str)]
         context.update(
             steps=steps,
+            versions_picture=versions_svg(
+                steps=steps,
+                cited=selectors.memories_get(subject=request.subject, memory_ids=cited) if cited else {},
+                memory_url=_memory_url,
+            ),
             older=steps[position - 1]["memory"] if position > 0 else None,
             newer=steps[position + 1]["memory"] if position + 1 < len(steps) else None,
             # A proposal is decided (accepted, edited then accepted, rejected) in the To review tab.

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -16,10 +17,11 @@ from memory.elastic.mappings import VECTOR_FIELDS
 from memory.inference.language_detection import reads_as_english
 from memory.scope import SubjectScope
 from memory.selectors import RECALL_TYPES, memory_shape
-from memory.temporal import question_range
+from memory.temporal import TimeRange, question_range
 from memory.validation import id_list, list_filters, memory_types_check, timestamp
 from tenants.models import MemorySubject
 
+from .anchor import event_dated
 from .embedding import QUERY_EMBEDDER
 from .explain import Trace, expected_explain, filters_described, hit_explain
 from .floor import Floored, floor_apply
@@ -101,6 +103,9 @@ def memory_recall(
     )
     timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
     trace = Trace() if run.traced else None
+    if run.asked_time is not None and run.asked_time.event is not None and settings.ATLAS_TIME_LEG_EVENT:
+        # "before I moved to Lisbon": the subject's memories date the move (memory.recall.anchor).
+        run = dataclasses.replace(run, asked_time=event_dated(run.scope, run.asked_time))
     plan, pending = _plan(run)
     ranked = legs_search(reader=run.scope.reader(), plan=plan, options=run.options, pending=pending, timings=timings)
     with stage("fusion"):
@@ -206,6 +211,18 @@ def _run(
     )
 
 
+def _time_described(asked: TimeRange) -> dict[str, Any]:
+    """The time the question asks about, for explain: its days, and the event that dated them."""
+    described: dict[str, Any] = {
+        "start": asked.start.isoformat() if asked.start else None,
+        "end": asked.end.isoformat() if asked.end else None,
+        "asks_when": asked.asks_when,
+    }
+    if asked.event is not None:
+        described["event"] = {"bound": asked.event.bound, "words": asked.event.event, "dated_by": asked.dated_by}
+    return described
+
+
 def _fused(run: RecallRun, *, ranked: list, plan: LegSearches, trace: Trace | None, timings: dict[str, float]) -> list:
     """The legs as one ranked list: fused, replies inheriting, near-duplicates spread, optionally reranked."""
     t0 = time.perf_counter()
@@ -275,6 +292,8 @@ def _explained(
         "turn_kind": trace.turn_kind,
         "floor": floored.rule,
     }
+    if run.asked_time is not None:
+        out["time"] = _time_described(run.asked_time)
     if "bm25_pool" in result.timings_ms:  # memory.recall.lexical: no BM25 search, the leg judged the candidates
         out["bm25_leg"] = "scored in the app over the other legs' candidates (ATLAS_BM25_POOL)"
     if run.expected:
@@ -310,7 +329,14 @@ def _why_filtered(source: dict[str, Any], run: RecallRun) -> str | None:
         return why
     if not run.historic and not run.include_superseded and (source.get("superseded_by") or source.get("retracted")):
         newer = ", ".join(source.get("superseded_by") or [])
-        return f"replaced by {newer}: replaced versions are hidden unless include_superseded"
+        asked = run.asked_time
+        if asked is None or not (asked.start or asked.end) or not _held_then_searched(run):
+            return f"replaced by {newer}: replaced versions are hidden unless include_superseded"
+        # A question naming a time shows the replaced versions that held then (queries.current_or_held_filter).
+        if source.get("retracted"):
+            return f"a harsh correction ({newer}) replaced it: it never held, not even at the time asked"
+        if not _held_during(source, start=asked.start, end=asked.end):
+            return f"replaced by {newer} and it did not hold during the time asked ({_days(asked)})"
     if run.fact_type and source.get("fact_type") != run.fact_type:
         return f"its fact_type is {source.get('fact_type')}, not {run.fact_type}"
     start, end = timestamp(run.since, field_name="since"), timestamp(run.until, field_name="until")
@@ -319,6 +345,29 @@ def _why_filtered(source: dict[str, Any], run: RecallRun) -> str | None:
     if created and end and created >= end:
         return f"stored at or after until ({source.get('created_at')})"
     return None
+
+
+def _held_then_searched(run: RecallRun) -> bool:
+    """Whether this recall's legs searched the replaced versions that held at the time asked (as _plan)."""
+    return leg_weight("time", run.text, method=settings.ATLAS_FUSION) > 0
+
+
+def _held_during(source: dict[str, Any], *, start: date | None, end: date | None) -> bool:
+    """Whether a replaced version held on some day of [start, end] (either open): from valid_from (else
+    when recorded) until valid_to (else when replaced), as memory.elastic.queries._valid_during."""
+    began = timestamp(source.get("valid_from") or source.get("created_at"), field_name="valid_from")
+    ended = timestamp(source.get("valid_to") or source.get("superseded_at"), field_name="valid_to")
+    if (
+        end is not None
+        and began is not None
+        and began >= datetime.combine(end + timedelta(days=1), datetime.min.time(), UTC)
+    ):
+        return False
+    return not (start is not None and ended is not None and ended <= datetime.combine(start, datetime.min.time(), UTC))
+
+
+def _days(asked: TimeRange) -> str:
+    return f"{asked.start.isoformat() if asked.start else '…'} to {asked.end.isoformat() if asked.end else '…'}"
 
 
 def _not_valid_then(source: dict[str, Any], at: datetime) -> str | None:

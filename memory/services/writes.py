@@ -331,17 +331,22 @@ def fact_write(
     return existing if existing is not None else stored_view(prepared)
 
 
-def _source_episodes_resolve(scope: SubjectScope, prepared: PreparedMemory) -> None:
+def _source_episodes_resolve(
+    scope: SubjectScope, prepared: PreparedMemory, *, carried: frozenset[str] = frozenset()
+) -> None:
     """The episodes a fact cites, checked to be this subject's and stored by their own ids (a 404 naming
-    those that are not)."""
+    those that are not). ``carried``: the evidence a correction keeps from the version it replaces; one
+    of those forgotten since (a fact keeps the id of a forgotten turn, never its text) is left out rather
+    than refused — the editor did not name it, and a fact must stay correctable after its turn is gone."""
     episodes = prepared.source.get("source_episodes") or []
     if not episodes:
         return
     seen = store.memories_fetch(scope.reader(), ids=episodes, memory_types=("episodic",), filters=scope.read_filters())
     missing = [e for e in episodes if e not in seen or seen[e]["_source"].get("user_id") != scope.user_id]
-    if missing:
-        raise NotFound(f"no episode {names_listed(missing)} for this user", field="source_episodes")
-    prepared.source["source_episodes"] = list(dict.fromkeys(seen[e]["_id"] for e in episodes))
+    refused = [e for e in missing if e not in carried]
+    if refused:
+        raise NotFound(f"no episode {names_listed(refused)} for this user", field="source_episodes")
+    prepared.source["source_episodes"] = list(dict.fromkeys(seen[e]["_id"] for e in episodes if e not in missing))
 
 
 EDIT_ATTEMPTS = 20
@@ -430,7 +435,7 @@ def fact_edit(
         )
         authority_stamp(prepared.source, authority=authority, written_by=written_by, writer_id=writer_id)
         gate.content_guard(principal=writer, prepared=prepared)
-        _source_episodes_resolve(scope, prepared)
+        _source_episodes_resolve(scope, prepared, carried=frozenset(old.get("source_episodes") or ()))
         if verdict == gate.PROPOSE:
             proposal_make(prepared)
             _index(scope, prepared, refresh=True)

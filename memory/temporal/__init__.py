@@ -3,6 +3,6 @@ the time a question asks about (``question_range``). Pure functions, English, st
 the grammar and its rules for ambiguous dates are in docs/temporal.md."""
 
 from memory.temporal.mentions import Mention, mentions_resolve
-from memory.temporal.questions import TimeRange, question_range
+from memory.temporal.questions import EventBound, TimeRange, question_range
 
-__all__ = ["Mention", "TimeRange", "mentions_resolve", "question_range"]
+__all__ = ["EventBound", "Mention", "TimeRange", "mentions_resolve", "question_range"]

@@ -47,6 +47,7 @@ def test_elasticsearch_down_is_a_503_naming_it(client, settings, atlas_es, reset
     assert body["checks"]["database"]["ok"] is True
 
 
+@pytest.mark.embedded_only(reason="needs a cluster on a Basic licence: the embedded engine reports one on request")
 def test_licence_without_dls_is_a_503(client, settings, reset_clients, db) -> None:
     from embedded_es import EmbeddedElasticsearch
 
@@ -78,6 +79,7 @@ def test_broker_down_is_a_503_naming_it(client, settings, atlas_es, db) -> None:
     assert body["checks"]["elasticsearch"]["ok"] is True
 
 
+@pytest.mark.embedded_only(reason="stalls the embedded engine's process (SIGSTOP)")
 def test_a_stalled_elasticsearch_is_a_503_within_the_health_timeout(client, settings, reset_clients, db) -> None:
     """The engine stopped (SIGSTOP: the port accepts, nothing answers). /healthz used to wait for the
     client's request timeout three times over (10 s × 3 tries); it answers 503 within its own timeout."""

@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import REAL_CLUSTER_URL
 from embedded_es.engine import free_port
 from tests.processes import process_state
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(bool(REAL_CLUSTER_URL), reason="make run starts the embedded Elasticsearch")
+pytestmark = pytest.mark.embedded_only(reason="make run starts the embedded Elasticsearch")
 
 
 def _user_env(data_dir: Path) -> dict[str, str]:

@@ -13,10 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from benchmarks.load import Stack, atlas_run, load_phase, stack_prepare
-from conftest import REAL_CLUSTER_URL
 
 pytestmark = [
-    pytest.mark.skipif(bool(REAL_CLUSTER_URL), reason="make run starts the embedded Elasticsearch"),
+    pytest.mark.embedded_only(reason="benchmarks the stack make run starts, with its embedded Elasticsearch"),
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the stack's processes through /proc"),
 ]
 AGENTS, WRITES, PAUSE = 3, 12, 5.0

@@ -9,13 +9,11 @@ from pathlib import Path
 import pytest
 from elasticsearch import Elasticsearch
 
-from conftest import REAL_CLUSTER_URL, Cluster  # noqa: F401  (re-exported for the tests)
+from conftest import Cluster  # noqa: F401  (re-exported for the tests)
 from embedded_es.server import READY_LINE
 
 ROOT = Path(__file__).resolve().parents[2]
-needs_embedded = pytest.mark.skipif(
-    bool(REAL_CLUSTER_URL), reason="restarts or inspects the embedded server; not possible on a real cluster"
-)
+needs_embedded = pytest.mark.embedded_only(reason="restarts or inspects the embedded server")
 
 
 def mint_key(admin: Elasticsearch, name: str, role_descriptors: dict, **kwargs) -> str:

@@ -14,6 +14,9 @@ from memory.recall import RecallOptions, memory_recall
 from memory.selectors import memory_chain_get
 from memory.services.archive import superseded_facts_archive
 from memory.services.writes import fact_write
+from tests.external_cluster import side_prefix
+
+OLDARCH = side_prefix("oldarch")  # a deployment of its own beside the session's (atlas-oldarch here)
 
 
 def test_the_archive_mapping_is_explicit_strict_and_in_its_template(atlas_es) -> None:
@@ -80,16 +83,16 @@ def pre_generation_prefix(atlas_es, settings):
     """A deployment whose archive predates generations: ``<alias>-v1`` with the delete-whole-index policy."""
     from memory.elastic.mappings import DOCUMENT_CLASS_BY_TYPE
 
-    settings.ATLAS_ES_INDEX_PREFIX = "atlas-oldarch"
+    settings.ATLAS_ES_INDEX_PREFIX = OLDARCH
     es = bootstrap_client()
     mapping = DOCUMENT_CLASS_BY_TYPE["semantic"]._doc_type.mapping.to_dict()
-    es.indices.create(index="atlas-oldarch-archive-v1", mappings=mapping, aliases={"atlas-oldarch-archive": {}})
-    es.index(index="atlas-oldarch-archive", id="f1", document={"tenant_id": "t", "text": "old"}, refresh=True)
+    es.indices.create(index=f"{OLDARCH}-archive-v1", mappings=mapping, aliases={f"{OLDARCH}-archive": {}})
+    es.index(index=f"{OLDARCH}-archive", id="f1", document={"tenant_id": "t", "text": "old"}, refresh=True)
     yield es
-    es.indices.delete(index=",".join(es.indices.get(index="atlas-oldarch-*")))
-    for name in ("atlas-oldarch-archive-policy", "atlas-oldarch-archive-keep-policy"):
+    es.indices.delete(index=",".join(es.indices.get(index=f"{OLDARCH}-*")))
+    for name in (f"{OLDARCH}-archive-policy", f"{OLDARCH}-archive-keep-policy"):
         es.options(ignore_status=404).ilm.delete_lifecycle(name=name)
-    es.options(ignore_status=404).indices.delete_index_template(name="atlas-oldarch-archive-template")
+    es.options(ignore_status=404).indices.delete_index_template(name=f"{OLDARCH}-archive-template")
 
 
 def test_an_archive_without_generations_keeps_everything_until_reindexed(pre_generation_prefix) -> None:
@@ -97,14 +100,14 @@ def test_an_archive_without_generations_keeps_everything_until_reindexed(pre_gen
 
     es = pre_generation_prefix
     report = cluster_bootstrap()
-    assert report.outdated == ["atlas-oldarch-archive"]
-    settings_now = es.indices.get_settings(index="atlas-oldarch-archive-v1")["atlas-oldarch-archive-v1"]["settings"]
-    assert settings_now["index"]["lifecycle"]["name"] == "atlas-oldarch-archive-keep-policy"
+    assert report.outdated == [f"{OLDARCH}-archive"]
+    settings_now = es.indices.get_settings(index=f"{OLDARCH}-archive-v1")[f"{OLDARCH}-archive-v1"]["settings"]
+    assert settings_now["index"]["lifecycle"]["name"] == f"{OLDARCH}-archive-keep-policy"
     moved = index_reindex(memory_type="archive")
     assert (moved.source_index, moved.target_index, moved.copied) == (
-        "atlas-oldarch-archive-v1",
-        "atlas-oldarch-archive-v2-000001",
+        f"{OLDARCH}-archive-v1",
+        f"{OLDARCH}-archive-v2-000001",
         1,
     )
-    assert list(es.indices.get_alias(name="atlas-oldarch-archive")) == ["atlas-oldarch-archive-v2-000001"]
+    assert list(es.indices.get_alias(name=f"{OLDARCH}-archive")) == [f"{OLDARCH}-archive-v2-000001"]
     assert cluster_bootstrap().outdated == []

@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 QUERY = "where does Maya work"
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(bool(os.environ.get("ATLAS_ES_URL")), reason="backs up the embedded server's files"),
+    pytest.mark.embedded_only(reason="backs up and restores the embedded server's files"),
 ]
 
 

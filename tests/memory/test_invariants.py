@@ -153,6 +153,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             self.operators[False].force_login(world["staff"])
             self.known: dict[str, Known] = {}
             self.forgotten: list[str] = []
+            self.forgotten_ids: set[str] = set()  # a fact keeps a forgotten turn's id; a correction drops it
             self.backed_up = False
             # The person's own facts, as an import of our export format carries them.
             for word in WORDS[:2]:
@@ -269,7 +270,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             assert answer.status_code in (200, 202), answer.text
             if target.authority == "person":
                 assert answer.status_code == 202, answer.text
-            kept = [] if body["contradiction"] == "harsh" else old_evidence
+            kept = [] if body["contradiction"] == "harsh" else [e for e in old_evidence if e not in self.forgotten_ids]
             expected = list(dict.fromkeys([*kept, *body.get("source_episodes", [])]))
             assert (answer.json().get("source_episodes") or []) == expected, (body, old_evidence, answer.json())
             STATS.checks["a correction keeps the evidence that still holds"] += 1
@@ -533,6 +534,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             answer = self.tokens["forgetter"]("DELETE", f"subjects/alice/memories/{target.id}")
             assert answer.status_code == 200, answer.text
             del self.known[target.id]
+            self.forgotten_ids.add(target.id)
             if not any(k.canary == target.canary for k in self.known.values()):
                 self.forgotten.append(target.canary)
                 self._forgotten_nowhere(target.canary)

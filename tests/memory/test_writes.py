@@ -194,3 +194,35 @@ def test_a_correction_keeps_the_evidence_that_still_holds(maya) -> None:
     with pytest.raises(NotFound, match="no episode"):
         fact_edit(subject=maya, memory_id=unchanged["id"], text="x", source_episodes=["not-a-turn"])
     assert not memory_get(subject=maya, memory_id=unchanged["id"]).get("superseded_by")  # nothing changed
+
+
+def test_a_fact_whose_turn_was_forgotten_can_still_be_corrected(maya) -> None:
+    """Found by the invariant machine (issue 32): a fact keeps the id of a turn forgotten since, and its
+    correction — REST, MCP, the dashboard and the admin all come through fact_edit — answered 404 "no
+    episode" for evidence the editor never named. The kept evidence that is gone is left out; evidence the
+    editor names must still exist."""
+    from memory.services.forget import memory_forget
+    from memory.services.writes import fact_edit
+
+    chess = episode_write(subject=maya, text="I play chess on Sundays")
+    club = episode_write(subject=maya, text="I joined the chess club")
+    fact = fact_write(subject=maya, text="Maya plays chess", source_episodes=[chess["id"], club["id"]])
+    memory_forget(subject=maya, memory_id=chess["id"], actor="test")
+    assert memory_get(subject=maya, memory_id=fact["id"])["source_episodes"] == [chess["id"], club["id"]]
+    etag = memory_etag_of(maya, fact["id"])
+    edited = fact_edit(subject=maya, memory_id=fact["id"], text="Maya plays chess at a club", if_match=etag)
+    assert edited["source_episodes"] == [club["id"]]
+    # Named by the editor, a forgotten turn is still refused, and nothing changes.
+    with pytest.raises(NotFound, match=f"no episode {chess['id']}"):
+        fact_edit(subject=maya, memory_id=edited["id"], text="x", source_episodes=[chess["id"]])
+    assert not memory_get(subject=maya, memory_id=edited["id"]).get("superseded_by")
+
+
+def memory_etag_of(subject, memory_id: str) -> str:
+    from memory.authority import memory_etag
+    from memory.scope import SubjectScope
+
+    hit = store.memories_fetch(
+        SubjectScope.of(subject).reader(), ids=[memory_id], memory_types=("semantic",), filters=[]
+    )[memory_id]
+    return memory_etag(hit["_source"])

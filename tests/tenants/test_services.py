@@ -111,6 +111,7 @@ def test_membership_add_validates_role_and_person(acme) -> None:
     assert again.pk == membership.pk and again.role == "owner"
 
 
+@pytest.mark.embedded_only(reason="needs a cluster on a Basic licence: the embedded engine reports one on request")
 def test_basic_licence_refuses_multi_tenant_mode(settings, db) -> None:
     """On a licence without DLS the app refuses to create tenants unless app-filter mode is explicit."""
     from atlas_site.elastic.client import clients_reset

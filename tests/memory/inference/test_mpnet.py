@@ -25,6 +25,7 @@ from memory.inference.local_models import (
     local_embedding_provider,
 )
 from memory.inference.provider import EmbeddingModelUnavailable
+from tests.external_cluster import side_prefix
 
 ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = json.loads((Path(__file__).parent / "data" / "mpnet_reference.json").read_text())
@@ -247,7 +248,7 @@ def test_a_deployment_on_another_model_gets_a_mapping_of_its_dimensions(cluster,
         "ATLAS_ES_URL": cluster.url,
         "ATLAS_ES_USERNAME": cluster.username,
         "ATLAS_ES_PASSWORD": cluster.password,
-        "ATLAS_ES_INDEX_PREFIX": f"atlas-minilm-{os.getpid()}",
+        "ATLAS_ES_INDEX_PREFIX": side_prefix(f"minilm-{os.getpid()}"),
         "ATLAS_EMBEDDING_MODEL": "all-MiniLM-L6-v2-int8-onnx",
         "ATLAS_EMBEDDING_DIMS": "384",
         "ATLAS_USAGE_RECORDING": "off",

@@ -44,10 +44,21 @@ QUESTIONS = [
 
 # Neither a time nor a question about when: recall does not filter.
 NO_TIME = [
-    "What did we do after the move?",
-    "Anything before the move?",
     "Hello again",
+    "Have I told you this before?",
     "What should I cook tonight for the two of us? Something with rice",
+]
+
+# Bounded by an event, not a date: (question, bound, the event's words, the edge of a state it dates).
+EVENTS = [
+    ("Where did I work before I moved to Lisbon?", "before", "I moved to Lisbon", "start"),
+    ("What did we do after the move?", "after", "the move", "start"),
+    ("Anything before the move?", "before", "the move", "start"),
+    ("What car did I have before the Kia?", "before", "the Kia", "start"),
+    ("What have I been doing since I left Fenn?", "since", "I left Fenn", "end"),
+    ("What did I move on to after the GP placement?", "after", "the GP placement", "end"),
+    ("Where did we go after I started at the clinic, and why?", "after", "I started at the clinic", "start"),
+    ("Where did I live before moving out of Leipzig?", "before", "moving out of Leipzig", "end"),
 ]
 
 
@@ -66,13 +77,26 @@ def test_the_table_holds_at_least_20_questions():
     assert len(QUESTIONS) >= 20
 
 
-@pytest.mark.parametrize("question", NO_TIME[:3])
-def test_a_question_about_an_event_or_nothing_has_no_range(question):
+@pytest.mark.parametrize("question", NO_TIME[:2])
+def test_a_question_about_nothing_has_no_range(question):
     assert question_range(question, now=NOW) is None
 
 
+@pytest.mark.parametrize(("question", "bound", "words", "edge"), EVENTS)
+def test_a_question_bounded_by_an_event_carries_it_without_days(question, bound, words, edge):
+    """The days come from the subject's memories at recall (memory.recall.anchor), not from the words."""
+    asked = question_range(question, now=NOW)
+    assert (asked.start, asked.end, asked.asks_when) == (None, None, False)
+    assert (asked.event.bound, asked.event.event, asked.event.state_edge()) == (bound, words, edge)
+
+
+def test_a_date_after_the_bound_word_is_a_date_not_an_event():
+    asked = question_range("What did I do before March?", now=NOW)
+    assert (asked.start, asked.end, asked.event) == (None, date(2026, 2, 28), None)
+
+
 def test_tonight_in_a_question_is_a_date():
-    asked = question_range(NO_TIME[3], now=NOW)
+    asked = question_range(NO_TIME[2], now=NOW)
     assert (asked.start, asked.end, asked.asks_when) == (date(2026, 3, 18), date(2026, 3, 18), False)
 
 

@@ -247,3 +247,158 @@ def test_a_turn_that_names_no_date_still_answers_when_it_is_the_one_about_the_th
     result = memory_recall(subject=maya, query="When did I move to Lisbon?", k=3, now=day + 60 * DAY)
     assert "time" in result.legs
     assert ids(result)[0] == moved["id"]
+
+
+# ---------------------------------------------------------------------------------------------- events
+
+
+def _moved_to_lisbon(maya, moved: datetime) -> dict[str, dict]:
+    """Maya's job and home, both replaced when she moved to Lisbon on ``moved``."""
+    years_before = moved - 3 * 365 * DAY
+    kranich = fact_write(
+        subject=maya,
+        text="Maya is a backend developer at Kranich Logistics",
+        fact_type="identity",
+        at=years_before.isoformat(),
+        valid_from=years_before.isoformat(),
+    )
+    farfetch = fact_write(
+        subject=maya,
+        text="Maya is a data engineer at Farfetch",
+        fact_type="identity",
+        supersedes=[kranich["id"]],
+        valid_from=moved.isoformat(),
+    )
+    berlin = fact_write(
+        subject=maya,
+        text="Maya lives in Berlin",
+        fact_type="identity",
+        at=years_before.isoformat(),
+        valid_from=years_before.isoformat(),
+    )
+    lisbon = fact_write(
+        subject=maya,
+        text="Maya lives in Lisbon",
+        fact_type="identity",
+        supersedes=[berlin["id"]],
+        valid_from=moved.isoformat(),
+    )
+    return {"kranich": kranich, "farfetch": farfetch, "berlin": berlin, "lisbon": lisbon}
+
+
+def test_a_question_bounded_by_an_event_asks_about_the_day_before_the_fact_that_dates_it(maya, settings) -> None:
+    moved = datetime(datetime.now(UTC).year - 1, 6, 2, tzinfo=UTC)
+    facts = _moved_to_lisbon(maya, moved)
+    question = "Where did I work before I moved to Lisbon?"
+    result = memory_recall(subject=maya, query=question, k=2, memory_types=["semantic"], explain=True)
+    # The job that held on 1 June — replaced since — comes first.
+    assert ids(result)[0] == facts["kranich"]["id"]
+    assert result.hits[0]["superseded_by"] == [facts["farfetch"]["id"]]
+    day_before = (moved - DAY).date().isoformat()
+    assert result.explain["time"] == {
+        "start": day_before,
+        "end": day_before,
+        "asks_when": False,
+        "event": {"bound": "before", "words": "I moved to Lisbon", "dated_by": facts["lisbon"]["id"]},
+    }
+    # Undated, the question sees the current job only: the one before the move is hidden.
+    settings.ATLAS_TIME_LEG_EVENT = False
+    off = memory_recall(subject=maya, query=question, k=2, memory_types=["semantic"])
+    assert facts["kranich"]["id"] not in ids(off)
+
+
+def test_since_an_event_that_ends_a_state_asks_about_the_day_it_ended(maya) -> None:
+    moved = datetime(datetime.now(UTC).year - 1, 6, 2, tzinfo=UTC)
+    facts = _moved_to_lisbon(maya, moved)
+    result = memory_recall(
+        subject=maya,
+        query="What have I been doing since I left Kranich?",
+        k=1,
+        memory_types=["semantic"],
+        explain=True,
+    )
+    assert ids(result) == [facts["farfetch"]["id"]]
+    assert result.explain["time"]["start"] == moved.date().isoformat()
+    assert result.explain["time"]["event"]["dated_by"] == facts["kranich"]["id"]
+
+
+def test_a_turn_naming_the_events_date_dates_it(maya, settings) -> None:
+    said = datetime(2026, 3, 2, 18, tzinfo=UTC)
+    wedding = episode_write(subject=maya, text="Ada and Tom's wedding will be on June 14", at=said.isoformat())
+    crete = episode_write(
+        subject=maya,
+        text="We're going to Crete in two weeks, already packed",
+        at=datetime(2026, 6, 21, 18, tzinfo=UTC).isoformat(),
+    )
+    episode_write(
+        subject=maya,
+        text="We went to Crete years ago and loved it",
+        at=datetime(2025, 5, 1, 18, tzinfo=UTC).isoformat(),
+    )
+    result = memory_recall(
+        subject=maya,
+        query="Where are we going on holiday after Ada's wedding?",
+        k=2,
+        now=datetime(2026, 7, 1, tzinfo=UTC),
+        explain=True,
+    )
+    # The trip said in the month after the wedding first, then the wedding's own turn (the question's words).
+    assert ids(result) == [crete["id"], wedding["id"]]
+    assert result.explain["time"]["event"]["dated_by"] == wedding["id"]
+    # The month after the wedding's day.
+    assert (result.explain["time"]["start"], result.explain["time"]["end"]) == ("2026-06-15", "2026-07-14")
+    # Undated, the trip of a year before is as good an answer.
+    settings.ATLAS_TIME_LEG_EVENT = False
+    off = memory_recall(
+        subject=maya,
+        query="Where are we going on holiday after Ada's wedding?",
+        k=2,
+        now=datetime(2026, 7, 1, tzinfo=UTC),
+    )
+    assert ids(off) != ids(result)
+
+
+def test_an_event_no_memory_dates_changes_nothing_and_another_subjects_never_dates_it(maya, tom) -> None:
+    """The first search runs with Maya's own key: Tom's move to Lisbon does not date Maya's question."""
+    toms = _moved_to_lisbon(tom, datetime(2025, 6, 2, tzinfo=UTC))
+    fact_write(subject=maya, text="Maya works at the city library", fact_type="identity")
+    result = memory_recall(
+        subject=maya,
+        query="Where did I work before I moved to Lisbon?",
+        k=3,
+        memory_types=["semantic"],
+        explain=True,
+    )
+    assert result.explain["time"]["event"]["dated_by"] is None
+    assert (result.explain["time"]["start"], result.explain["time"]["end"]) == (None, None)
+    assert "time" not in result.legs
+    assert not {h["id"] for h in result.hits} & {f["id"] for f in toms.values()}
+
+
+def test_expect_says_whether_a_replaced_version_held_at_the_time_asked(maya) -> None:
+    moved = datetime(datetime.now(UTC).year - 1, 6, 2, tzinfo=UTC)
+    facts = _moved_to_lisbon(maya, moved)
+    # Berlin held in May before the move: shown, so only rank can keep it out — never "replaced".
+    during = memory_recall(
+        subject=maya,
+        query=f"Where did I work in May {moved.year}?",
+        k=1,
+        memory_types=["semantic"],
+        expect=[facts["berlin"]["id"]],
+    )
+    assert ids(during) == [facts["kranich"]["id"]]
+    assert during.explain["expected"][0]["removed_by"] == "rank"
+    # Ten years before, Berlin did not hold yet: the filter keeps it out, and says why in those words.
+    before = memory_recall(
+        subject=maya,
+        query=f"Where did I live in May {moved.year - 10}?",
+        k=3,
+        memory_types=["semantic"],
+        expect=[facts["berlin"]["id"]],
+    )
+    report = before.explain["expected"][0]
+    assert report["removed_by"] == "filter"
+    assert report["detail"] == (
+        f"replaced by {facts['lisbon']['id']} and it did not hold during the time asked "
+        f"({moved.year - 10}-05-01 to {moved.year - 10}-05-31)"
+    )
