@@ -16,5 +16,4 @@ urlpatterns = [
     path("<slug:slug>/members/", views.members, name="members"),
     path("<slug:slug>/members/remove/", views.member_remove, name="member_remove"),
     path("<slug:slug>/audit/", views.audit, name="audit"),
-    path("<slug:slug>/usage/", views.usage, name="usage"),
 ]

@@ -17,8 +17,7 @@ from atlas_site.errors import AtlasError, ValidationFailed
 from tenants import services, tokens
 from tenants.issued import issued_keep, issued_take
 from tenants.models import AuditRecord, Membership, MemorySubject, Person
-from tenants.selectors import usage_days
-from tenants.usage import llm_budget_state, tenant_budgets_set
+from tenants.usage import tenant_budgets_set
 
 from .access import actor_of, tenant_admin_view, tenant_subject
 from .contributions import subject_counts
@@ -33,7 +32,6 @@ from .forms import (
 from .rendering import form_error, page_number, section_render, section_url
 
 SUBJECTS_PER_PAGE = 25
-USAGE_DAYS_SHOWN = 30
 AUDIT_PER_PAGE = 50
 
 
@@ -219,21 +217,6 @@ def audit(request: HttpRequest) -> HttpResponse:
     records = AuditRecord.objects.filter(tenant=request.tenant).order_by("-created_at", "-id")
     page = Paginator(records, AUDIT_PER_PAGE).get_page(page_number(request))
     return section_render(request, "audit.html", page=page)
-
-
-@tenant_admin_view
-def usage(request: HttpRequest) -> HttpResponse:
-    """The tenant's usage ledger, last 30 UTC days (newest first), and where it stands against its budgets."""
-    tenant = request.tenant
-    rows = usage_days(tenant=tenant, days=USAGE_DAYS_SHOWN)
-    return section_render(
-        request,
-        "usage.html",
-        rows=list(reversed(rows)),
-        budget=llm_budget_state(tenant=tenant),
-        writes_today=rows[-1]["writes"],
-        days=USAGE_DAYS_SHOWN,
-    )
 
 
 @tenant_admin_view

@@ -1,5 +1,5 @@
 """The tenant's budgets and usage in a real browser: the owner sets the monthly LLM token budget and the
-daily write quota in Settings, reads the Usage page's table and budget state, and the Job runs page says
+daily write quota in Settings, reads the Usage page's charts, table and budget state, and the Job runs page says
 when a spent budget resumes. Axe-clean and screenshotted."""
 
 from __future__ import annotations
@@ -48,6 +48,12 @@ def test_an_owner_sets_budgets_and_reads_usage(page, axe_clean, screenshot, tena
     assert rows.nth(3).inner_text().split("\t") == [
         (today - timedelta(days=3)).isoformat(), "0", "9", "42", "65536", "0", "0", "0.0000",
     ]  # fmt: skip
+    # The charts (server-side SVG, memory/dashboard/pictures/charts.py), each with its numbers as a table.
+    for title in (
+        "Writes and recalls per day, the last 30 days (UTC)",
+        "LLM tokens this month, running total against the budget",
+    ):
+        assert page.get_by_text(f"The numbers of “{title}”").is_visible()
     _look(page, axe_clean, screenshot, "tenant-usage")
     subject = MemorySubject.objects.filter(tenant=mine).first()
     ConsolidationRun.objects.create(
