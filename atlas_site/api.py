@@ -36,7 +36,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 
 from atlas_site.echo import MESSAGE_CHARS, shortened
-from atlas_site.errors import AtlasError, ValidationFailed
+from atlas_site.errors import AtlasError, QuotaExceeded, ValidationFailed
 from atlas_site.idempotency import (
     idempotency_lease_held,
     idempotency_record_claim,
@@ -203,6 +203,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         response = problem(exc.status, message, code=exc.code, errors=errors, extensions=exc.extensions)
         if exc.status == 503:  # a dependency is down or busy: say when a retry makes sense
             response["Retry-After"] = str(RETRY_AFTER_UNAVAILABLE_SECONDS)
+        if isinstance(exc, QuotaExceeded):  # a spent daily quota: retry when the next day starts
+            response["Retry-After"] = str(exc.retry_after)
         return response
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE

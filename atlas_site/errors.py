@@ -79,3 +79,15 @@ class PreconditionFailed(AtlasError):
 
     status = 412
     code = "precondition_failed"
+
+
+class QuotaExceeded(AtlasError):
+    """A tenant's daily write quota is spent: 429, with ``retry_after`` (seconds to the next UTC midnight)
+    as an extension member and, on REST, as the ``Retry-After`` header."""
+
+    status = 429
+    code = "quota_exceeded"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message, extensions={"retry_after": retry_after})
+        self.retry_after = retry_after

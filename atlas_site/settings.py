@@ -8,6 +8,7 @@ REDIS_URL and the Elasticsearch variables (docker-compose.yml).
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 from pathlib import Path
 
@@ -17,6 +18,29 @@ from django.core.exceptions import ImproperlyConfigured
 
 from atlas_site.timeouts import timeouts_order_problem
 from embedded_es.engine import ENGINE_TIMEOUT_SECONDS
+
+
+def _llm_prices(raw: str) -> dict[str, dict[str, float]]:
+    """ATLAS_LLM_PRICES parsed and checked: a wrong price is a start-up error, never a silent zero cost."""
+    if not raw.strip():
+        return {}
+    try:
+        prices = json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"ATLAS_LLM_PRICES is not JSON: {exc}") from None
+    if not isinstance(prices, dict):
+        raise ImproperlyConfigured('ATLAS_LLM_PRICES must be {"model": {"input": n, "output": n}, ...}')
+    for model, price in prices.items():
+        if (
+            not isinstance(price, dict)
+            or set(price) != {"input", "output"}
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in price.values())
+        ):
+            raise ImproperlyConfigured(
+                f'ATLAS_LLM_PRICES[{model!r}] must be {{"input": n, "output": n}} (USD per million tokens, >= 0)'
+            )
+    return {model: {k: float(v) for k, v in price.items()} for model, price in prices.items()}
+
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -193,6 +217,11 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # The schedule lives in code; django-celery-beat's scheduler syncs it into the database.
 CELERY_BEAT_SCHEDULE = {
+    # The usage ledger's daily storage sample (documents and bytes per tenant, tenants/usage.py).
+    "usage-storage-sample": {
+        "task": "memory.usage_storage_sample",
+        "schedule": crontab(hour=env.int("ATLAS_USAGE_SAMPLE_HOUR", default=23), minute=50),
+    },
     "credentials-reconcile": {"task": "tenants.credentials_reconcile", "schedule": 3600.0},
     "idempotency-purge": {"task": "tenants.idempotency_purge", "schedule": 3600.0},
     "supersessions-reconcile": {"task": "memory.supersessions_reconcile", "schedule": 3600.0},
@@ -374,6 +403,12 @@ ATLAS_LLM_MAX_TOKENS = env.int("ATLAS_LLM_MAX_TOKENS", default=4096)
 # Price per million prompt / completion tokens, for the cost each run record shows (0 = not priced).
 ATLAS_LLM_PRICE_PROMPT = env.float("ATLAS_LLM_PRICE_PROMPT", default=0.0)
 ATLAS_LLM_PRICE_COMPLETION = env.float("ATLAS_LLM_PRICE_COMPLETION", default=0.0)
+# Prices per model, USD per million tokens: {"gpt-4o-mini": {"input": 0.15, "output": 0.6}, ...}. A model
+# listed here is priced so (the usage ledger and run records); any other by the two prices above.
+ATLAS_LLM_PRICES = _llm_prices(env.str("ATLAS_LLM_PRICES", default=""))
+# At most this many LLM tokens (in + out) per subject per UTC day of consolidation (0: no cap): a run
+# whose next call would pass it stops before the call and the subject waits for the next day.
+ATLAS_CONSOLIDATION_SUBJECT_TOKEN_CAP = env.int("ATLAS_CONSOLIDATION_SUBJECT_TOKEN_CAP", default=0)
 # Input: at most this many new episodes per run (the rest wait for the next run), and the subject's
 # facts and playbooks that hybrid recall finds for them (k per query, at most MAX_RELATED in all).
 ATLAS_CONSOLIDATION_MAX_EPISODES = env.int("ATLAS_CONSOLIDATION_MAX_EPISODES", default=200)

@@ -10,6 +10,7 @@ from celery import shared_task
 from django.conf import settings
 
 from tenants.models import MemorySubject, Tenant
+from tenants.usage import usage_recall_record
 
 from .consolidation.run import consolidation_run
 from .consolidation.scheduling import consolidation_fan_out
@@ -17,6 +18,7 @@ from .services.archive import superseded_facts_archive
 from .services.retention import episodes_retention_apply
 from .services.supersession import supersessions_reconcile
 from .services.usage import memories_usage_record
+from .services.usage_storage import usage_storage_sample_all
 
 log = logging.getLogger(__name__)
 
@@ -26,11 +28,14 @@ def memories_usage_record_task(targets: list[list[str]]) -> int:
     return memories_usage_record(targets=[(index, memory_id) for index, memory_id in targets])
 
 
-def recall_usage_schedule(*, targets: list[tuple[str, str]]) -> None:
-    """Schedule the bump of what an agent's recall returned (``RecallResult.targets``), off the request path.
+def recall_usage_schedule(*, subject: MemorySubject, targets: list[tuple[str, str]]) -> None:
+    """Count an agent's recall of ``subject`` in the tenant's usage ledger (one SQL update), and schedule
+    the bump of what it returned (``RecallResult.targets``) off the request path.
 
-    Only the agents' interfaces (REST, MCP) call this: a person's own searches, an operator's look,
-    evaluations and consolidation's neighbour search are not the agent using a memory."""
+    Only the agents' interfaces (REST, MCP) call this: a person's own searches, an operator's look
+    (atlas_recall), evaluations and consolidation's neighbour search are not the agent using a memory,
+    and are not recalls the tenant is billed for."""
+    usage_recall_record(tenant_id=subject.tenant_id)
     if not targets or settings.ATLAS_USAGE_RECORDING == "off":
         return
     try:
@@ -102,3 +107,9 @@ def episodes_retention_task() -> dict[str, int]:
         t.slug: episodes_retention_apply(tenant=t, actor="beat:episode_retention")
         for t in Tenant.objects.filter(is_active=True, episode_retention_days__isnull=False)
     }
+
+
+@shared_task(name="memory.usage_storage_sample", acks_late=True)
+def usage_storage_sample_task() -> dict[str, int]:
+    """The usage ledger's daily storage sample of every active tenant (idempotent: the day's last wins)."""
+    return usage_storage_sample_all()

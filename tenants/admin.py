@@ -24,8 +24,12 @@ from django.utils.html import format_html
 from atlas_site.errors import AtlasError
 
 from . import services, tokens
-from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant
+from .models import ApiKeyCredential, ApiToken, AuditRecord, Membership, MemorySubject, Person, Tenant, UsageDay
 from .permissions import CHANGE, FORGET, VIEW
+from .usage import USAGE_COLUMNS, tenant_budgets_set
+
+#: The budgets a tenant's page edits, saved through the audited service (tenants/usage.py).
+BUDGET_FIELDS = ("llm_token_budget", "daily_write_quota")
 
 # A link to a subject opens its memories in the dashboard (read, edit, forget, export): all three.
 MEMORY_PERMISSIONS = (VIEW, CHANGE, FORGET)
@@ -158,7 +162,16 @@ class SubjectInline(admin.TabularInline):
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "is_active", "review_mode", "key", "created_at"]
+    list_display = [
+        "slug",
+        "name",
+        "is_active",
+        "review_mode",
+        "llm_token_budget",
+        "daily_write_quota",
+        "key",
+        "created_at",
+    ]
     list_filter = ["is_active", "review_mode"]
     search_fields = ["slug", "name"]
     # The flag is kept by writes and atlas_language_census; set by hand it could hide memories from a leg.
@@ -182,6 +195,9 @@ class TenantAdmin(admin.ModelAdmin):
                 services.tenant_consolidation_merge_scopes_set(
                     tenant=obj, merge=obj.consolidation_merge_scopes, actor=_actor(request)
                 )
+            budgets = {name: getattr(obj, name) for name in BUDGET_FIELDS if name in form.changed_data}
+            if budgets:  # through the audited service too, from the stored row (obj holds the form's values)
+                tenant_budgets_set(tenant=Tenant.objects.get(pk=obj.pk), actor=_actor(request), **budgets)
             return
         created = services.tenant_create(slug=obj.slug, name=obj.name, actor=_actor(request))
         if obj.review_mode != created.review_mode:
@@ -190,6 +206,9 @@ class TenantAdmin(admin.ModelAdmin):
             )
         if obj.consolidation_merge_scopes:
             created = services.tenant_consolidation_merge_scopes_set(tenant=created, merge=True, actor=_actor(request))
+        budgets = {name: getattr(obj, name) for name in BUDGET_FIELDS if getattr(obj, name) is not None}
+        if budgets:
+            created = tenant_budgets_set(tenant=created, actor=_actor(request), **budgets)
         obj.pk, obj.es_id, obj.created_at = created.pk, created.es_id, created.created_at
 
     def has_delete_permission(self, request, obj=None) -> bool:
@@ -307,8 +326,21 @@ class MemorySubjectAdmin(admin.ModelAdmin):
         )
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows the services keep: the admin shows them and changes nothing."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(ApiKeyCredential)
-class ApiKeyCredentialAdmin(admin.ModelAdmin):
+class ApiKeyCredentialAdmin(ReadOnlyAdmin):
     """Status only: key id, owner, dates. The secret is never displayed, anywhere."""
 
     list_display = ["es_key_id", "kind", "tenant", "subject", "created_at", "invalidated_at", "status"]
@@ -320,15 +352,6 @@ class ApiKeyCredentialAdmin(admin.ModelAdmin):
     @admin.display(description="status")
     def status(self, obj: ApiKeyCredential) -> str:
         return "valid" if obj.is_active else "invalidated"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class ApiTokenAddForm(forms.ModelForm):
@@ -442,20 +465,20 @@ class ApiTokenAdmin(admin.ModelAdmin):
         )
 
 
+@admin.register(UsageDay)
+class UsageDayAdmin(ReadOnlyAdmin):
+    """The usage ledger, read only: its counters are kept by the services (tenants/usage.py)."""
+
+    list_display = ["tenant", *USAGE_COLUMNS]
+    list_filter = ["tenant"]
+    date_hierarchy = "day"
+
+
 @admin.register(AuditRecord)
-class AuditRecordAdmin(admin.ModelAdmin):
+class AuditRecordAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "actor", "action", "target", "tenant"]
     list_filter = ["action"]
     search_fields = ["actor", "target"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 # Granting permissions (a group's) or another person's login (an e-mail address to log in or reset a password

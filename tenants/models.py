@@ -90,11 +90,54 @@ class Tenant(models.Model):
         "episodes it came from; on: it carries what they share.",
     )
 
+    # Budgets (docs/operations.md "Budgets and usage"); empty: no limit.
+    llm_token_budget = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="LLM tokens (in + out) consolidation may spend per calendar month (UTC); at the budget the "
+        "nightly job stops before its next LLM call and resumes on the first of the next month. Empty: no limit.",
+    )
+    daily_write_quota = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Memories agents and people may write per UTC day; past it writes answer 429 until the next "
+        "UTC midnight. Empty: no limit.",
+    )
+
     class Meta:
         ordering = ["slug"]
 
     def __str__(self) -> str:
         return self.slug
+
+
+class UsageDay(models.Model):
+    """One tenant's usage on one UTC day: counters bumped in SQL (one UPDATE each, safe from any number of
+    processes) and the storage sample the daily task takes from the engine (tenants/usage.py)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="usage_days")
+    day = models.DateField()
+    writes = models.PositiveIntegerField(default=0)
+    recalls = models.PositiveIntegerField(default=0)
+    # The tenant's documents and an estimate of their bytes, when last sampled that day (null: not sampled).
+    documents = models.PositiveBigIntegerField(null=True, blank=True)
+    bytes_stored = models.PositiveBigIntegerField(null=True, blank=True)
+    sampled_at = models.DateTimeField(null=True, blank=True)
+    llm_prompt_tokens = models.PositiveBigIntegerField(default=0)
+    llm_completion_tokens = models.PositiveBigIntegerField(default=0)
+    llm_requests = models.PositiveIntegerField(default=0)
+    llm_cost = models.DecimalField(max_digits=14, decimal_places=6, default=0)
+
+    class Meta:
+        ordering = ["tenant", "-day"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "day"], name="usage_day_tenant_day_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant} {self.day}"
+
+    @property
+    def llm_tokens(self) -> int:
+        return self.llm_prompt_tokens + self.llm_completion_tokens
 
 
 class Membership(models.Model):

@@ -7,16 +7,18 @@ the tenant's key, the writer or the bootstrap superuser.
 
 from __future__ import annotations
 
+from datetime import UTC, date, timedelta
 from typing import TYPE_CHECKING, TypeVar
 
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from atlas_site.echo import echoed
 from atlas_site.elastic.client import api_key_client
 from atlas_site.elastic.licence import isolation_mode
-from atlas_site.errors import IsolationUnavailable, NotFound
+from atlas_site.errors import IsolationUnavailable, NotFound, ValidationFailed
 
-from .models import ApiKeyCredential, Membership, MemorySubject, Tenant
+from .models import ApiKeyCredential, Membership, MemorySubject, Tenant, UsageDay
 from .secrets import secret_decrypt
 
 if TYPE_CHECKING:
@@ -132,3 +134,45 @@ def tenant_es_client(*, tenant: Tenant) -> Elasticsearch:
 def writer_es_client() -> Elasticsearch:
     """The service's write-only client; services use it after authorising the caller."""
     return _client_for(credential_active(kind=ApiKeyCredential.Kind.WRITER), "the service writer")
+
+
+# ------------------------------------------------------------------ usage ledger (tenants/usage.py)
+#: The most days one usage read covers (REST's ?since=&until=, atlas_usage --days).
+USAGE_MAX_DAYS = 366
+
+
+def usage_range(*, tenant: Tenant, start: date, end: date) -> list[dict]:
+    """One row per UTC day from ``start`` to ``end`` (both included, oldest first); a day without a ledger
+    row reads as zeros and ``documents``/``bytes_stored`` None (not sampled)."""
+    if end < start:
+        raise ValidationFailed("until must not be before since", field="until")
+    if (end - start).days >= USAGE_MAX_DAYS:
+        raise ValidationFailed(f"at most {USAGE_MAX_DAYS} days at once", field="since")
+    stored = {row.day: row for row in UsageDay.objects.filter(tenant=tenant, day__gte=start, day__lte=end)}
+    rows = []
+    for offset in range((end - start).days + 1):
+        day = start + timedelta(days=offset)
+        row = stored.get(day) or UsageDay(tenant=tenant, day=day)
+        rows.append(
+            {
+                "day": day.isoformat(),
+                "writes": row.writes,
+                "recalls": row.recalls,
+                "documents": row.documents,
+                "bytes_stored": row.bytes_stored,
+                "llm_prompt_tokens": row.llm_prompt_tokens,
+                "llm_completion_tokens": row.llm_completion_tokens,
+                "llm_tokens": row.llm_prompt_tokens + row.llm_completion_tokens,
+                "llm_requests": row.llm_requests,
+                "llm_cost": float(row.llm_cost),
+            }
+        )
+    return rows
+
+
+def usage_days(*, tenant: Tenant, days: int = 30) -> list[dict]:
+    """The last ``days`` UTC days up to today, oldest first (the dashboard's table and charts)."""
+    if not 1 <= days <= USAGE_MAX_DAYS:
+        raise ValidationFailed(f"days must be 1 to {USAGE_MAX_DAYS}", field="days")
+    today = timezone.now().astimezone(UTC).date()
+    return usage_range(tenant=tenant, start=today - timedelta(days=days - 1), end=today)

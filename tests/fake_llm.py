@@ -205,3 +205,22 @@ def llm_serving(settings: Any, **overrides: Any) -> Iterator[FakeLlm]:
         yield fake
     finally:
         fake.stop()
+
+
+CHARS_PER_TOKEN = 4
+
+
+def billed(answer: Any) -> Any:
+    """``answer`` (a callable reply) with usage counted as a paid LLM would bill it, about 4 characters a
+    token: the prompt's messages in, the answer's JSON out (the token benchmark's and budget tests' LLM)."""
+
+    def reply(request: dict[str, Any]) -> Reply:
+        plan = answer(request)
+        sent = sum(len(m["content"]) for m in request["messages"]) + len(json.dumps(request.get("response_format", {})))
+        return Reply(
+            answer=plan,
+            prompt_tokens=-(-sent // CHARS_PER_TOKEN),
+            completion_tokens=-(-len(json.dumps(plan)) // CHARS_PER_TOKEN),
+        )
+
+    return reply

@@ -31,8 +31,10 @@ from memory.services.proposal_keys import window_key_for
 from memory.services.review import proposals_decide, proposals_withdraw
 from tenants.models import MemorySubject
 from tenants.services import audit_record
+from tenants.usage import usage_llm_record
 
 from .apply import plan_apply
+from .budget import budget_stop, call_tokens_estimate
 from .gather import consolidation_input_gather
 from .schema import PLAN_SCHEMA, SYSTEM_PROMPT
 from .validation import PlanValidator, mass_change_reason
@@ -62,16 +64,27 @@ def _state_watermark(subject: MemorySubject) -> tuple[datetime, str] | None:
     return state.watermark_at, state.watermark_id
 
 
-def _usage_into(run: ConsolidationRun, usage: Any) -> None:
+def _usage_into(run: ConsolidationRun, usage: Any, *, model: str) -> None:
+    """Add one call's tokens and cost to the run record, the tenant's usage ledger and the metrics."""
+    cost = usage.cost(model)
     run.prompt_tokens += usage.prompt_tokens
     run.completion_tokens += usage.completion_tokens
     run.llm_requests += usage.requests
-    run.cost = round(run.cost + usage.cost, 6)
+    run.cost = round(run.cost + cost, 6)
+    _usage_ledgered(run.tenant_id, usage, cost=cost)
     consolidation_usage_observed(
-        model=run.llm_model,
+        model=model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cost=cost
+    )
+
+
+def _usage_ledgered(tenant_id: int, usage: Any, *, cost: float) -> None:
+    """One call's tokens and cost into the tenant's usage ledger (a dry run's too: it has no run record)."""
+    usage_llm_record(
+        tenant_id=tenant_id,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
-        cost=usage.cost,
+        requests=usage.requests,
+        cost=cost,
     )
 
 
@@ -159,6 +172,23 @@ def _run_recorded(subject: MemorySubject, owner: str | None, started_by: str, **
     )
 
 
+def _skipped(
+    subject: MemorySubject,
+    owner: str | None,
+    started_by: str,
+    *,
+    window: tuple,
+    started: float,
+    why: str,
+    **fields: Any,
+) -> Outcome:
+    """A run recorded as skipped (why: its error), over ``window`` (start, end): the watermark stays."""
+    run = _run_recorded(subject, owner, started_by, **fields)
+    _set_window(run, *window)
+    _finish(run, Status.SKIPPED, started, error=why)
+    return Outcome(Status.SKIPPED, run=run, error=why, episodes=fields.get("episodes", 0))
+
+
 def _plan_fresh(
     *,
     subject: MemorySubject,
@@ -181,22 +211,26 @@ def _plan_fresh(
     if not data.episodes:
         if dry:
             return Outcome(Status.SKIPPED, error="skipped: no new episodes")
-        run = _run_recorded(subject, owner, started_by)
-        _set_window(run, start, None)
-        _finish(run, Status.SKIPPED, started, error="skipped: no new episodes")
-        return Outcome(Status.SKIPPED, run=run, error=run.error)
+        return _skipped(
+            subject, owner, started_by, window=(start, None), started=started, why="skipped: no new episodes"
+        )
     window_key = window_key_for(subject=subject, episode_ids=[e["id"] for e in data.episodes])
-    waiting = ConsolidationRun.objects.filter(
-        subject=subject, window_key=window_key, status=Status.NEEDS_REVIEW
-    ).first()
-    if waiting is not None and not dry:
-        # The same episodes were planned already and the plan waits for an operator: asking the LLM
-        # again would cost as much and most likely propose the same.
-        run = _run_recorded(subject, owner, started_by, window_key=window_key)
-        _set_window(run, start, data.window_end)
-        _finish(run, Status.SKIPPED, started, error=f"skipped: run {waiting.pk} over these episodes waits for review")
-        return Outcome(Status.SKIPPED, run=run, error=run.error)
+    prompt = data.prompt()
     if not dry:
+        why = _not_now(subject=subject, window_key=window_key, prompt=prompt)
+        if why:
+            window = (start, data.window_end)
+            count = len(data.episodes)
+            return _skipped(
+                subject,
+                owner,
+                started_by,
+                window=window,
+                started=started,
+                why=why,
+                window_key=window_key,
+                episodes=count,
+            )
         run = _run_recorded(
             subject,
             owner,
@@ -211,12 +245,13 @@ def _plan_fresh(
         consolidation_lease_renew(subject=subject, owner=owner)
     try:
         answer = chat_client().chat_json(
-            system=SYSTEM_PROMPT, user=data.prompt(), schema=PLAN_SCHEMA, schema_name="memory_consolidation"
+            system=SYSTEM_PROMPT, user=prompt, schema=PLAN_SCHEMA, schema_name="memory_consolidation"
         )
     except LlmError as err:
         if dry:
+            _usage_ledgered(subject.tenant_id, err.usage, cost=err.usage.cost(llm_model_name()))
             return Outcome(Status.FAILED, error=str(err), episodes=len(data.episodes))
-        _usage_into(run, err.usage)
+        _usage_into(run, err.usage, model=run.llm_model)
         _finish(run, Status.FAILED, started, error=f"{type(err).__name__}: {err}")
         return Outcome(Status.FAILED, run=run, error=run.error, episodes=len(data.episodes))
     validator = PlanValidator(data, subject=subject, window_key=window_key)
@@ -224,14 +259,15 @@ def _plan_fresh(
     review = mass_change_reason(plan, subject=subject)
     outcome = Outcome(Status.RUNNING, plan=plan, rejected=validator.rejected, episodes=len(data.episodes))
     if dry:
+        _usage_ledgered(subject.tenant_id, answer.usage, cost=answer.usage.cost(answer.model))
         outcome.status = Status.NEEDS_REVIEW if review else "dry_run"
         outcome.error = review or ""
         return outcome
     # Still ours? Forgetting takes the subject's lease over while the LLM thinks: the plan (which may
     # quote the forgotten memories) is then neither stored nor applied.
     consolidation_lease_renew(subject=subject, owner=owner)
-    _usage_into(run, answer.usage)
     run.llm_model = answer.model[:200]
+    _usage_into(run, answer.usage, model=run.llm_model)
     run.rejected = validator.rejected
     run.plan = plan
     if review:
@@ -242,6 +278,19 @@ def _plan_fresh(
     run.save(force_update=True)  # the plan is durable before the first write
     outcome.run = run
     return outcome
+
+
+def _not_now(*, subject: MemorySubject, window_key: str, prompt: str) -> str:
+    """Why the LLM is not asked about this window now ("" when it is): the same episodes' plan waits for
+    an operator (asking again would cost as much and most likely propose the same), or the call would
+    pass the tenant's token budget or the subject's daily cap — checked before the call, so no token is
+    spent, nothing is written and the window waits for the next run."""
+    waiting = ConsolidationRun.objects.filter(
+        subject=subject, window_key=window_key, status=Status.NEEDS_REVIEW
+    ).first()
+    if waiting is not None:
+        return f"skipped: run {waiting.pk} over these episodes waits for review"
+    return budget_stop(subject=subject, tokens=call_tokens_estimate(system=SYSTEM_PROMPT, user=prompt))
 
 
 def _hold(*, subject: MemorySubject, run: ConsolidationRun) -> str:

@@ -67,7 +67,8 @@ PLAN_SCHEMA: dict[str, Any] = _object(
 )
 
 SYSTEM_PROMPT = """You maintain the long-term memory of an AI assistant about one user.
-You get the user's new conversation turns (grouped by session, in order, each with the turn before it),
+You get the user's new conversation turns (grouped by session, in order, each with the turn before it;
+when that turn is one of the new turns, only its id),
 and the user's existing facts and playbooks that may relate to them. Propose changes:
 - facts: durable things about the user (preference, identity, constraint) or their world (world), each
   with a confidence from 0 to 1 and the ids of the new turns that support it. Not small talk, not
@@ -96,14 +97,24 @@ class ConsolidationInput:
     episode_scopes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def prompt(self) -> str:
+        """The user message: only what the plan needs, compact (every character is paid for). A turn's
+        previous turn carries its text only when that turn is not among the new turns (then the text is
+        already there, under its id); empty fields are left out; the JSON has no indentation."""
+        in_window = {episode["id"] for episode in self.episodes}
         sessions: dict[str, list[dict[str, Any]]] = {}
         for episode in self.episodes:
-            sessions.setdefault(episode.get("session_id") or "(no session)", []).append(
-                {k: v for k, v in episode.items() if k != "session_id"}
-            )
+            turn = {k: v for k, v in episode.items() if k != "session_id" and v not in (None, "", [])}
+            previous = turn.get("previous_turn")
+            if previous and previous["id"] in in_window:
+                turn["previous_turn"] = {"id": previous["id"]}
+            sessions.setdefault(episode.get("session_id") or "(no session)", []).append(turn)
         document = {
             "new_turns_by_session": [{"session": s, "turns": turns} for s, turns in sessions.items()],
-            "existing_facts": list(self.facts.values()),
-            "existing_playbooks": list(self.playbooks.values()),
+            "existing_facts": [_filled(fact) for fact in self.facts.values()],
+            "existing_playbooks": [_filled(playbook) for playbook in self.playbooks.values()],
         }
-        return json.dumps(document, ensure_ascii=False, indent=1)
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+def _filled(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if v not in (None, "", [])}

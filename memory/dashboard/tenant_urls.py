@@ -22,4 +22,5 @@ urlpatterns = [
     path("<slug:slug>/catalog/<str:entry_id>/", views.catalog_entry, name="catalog_entry"),
     path("<slug:slug>/catalog/<str:entry_id>/delete/", views.catalog_entry_delete, name="catalog_delete"),
     path("<slug:slug>/jobs/", views.job_runs, name="jobs"),
+    path("<slug:slug>/usage/", views.usage, name="usage"),
 ]

@@ -6,6 +6,7 @@ subject's own key (:mod:`memory.on_behalf`, audited); the catalog with the tenan
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -23,13 +24,16 @@ from memory.services.writes import memory_etag
 from tenants.dashboard.access import actor_of, tenant_admin_view, tenant_subject
 from tenants.dashboard.rendering import form_error, page_number, section_render, section_url
 from tenants.models import MemorySubject
+from tenants.selectors import usage_days
+from tenants.usage import BudgetState, llm_budget_state
 
 from .forms import CatalogEntryForm
-from .pictures.charts import chart_svg
+from .pictures.charts import chart_svg, daily_chart_svg
 
 CATALOG_PAGE_SIZE = 25
 JOB_RUNS_PER_PAGE = 50
 RUNS_CHARTED = 30
+USAGE_DAYS_SHOWN = 30
 
 
 def _memory_link(request: HttpRequest, who: MemorySubject) -> Callable[..., str]:
@@ -162,7 +166,7 @@ def job_runs(request: HttpRequest) -> HttpResponse:
     query = urlencode({"status": status}) if status else ""
     return section_render(
         request, "jobs.html", page=page, chosen=status, statuses=ConsolidationRun.Status.choices, query=query,
-        chart=_runs_chart(runs),
+        chart=_runs_chart(runs), budget=llm_budget_state(tenant=request.tenant),
     )  # fmt: skip
 
 
@@ -185,3 +189,46 @@ def _runs_chart(runs) -> str | None:
         },
         category_heading="Run",
     )
+
+
+@tenant_admin_view
+def usage(request: HttpRequest) -> HttpResponse:
+    """The tenant's usage ledger, the last 30 UTC days (charts, and the numbers newest first), and where it
+    stands against its budgets."""
+    tenant = request.tenant
+    rows = usage_days(tenant=tenant, days=USAGE_DAYS_SHOWN)
+    budget = llm_budget_state(tenant=tenant)
+    return section_render(
+        request,
+        "usage.html",
+        rows=list(reversed(rows)),
+        budget=budget,
+        writes_today=rows[-1]["writes"],
+        days=USAGE_DAYS_SHOWN,
+        charts=_usage_charts(rows, budget),
+    )
+
+
+def _usage_charts(rows: list[dict], budget: BudgetState) -> list[str]:
+    """Writes and recalls per day; LLM tokens as each month's running total against the monthly budget
+    (the total starts again on the 1st, as the budget does)."""
+    days = [date.fromisoformat(row["day"]) for row in rows]
+    running, month = [], None
+    for day, row in zip(days, rows, strict=True):
+        total = (running[-1] if running and day.month == month else 0) + row["llm_tokens"]
+        running.append(total)
+        month = day.month
+    return [
+        daily_chart_svg(
+            title=f"Writes and recalls per day, the last {len(days)} days (UTC)",
+            days=days,
+            series={"writes": [row["writes"] for row in rows], "recalls": [row["recalls"] for row in rows]},
+        ),
+        daily_chart_svg(
+            title="LLM tokens this month, running total" + (" against the budget" if budget.budget else ""),
+            days=days,
+            series={"LLM tokens (in + out)": running},
+            budget_line=budget.budget,
+            kind="line",
+        ),
+    ]

@@ -58,13 +58,22 @@ class Usage:
             self.prompt_tokens += _int(usage.get("prompt_tokens"))
             self.completion_tokens += _int(usage.get("completion_tokens"))
 
-    @property
-    def cost(self) -> float:
-        """The run's cost from ATLAS_LLM_PRICE_PROMPT / _COMPLETION (per million tokens; 0 when unset)."""
-        return (
-            self.prompt_tokens * settings.ATLAS_LLM_PRICE_PROMPT
-            + self.completion_tokens * settings.ATLAS_LLM_PRICE_COMPLETION
-        ) / 1_000_000
+    def cost(self, model: str) -> float:
+        """What these tokens cost with ``model`` (:func:`llm_cost`)."""
+        return llm_cost(model=model, prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens)
+
+
+def llm_cost(*, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """The one place LLM tokens become money (run records, the usage ledger, the metrics): the model's
+    prices in ATLAS_LLM_PRICES (USD per million tokens in and out), else ATLAS_LLM_PRICE_PROMPT /
+    _COMPLETION (0 when unset: not priced)."""
+    price = settings.ATLAS_LLM_PRICES.get(model)
+    per_in, per_out = (
+        (price["input"], price["output"])
+        if price is not None
+        else (settings.ATLAS_LLM_PRICE_PROMPT, settings.ATLAS_LLM_PRICE_COMPLETION)
+    )
+    return round((prompt_tokens * per_in + completion_tokens * per_out) / 1_000_000, 6)
 
 
 @dataclass

@@ -11,16 +11,17 @@ import logging
 from typing import Any
 
 from atlas_site.echo import names_listed
-from atlas_site.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
+from atlas_site.errors import Conflict, NotFound, PreconditionFailed, QuotaExceeded, ValidationFailed
 from atlas_site.observability.hooks import memory_write_observed
 from memory import recall_constants as rc
-from memory.authority import AGENT, PENDING, Principal, authority_stamp, memory_etag
+from memory.authority import AGENT, CONSOLIDATION, PENDING, Principal, authority_stamp, memory_etag
 from memory.elastic import queries, store
 from memory.elastic.mappings import VECTOR_FIELDS
 from memory.scope import SubjectScope
 from memory.scoping import scope_of
 from memory.services import gate
 from tenants.models import MemorySubject
+from tenants.usage import usage_write_release, usage_write_reserve
 
 from .announce import memory_stored_announce, memory_updated_announce
 from .non_english_flags import non_english_marked
@@ -80,16 +81,27 @@ def _index(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> b
     """Embed and store ``prepared``, never over a stored memory: False when one has its id already (a
     write never replaces — gate.py)."""
     memory_owner_check(tenant_id=scope.tenant_id, user_id=scope.user_id, prepared=prepared)
-    embed_into([prepared])
-    with non_english_marked([prepared]):
-        stored = store.memory_index(
-            scope.writer(),
-            memory_type=prepared.memory_type,
-            memory_id=prepared.memory_id,
-            source=prepared.source,
-            refresh=refresh,
-            create_only=True,
-        )
+    # The usage ledger counts (and the daily quota admits) what agents and people write, here where every
+    # new memory is stored: consolidation's writes are paid for in LLM tokens, under the token budget,
+    # and a plan is never cut in half by a quota.
+    counted = prepared.source.get("authority") != CONSOLIDATION
+    if counted:
+        usage_write_reserve(tenant=scope.subject.tenant)  # QuotaExceeded (429) before anything is stored
+    stored = False
+    try:
+        embed_into([prepared])
+        with non_english_marked([prepared]):
+            stored = store.memory_index(
+                scope.writer(),
+                memory_type=prepared.memory_type,
+                memory_id=prepared.memory_id,
+                source=prepared.source,
+                refresh=refresh,
+                create_only=True,
+            )
+    finally:
+        if counted and not stored:  # the same write again, or a failed store: not a write of today's
+            usage_write_release(tenant=scope.subject.tenant)
     if stored:
         memory_write_observed(subject=scope.subject, memory_type=prepared.memory_type)
         memory_stored_announce(
@@ -130,7 +142,16 @@ def _existing_answer(scope: SubjectScope, prepared: PreparedMemory, hit: dict[st
 def _stored_new(scope: SubjectScope, prepared: PreparedMemory, *, refresh: bool) -> dict[str, Any]:
     """Store ``prepared`` unless its external id names a stored memory (then _existing_answer): its view.
     The create itself finds a stored one (no read before every write); only then is it read."""
-    if not _index(scope, prepared, refresh=refresh):
+    try:
+        created = _index(scope, prepared, refresh=refresh)
+    except QuotaExceeded:
+        # Past the daily quota, the same write again (a retry after a lost answer) is still answered as
+        # stored: it was counted the first time.
+        stored = _named_existing(scope, prepared) if prepared.source.get("external_id") else None
+        if stored is None:
+            raise
+        return _existing_answer(scope, prepared, stored)
+    if not created:
         if prepared.source.get("external_id"):
             stored = _named_existing(scope, prepared)
             if stored is not None:

@@ -7,4 +7,5 @@ from . import views
 urlpatterns = [
     path("me", views.MeView.as_view(), name="api-me"),
     path("subjects", views.SubjectsView.as_view(), name="api-subjects"),
+    path("usage", views.UsageView.as_view(), name="api-usage"),
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date, timedelta
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -15,6 +17,8 @@ from atlas_site.errors import ValidationFailed
 from atlas_site.serializers import PROBLEM, WRITE_PROBLEMS, Strict
 from tenants import services
 from tenants.models import MemorySubject
+from tenants.selectors import usage_range
+from tenants.usage import llm_budget_state, usage_today
 
 MAX_PAGE = 200
 
@@ -124,3 +128,86 @@ class SubjectsView(APIView):
             actor=actor_of(request),
         )
         return Response(_subject(subject), status=201)
+
+
+class UsageDayOut(serializers.Serializer):
+    day = serializers.DateField()
+    writes = serializers.IntegerField(help_text="Memories agents and people stored (consolidation's not).")
+    recalls = serializers.IntegerField(help_text="Agents' recalls over REST and MCP.")
+    documents = serializers.IntegerField(allow_null=True, help_text="The tenant's documents when sampled (null: not).")
+    bytes_stored = serializers.IntegerField(allow_null=True, help_text="Their bytes on disk, estimated when sampled.")
+    llm_prompt_tokens = serializers.IntegerField()
+    llm_completion_tokens = serializers.IntegerField()
+    llm_tokens = serializers.IntegerField()
+    llm_requests = serializers.IntegerField()
+    llm_cost = serializers.FloatField(help_text="USD, from ATLAS_LLM_PRICES.")
+
+
+class BudgetOut(serializers.Serializer):
+    llm_token_budget = serializers.IntegerField(allow_null=True, help_text="Per UTC month; null: no limit.")
+    llm_tokens_this_month = serializers.IntegerField()
+    llm_tokens_remaining = serializers.IntegerField(allow_null=True)
+    resumes_on = serializers.DateField(help_text="The first day of the next month: when a spent budget is new.")
+    daily_write_quota = serializers.IntegerField(allow_null=True, help_text="Per UTC day; null: no limit.")
+    writes_today = serializers.IntegerField()
+
+
+class UsageOut(serializers.Serializer):
+    tenant = serializers.CharField()
+    days = UsageDayOut(many=True)
+    budgets = BudgetOut()
+
+
+#: Days ``GET /usage`` covers when ``since`` is not given.
+USAGE_DEFAULT_DAYS = 30
+
+
+def _date_param(value: str, name: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValidationFailed(f"{name} must be a date, YYYY-MM-DD", field=name) from None
+
+
+class UsageView(APIView):
+    @extend_schema(
+        operation_id="usage_get",
+        summary="The tenant's usage per UTC day and its budgets (tenant tokens)",
+        parameters=[
+            OpenApiParameter("since", OpenApiTypes.DATE, description="First UTC day (default: 29 days before until)."),
+            OpenApiParameter("until", OpenApiTypes.DATE, description="Last UTC day, included (default: today)."),
+        ],
+        responses={200: UsageOut, **PROBLEM},
+    )
+    def get(self, request: Request) -> Response:
+        principal = principal_of(request)
+        principal.require_tenant_token()
+        principal.require("read")
+        # since/until, as recall names a window of days (``from`` is a keyword in the SDKs' languages).
+        query = query_params(request, {"since", "until"})
+        today = usage_today()
+        end = _date_param(query["until"], "until") if "until" in query else today
+        if "since" in query:
+            start = _date_param(query["since"], "since")
+        elif end >= date.min + timedelta(days=USAGE_DEFAULT_DAYS):
+            start = end - timedelta(days=USAGE_DEFAULT_DAYS - 1)
+        else:
+            raise ValidationFailed("until is too early: give since too", field="until")
+        tenant = principal.tenant
+        rows = usage_range(tenant=tenant, start=start, end=end)
+        budget = llm_budget_state(tenant=tenant, day=today)
+        writes_today = usage_range(tenant=tenant, start=today, end=today)[0]["writes"]
+        return Response(
+            {
+                "tenant": tenant.slug,
+                "days": rows,
+                "budgets": {
+                    "llm_token_budget": budget.budget,
+                    "llm_tokens_this_month": budget.used,
+                    "llm_tokens_remaining": budget.remaining,
+                    "resumes_on": budget.resumes_on,
+                    "daily_write_quota": tenant.daily_write_quota,
+                    "writes_today": writes_today,
+                },
+            }
+        )

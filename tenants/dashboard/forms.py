@@ -60,3 +60,16 @@ class TenantSettingsForm(forms.Form):
         help_text="What waits for the person's review before agents' recall may use it. A person's own facts "
         "are never replaced without their review, in every mode.",
     )
+    llm_token_budget = forms.IntegerField(
+        required=False,
+        min_value=0,
+        label="Monthly LLM token budget",
+        help_text="Tokens (in + out) the nightly consolidation may spend per calendar month (UTC). Empty: no limit.",
+    )
+    daily_write_quota = forms.IntegerField(
+        required=False,
+        min_value=0,
+        label="Daily write quota",
+        help_text="Memories agents and people may write per UTC day; past it writes are refused (429) until "
+        "midnight UTC. Empty: no limit.",
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.cache import never_cache
@@ -16,6 +17,7 @@ from atlas_site.errors import AtlasError, ValidationFailed
 from tenants import services, tokens
 from tenants.issued import issued_keep, issued_take
 from tenants.models import AuditRecord, Membership, MemorySubject, Person
+from tenants.usage import tenant_budgets_set
 
 from .access import actor_of, tenant_admin_view, tenant_subject
 from .contributions import subject_counts
@@ -102,13 +104,26 @@ def subject_deactivate(request: HttpRequest, external_id: str) -> HttpResponse:
 @tenant_admin_view
 @require_http_methods(["GET", "POST"])
 def tenant_settings(request: HttpRequest) -> HttpResponse:
-    form = TenantSettingsForm(request.POST or None, initial={"review_mode": request.tenant.review_mode})
+    tenant = request.tenant
+    initial = {
+        "review_mode": tenant.review_mode,
+        "llm_token_budget": tenant.llm_token_budget,
+        "daily_write_quota": tenant.daily_write_quota,
+    }
+    form = TenantSettingsForm(request.POST or None, initial=initial)
     if request.method == "POST":
         if form.is_valid():
+            data = form.cleaned_data
             try:
-                services.tenant_review_mode_set(
-                    tenant=request.tenant, review_mode=form.cleaned_data["review_mode"], actor=actor_of(request)
-                )
+                with transaction.atomic():  # both or neither
+                    services.tenant_review_mode_set(
+                        tenant=tenant, review_mode=data["review_mode"], actor=actor_of(request)
+                    )
+                    tenant_budgets_set(
+                        tenant=tenant,
+                        actor=actor_of(request),
+                        **{name: data[name] for name in ("llm_token_budget", "daily_write_quota")},
+                    )
             except AtlasError as error:
                 form_error(form, error)
             else:

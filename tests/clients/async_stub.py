@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from ._operations import Step, Time
+from ._operations import Day, Step, Time
 from ._retry import Retry
 from .models import (
     Chain,
@@ -37,6 +37,7 @@ from .models import (
     Subject,
     SubjectPage,
     Turn,
+    Usage,
 )
 
 # Not an Operations to a type checker: the same methods, awaitable.

@@ -139,10 +139,10 @@ def test_recall_is_a_read_and_only_the_usage_service_schedules_the_bump(maya, se
     result = memory_recall(subject=maya, query="locker code", k=3)
     assert scheduled == []  # a selector never writes, not even later
     assert [memory_id for _, memory_id in result.targets] == [fact["id"]]
-    recall_usage_schedule(targets=result.targets)
+    recall_usage_schedule(subject=maya, targets=result.targets)
     assert scheduled == [[list(target) for target in result.targets]]
     settings.ATLAS_USAGE_RECORDING = "off"
-    recall_usage_schedule(targets=result.targets)
+    recall_usage_schedule(subject=maya, targets=result.targets)
     assert len(scheduled) == 1
 
 

@@ -140,3 +140,36 @@ def test_memberships_and_subjects_show_on_the_tenant_page(client, staff, acme, a
     html = client.get(reverse("admin:tenants_tenant_change", args=[acme.pk])).content.decode()
     assert "alice" in html
     assert MemorySubject.objects.filter(tenant=acme).count() == 1
+
+
+def test_budgets_are_set_in_the_admin_and_the_ledger_is_read_only(client, staff, acme) -> None:
+    from tenants.models import UsageDay
+    from tenants.usage import usage_recall_record, usage_today
+
+    client.force_login(staff)
+    form = {
+        "name": "Acme",
+        "review_mode": "off",
+        "llm_token_budget": "750000",
+        "daily_write_quota": "1000",
+        "memberships-TOTAL_FORMS": "0",
+        "memberships-INITIAL_FORMS": "0",
+        "subjects-TOTAL_FORMS": "0",
+        "subjects-INITIAL_FORMS": "0",
+    }
+    response = client.post(reverse("admin:tenants_tenant_change", args=[acme.pk]), form)
+    assert response.status_code == 302
+    acme.refresh_from_db()
+    assert (acme.llm_token_budget, acme.daily_write_quota) == (750000, 1000)
+    record = AuditRecord.objects.get(action="tenant.budgets")
+    assert (record.actor, record.detail) == (
+        "admin:ops@example.com",
+        {"llm_token_budget": 750000, "daily_write_quota": 1000},
+    )
+    usage_recall_record(tenant_id=acme.pk)
+    row = UsageDay.objects.get(tenant=acme, day=usage_today())
+    listing = client.get(reverse("admin:tenants_usageday_changelist"))
+    assert listing.status_code == 200 and list(listing.context["cl"].result_list) == [row]
+    assert client.get(reverse("admin:tenants_usageday_add")).status_code == 403
+    assert client.post(reverse("admin:tenants_usageday_delete", args=[row.pk]), {"post": "yes"}).status_code == 403
+    assert UsageDay.objects.get(pk=row.pk).recalls == 1

@@ -55,6 +55,18 @@ def test_cli_output_never_contains_a_secret(atlas_es, db) -> None:
             assert credential.secret_encrypted not in text
 
 
+def test_budgets_are_set_and_cleared_from_the_cli(atlas_es, db) -> None:
+    run("atlas_tenant", "create", "hooli", "--name", "Hooli")
+    out = run("atlas_tenant", "update", "hooli", "--llm-token-budget", "2000000", "--daily-write-quota", "500")
+    assert out.strip() == "tenant hooli: LLM token budget 2000000 per month, daily write quota 500"
+    listed = json.loads(run("atlas_tenant", "list", "--json"))[0]
+    assert (listed["llm_token_budget"], listed["daily_write_quota"]) == (2000000, 500)
+    out = run("atlas_tenant", "update", "hooli", "--daily-write-quota", "none", "--review-mode", "consolidation")
+    assert out.strip() == "tenant hooli: review mode consolidation, daily write quota none"
+    tenant = Tenant.objects.get(slug="hooli")
+    assert (tenant.llm_token_budget, tenant.daily_write_quota, tenant.review_mode) == (2000000, None, "consolidation")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -62,6 +74,9 @@ def test_cli_output_never_contains_a_secret(atlas_es, db) -> None:
         (("atlas_tenant", "create", "acme", "--name", "Again"), "a tenant with the slug 'acme' already exists"),
         (("atlas_tenant", "deactivate", "nope"), "no tenant 'nope'"),
         (("atlas_tenant", "update", "nope", "--review-mode", "agents"), "no tenant 'nope'"),
+        (("atlas_tenant", "update", "acme"), "nothing to change: give --review-mode, --llm-token-budget or"),
+        (("atlas_tenant", "update", "acme", "--daily-write-quota", "-3"), "Error: argument --daily-write-quota"),
+        (("atlas_tenant", "update", "acme", "--llm-token-budget", "lots"), "Error: argument --llm-token-budget"),
         (("atlas_subject", "add", "--tenant", "nope", "--external-id", "x"), "no tenant 'nope'"),
         (("atlas_subject", "add", "--tenant", "acme", "--external-id", "bad id"), "an external id is 1-128 characters"),
         (

@@ -77,6 +77,10 @@ export class RateLimited extends AtlasError {
   }
 }
 
+/** 429 `quota_exceeded`: the tenant's daily write quota is spent; `retryAfter` is the seconds to the next
+ * UTC midnight, when writes are accepted again (never retried within a call's budget). */
+export class QuotaExceeded extends RateLimited {}
+
 /** 503: a dependency of the server (Elasticsearch, the broker) is down or busy. */
 export class Unavailable extends AtlasError {
   get retryAfter() {
@@ -122,6 +126,7 @@ export function errorFrom(response, text) {
   const type = String(body.type ?? "about:blank");
   let Kind = BY_STATUS[response.status] ?? AtlasError;
   if (Kind === Conflict && type.endsWith(":idempotency_running")) Kind = StillRunning;
+  if (Kind === RateLimited && type.endsWith(":quota_exceeded")) Kind = QuotaExceeded;
   const errors = (Array.isArray(body.errors) ? body.errors : [])
     .filter((e) => e && typeof e === "object")
     .map((e) => ({ field: String(e.field ?? ""), message: String(e.message ?? "") }));

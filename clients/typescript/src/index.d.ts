@@ -70,6 +70,8 @@ export class Atlas {
 
   /** What this token is and may do. */
   me(): Promise<T.MeOut>;
+  /** The tenant's usage per UTC day (the last 30 unless `since`/`until`) and its budgets (tenant tokens). */
+  usageGet(options?: T.UsageGetQuery): Promise<T.UsageOut>;
   subjectList(options?: T.SubjectListQuery): Promise<T.SubjectPageOut>;
   /** Every subject, page after page. */
   subjectListIter(options?: Omit<T.SubjectListQuery, "cursor">): AsyncGenerator<T.SubjectOut, void>;
@@ -175,6 +177,8 @@ export class StillRunning extends Conflict {}
 export class RateLimited extends AtlasError {
   readonly retryAfter: number | null;
 }
+/** 429 `quota_exceeded`: the tenant's daily write quota is spent; `retryAfter`: seconds to the next UTC midnight. */
+export class QuotaExceeded extends RateLimited {}
 /** 503, once the budget is spent; `retryAfter` in seconds. */
 export class Unavailable extends AtlasError {
   readonly retryAfter: number | null;

@@ -10,6 +10,7 @@ export {
   Forbidden,
   NotFound,
   PreconditionFailed,
+  QuotaExceeded,
   RateLimited,
   StillRunning,
   Unauthorized,

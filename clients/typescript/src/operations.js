@@ -20,6 +20,7 @@ const RECALL_MORE = ["fold_evidence", "explain", "expect", "min_score", "filters
  */
 export const OPERATIONS = Object.freeze({
   me: { method: "GET", path: ["me"], kind: READ },
+  usageGet: { method: "GET", path: ["usage"], kind: READ, query: ["since", "until"] },
   subjectList: { method: "GET", path: ["subjects"], kind: READ, query: ["page_size", "cursor"], pages: "subjects" },
   subjectCreate: { method: "POST", path: ["subjects"], kind: UNKEYED, body: ["id", "display_name"], required: ["id"] },
   episodeWrite: {

@@ -11,6 +11,18 @@
  */
 export type AuthorityEnum = "person" | "agent" | "consolidation" | "import" | "operator";
 
+export interface BudgetOut {
+  /** Per UTC month; null: no limit. */
+  llm_token_budget: number | null;
+  llm_tokens_this_month: number;
+  llm_tokens_remaining: number | null;
+  /** The first day of the next month: when a spent budget is new. */
+  resumes_on: string;
+  /** Per UTC day; null: no limit. */
+  daily_write_quota: number | null;
+  writes_today: number;
+}
+
 /** Refuses fields it does not declare: a typo is an error, not a silently dropped value. */
 export interface CatalogInRequest {
   title: string;
@@ -802,6 +814,30 @@ export interface TurnOut {
  */
 export type TypeEnum = "episodic" | "semantic" | "procedural" | "catalog" | "archive";
 
+export interface UsageDayOut {
+  day: string;
+  /** Memories agents and people stored (consolidation's not). */
+  writes: number;
+  /** Agents' recalls over REST and MCP. */
+  recalls: number;
+  /** The tenant's documents when sampled (null: not). */
+  documents: number | null;
+  /** Their bytes on disk, estimated when sampled. */
+  bytes_stored: number | null;
+  llm_prompt_tokens: number;
+  llm_completion_tokens: number;
+  llm_tokens: number;
+  llm_requests: number;
+  /** USD, from ATLAS_LLM_PRICES. */
+  llm_cost: number;
+}
+
+export interface UsageOut {
+  tenant: string;
+  days: Array<UsageDayOut>;
+  budgets: BudgetOut;
+}
+
 export interface WebhookCreatedOut {
   id: number;
   url: string;
@@ -922,6 +958,14 @@ export interface ProposalListQuery {
   /** 1 to 200 (default 50). */
   page_size?: number;
   written_by?: string;
+}
+
+/** The query parameters of usage_get. */
+export interface UsageGetQuery {
+  /** First UTC day (default: 29 days before until). */
+  since?: string;
+  /** Last UTC day, included (default: today). */
+  until?: string;
 }
 
 /** The query parameters of webhook_deliveries. */

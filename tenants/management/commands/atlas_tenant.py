@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
+
 from django.core.management.base import CommandError
 
 from tenants import selectors, services
 from tenants.management.base import AtlasCommand
 from tenants.models import Tenant
+from tenants.usage import tenant_budgets_set
+
+
+def _limit(value: str) -> int | None:
+    """A budget's value on the command line: a whole number >= 0, or ``none`` for no limit."""
+    if value.lower() == "none":
+        return None
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number >= 0 or none")
+    return int(value)
 
 
 class Command(AtlasCommand):
@@ -33,6 +45,20 @@ class Command(AtlasCommand):
             help="on: consolidation may distil one fact from episodes of different agents, apps, runs or metadata "
             "(it carries what they share); off (the default): it may not (docs/scoping.md)",
         )
+        update.add_argument(
+            "--llm-token-budget",
+            type=_limit,
+            default=...,
+            metavar="N|none",
+            help="LLM tokens consolidation may spend per UTC month (none: no limit)",
+        )
+        update.add_argument(
+            "--daily-write-quota",
+            type=_limit,
+            default=...,
+            metavar="N|none",
+            help="memories agents and people may write per UTC day; past it writes answer 429 (none: no limit)",
+        )
         deactivate = sub.add_parser("deactivate", help="deactivate a tenant and revoke its and its subjects' keys")
         deactivate.add_argument("slug")
 
@@ -48,6 +74,8 @@ class Command(AtlasCommand):
                     "active": t.is_active,
                     "subjects": t.subjects.count(),
                     "review_mode": t.review_mode,
+                    "llm_token_budget": t.llm_token_budget,
+                    "daily_write_quota": t.daily_write_quota,
                     "tenant_id": str(t.es_id),
                 }
                 for t in Tenant.objects.all()
@@ -55,23 +83,47 @@ class Command(AtlasCommand):
             self.emit(
                 rows,
                 as_json=options["json"],
-                columns=["slug", "name", "active", "subjects", "review_mode", "tenant_id"],
+                columns=[
+                    "slug",
+                    "name",
+                    "active",
+                    "subjects",
+                    "review_mode",
+                    "llm_token_budget",
+                    "daily_write_quota",
+                    "tenant_id",
+                ],
             )
         elif action == "update":
-            self._update(options["slug"], review_mode=options["review_mode"], merge_scopes=options["merge_scopes"])
+            self._update(options)
         elif action == "deactivate":
             tenant = services.tenant_deactivate(tenant=selectors.tenant_get(slug=options["slug"]), actor=self.actor)
             self.stdout.write(self.style.SUCCESS(f"deactivated tenant {tenant.slug}; its keys are revoked"))
 
-    def _update(self, slug: str, *, review_mode: str | None, merge_scopes: str | None) -> None:
-        if review_mode is None and merge_scopes is None:
-            raise CommandError("say what to change: --review-mode and/or --merge-scopes")
-        tenant = selectors.tenant_get(slug=slug)
-        if review_mode is not None:
-            tenant = services.tenant_review_mode_set(tenant=tenant, review_mode=review_mode, actor=self.actor)
-            self.stdout.write(self.style.SUCCESS(f"tenant {tenant.slug}: review mode {tenant.review_mode}"))
-        if merge_scopes is not None:
-            tenant = services.tenant_consolidation_merge_scopes_set(
-                tenant=tenant, merge=merge_scopes == "on", actor=self.actor
+    def _update(self, options: dict) -> None:
+        budget, quota = options["llm_token_budget"], options["daily_write_quota"]
+        mode, merge = options["review_mode"], options["merge_scopes"]
+        if mode is None and merge is None and budget is ... and quota is ...:
+            raise CommandError(
+                "nothing to change: give --review-mode, --merge-scopes, --llm-token-budget or --daily-write-quota"
             )
-            self.stdout.write(self.style.SUCCESS(f"tenant {tenant.slug}: consolidation merges scopes {merge_scopes}"))
+        tenant = selectors.tenant_get(slug=options["slug"])
+        said = []
+        if mode is not None:
+            tenant = services.tenant_review_mode_set(tenant=tenant, review_mode=mode, actor=self.actor)
+            said.append(f"review mode {tenant.review_mode}")
+        if merge is not None:
+            tenant = services.tenant_consolidation_merge_scopes_set(
+                tenant=tenant, merge=merge == "on", actor=self.actor
+            )
+            said.append(f"consolidation merges scopes {merge}")
+        tenant = tenant_budgets_set(tenant=tenant, actor=self.actor, llm_token_budget=budget, daily_write_quota=quota)
+        if budget is not ...:
+            said.append(f"LLM token budget {_shown(tenant.llm_token_budget)} per month")
+        if quota is not ...:
+            said.append(f"daily write quota {_shown(tenant.daily_write_quota)}")
+        self.stdout.write(self.style.SUCCESS(f"tenant {tenant.slug}: {', '.join(said)}"))
+
+
+def _shown(limit: int | None) -> str:
+    return "none" if limit is None else str(limit)

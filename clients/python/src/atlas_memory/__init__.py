@@ -12,6 +12,7 @@ from .errors import (
     Forbidden,
     NotFound,
     PreconditionFailed,
+    QuotaExceeded,
     RateLimited,
     StillRunning,
     Unauthorized,
@@ -19,6 +20,7 @@ from .errors import (
     ValidationError,
 )
 from .models import (
+    Budgets,
     Chain,
     Forgotten,
     ForgottenAll,
@@ -36,6 +38,8 @@ from .models import (
     Subject,
     SubjectPage,
     Turn,
+    Usage,
+    UsageDay,
 )
 
 __all__ = [
@@ -62,6 +66,7 @@ __all__ = [
     "Proposal",
     "ProposalPage",
     "ProposalRejected",
+    "QuotaExceeded",
     "RateLimited",
     "Recall",
     "RecallOptions",
@@ -70,6 +75,9 @@ __all__ = [
     "Subject",
     "SubjectPage",
     "Turn",
+    "Budgets",
+    "Usage",
+    "UsageDay",
     "Unauthorized",
     "Unavailable",
     "ValidationError",

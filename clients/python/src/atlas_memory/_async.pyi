@@ -4,7 +4,7 @@ from typing import Any
 
 import httpx
 
-from ._operations import Step, Time
+from ._operations import Day, Step, Time
 from ._retry import Retry
 from .models import (
     Chain,
@@ -22,6 +22,7 @@ from .models import (
     Subject,
     SubjectPage,
     Turn,
+    Usage,
 )
 
 # Not an Operations to a type checker: the same methods, awaitable.
@@ -225,3 +226,4 @@ class AsyncAtlas:
         recall: RecallOptions | None = None,
         idempotency_key: str | None = None,
     ) -> Turn: ...
+    async def usage_get(self, *, since: Day | None = None, until: Day | None = None) -> Usage: ...

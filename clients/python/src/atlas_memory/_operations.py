@@ -7,7 +7,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -31,11 +31,13 @@ from .models import (
     Subject,
     SubjectPage,
     Turn,
+    Usage,
     build,
     wire,
 )
 
 Time = datetime | str
+Day = date | str
 Step = str | dict[str, Any]
 
 
@@ -115,6 +117,11 @@ class Operations:
     def me(self) -> Me:
         """What this token is and may do."""
         return self._run(_read(_path("me"), Me))
+
+    # --- usage (tenant tokens) ---------------------------------------------------------------------
+    def usage_get(self, *, since: Day | None = None, until: Day | None = None) -> Usage:
+        """The tenant's usage per UTC day (the last 30 unless ``since``/``until``) and its budgets."""
+        return self._run(_read(_path("usage"), Usage, params=wire(_given(locals()))))
 
     # --- subjects (tenant tokens) ------------------------------------------------------------------
     def subject_list(self, *, page_size: int | None = None, cursor: str | None = None) -> SubjectPage:

@@ -112,6 +112,11 @@ class RateLimited(AtlasError):
         return retry_after_of(self.headers)
 
 
+class QuotaExceeded(RateLimited):
+    """429 ``quota_exceeded``: the tenant's daily write quota is spent; ``retry_after`` is the seconds to the
+    next UTC midnight, when writes are accepted again (never retried within a call's budget)."""
+
+
 class Unavailable(AtlasError):
     """503: a dependency of the server (Elasticsearch, the broker) is down or busy."""
 
@@ -158,6 +163,8 @@ def error_from(response: httpx.Response) -> AtlasError:
     problem_type = str(body.get("type", "about:blank"))
     if kind is Conflict and problem_type.endswith(":idempotency_running"):
         kind = StillRunning
+    if kind is RateLimited and problem_type.endswith(":quota_exceeded"):
+        kind = QuotaExceeded
     errors = [
         FieldError(field=str(e.get("field", "")), message=str(e.get("message", "")))
         for e in body.get("errors") or []

@@ -253,6 +253,46 @@ class SubjectPage(Answer):
 
 
 @dataclass(kw_only=True)
+class UsageDay(Answer):
+    """One UTC day of the tenant's usage (UsageDayOut); ``documents``/``bytes_stored`` None: not sampled."""
+
+    __schema__: ClassVar[str] = "UsageDayOut"
+    day: date
+    writes: int
+    recalls: int
+    documents: int | None
+    bytes_stored: int | None
+    llm_prompt_tokens: int
+    llm_completion_tokens: int
+    llm_tokens: int
+    llm_requests: int
+    llm_cost: float
+
+
+@dataclass(kw_only=True)
+class Budgets(Answer):
+    """The tenant's budgets and where it stands (BudgetOut); a None limit is no limit."""
+
+    __schema__: ClassVar[str] = "BudgetOut"
+    llm_token_budget: int | None
+    llm_tokens_this_month: int
+    llm_tokens_remaining: int | None
+    resumes_on: date
+    daily_write_quota: int | None
+    writes_today: int
+
+
+@dataclass(kw_only=True)
+class Usage(Answer):
+    """The tenant's usage per UTC day, oldest first, and its budgets (UsageOut)."""
+
+    __schema__: ClassVar[str] = "UsageOut"
+    tenant: str
+    days: list[UsageDay]
+    budgets: Budgets
+
+
+@dataclass(kw_only=True)
 class Me(Answer):
     """What this token is and may do (MeOut)."""
 
@@ -297,7 +337,7 @@ def wire(values: dict[str, Any]) -> dict[str, Any]:
     for name, value in values.items():
         if value is None:
             continue
-        if isinstance(value, datetime):
+        if isinstance(value, datetime | date):  # a day (usage_get's since/until) too
             value = value.isoformat()
         elif isinstance(value, RecallOptions):
             value = value.body()
