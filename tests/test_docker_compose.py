@@ -226,6 +226,7 @@ def test_the_grafana_dashboard_queries_only_metrics_the_service_exports():
     # Every family of metrics has a panel.
     families = {"http_request", "recall_stage", "recall_leg", "recalls", "memory_writes", "model_inference"}
     families |= {"engine_request", "engine_errors", "celery_tasks", "celery_queue", "llm_request", "consolidation"}
+    families |= {"webhook_deliveries", "webhook_delivery_duration"}
     assert all(any(f"atlas_{family}" in name for name in used) for family in families)
 
 
