@@ -255,3 +255,17 @@ def deliveries_cleanup(*, now: Any = None) -> int:
     deleted, _ = WebhookDelivery.objects.filter(created_at__lt=before).delete()
     WebhookEvent.objects.filter(created_at__lt=before, deliveries__isnull=True).delete()
     return deleted
+
+
+def deliveries_viewed(*, endpoint: WebhookEndpoint, deliveries: list[dict[str, Any]], actor: str) -> None:
+    """Someone read an endpoint's delivery log with its payloads (an event's data may quote a memory, as
+    the support view does): audited like every support read, naming the subjects whose events were shown."""
+    subjects = sorted({d["subject"] for d in deliveries if d.get("subject") and d.get("data")})
+    if subjects:
+        audit_record(
+            tenant=endpoint.tenant,
+            actor=actor,
+            action="webhook.log_view",
+            target=f"webhook:{endpoint.pk}",
+            detail={"subjects": subjects},
+        )

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from tenants import services
-from tenants.models import Person, Tenant
+from tenants.models import AuditRecord, Person, Tenant
 from tenants.secrets import secret_decrypt
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.services import endpoint_disable, event_emit
@@ -60,6 +60,9 @@ def test_the_log_shows_payloads_and_sends_again(client, people, plain_tenant, en
     client.force_login(people["owner"])
     page = client.get(_u("webhook", plain_tenant.slug, endpoint.pk)).content.decode()
     assert str(event.id) in page and "Alice likes tea" in page and "Send again" in page
+    # The payload quotes a memory: reading it is audited like the support view's reads.
+    viewed = AuditRecord.objects.filter(action="webhook.log_view").latest("pk")
+    assert (viewed.target, viewed.detail) == (f"webhook:{endpoint.pk}", {"subjects": ["alice"]})
     again = client.post(_u("webhook_redeliver", plain_tenant.slug, endpoint.pk, first.pk))
     assert again.status_code == 302
     assert WebhookDelivery.objects.filter(event=event).count() == 2

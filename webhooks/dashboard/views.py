@@ -76,6 +76,7 @@ def webhook(request: HttpRequest, webhook_id: str) -> HttpResponse:
         selectors.delivery_view(d, payload=True)
         for d in selectors.deliveries_list(endpoint=endpoint, limit=DELIVERIES_SHOWN)
     ]
+    services.deliveries_viewed(endpoint=endpoint, deliveries=deliveries, actor=actor_of(request))
     return section_render(
         request, "webhook.html", endpoint=endpoint, deliveries=deliveries, issued=_secret_take(request)
     )
