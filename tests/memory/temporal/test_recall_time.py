@@ -254,36 +254,22 @@ def test_a_turn_that_names_no_date_still_answers_when_it_is_the_one_about_the_th
 
 def _moved_to_lisbon(maya, moved: datetime) -> dict[str, dict]:
     """Maya's job and home, both replaced when she moved to Lisbon on ``moved``."""
-    years_before = moved - 3 * 365 * DAY
-    kranich = fact_write(
-        subject=maya,
-        text="Maya is a backend developer at Kranich Logistics",
-        fact_type="identity",
-        at=years_before.isoformat(),
-        valid_from=years_before.isoformat(),
-    )
-    farfetch = fact_write(
-        subject=maya,
-        text="Maya is a data engineer at Farfetch",
-        fact_type="identity",
-        supersedes=[kranich["id"]],
-        valid_from=moved.isoformat(),
-    )
-    berlin = fact_write(
-        subject=maya,
-        text="Maya lives in Berlin",
-        fact_type="identity",
-        at=years_before.isoformat(),
-        valid_from=years_before.isoformat(),
-    )
-    lisbon = fact_write(
-        subject=maya,
-        text="Maya lives in Lisbon",
-        fact_type="identity",
-        supersedes=[berlin["id"]],
-        valid_from=moved.isoformat(),
-    )
-    return {"kranich": kranich, "farfetch": farfetch, "berlin": berlin, "lisbon": lisbon}
+    since = (moved - 3 * 365 * DAY).isoformat()
+    facts: dict[str, dict] = {}
+    for old, new, before, after in (
+        (
+            "kranich",
+            "farfetch",
+            "Maya is a backend developer at Kranich Logistics",
+            "Maya is a data engineer at Farfetch",
+        ),
+        ("berlin", "lisbon", "Maya lives in Berlin", "Maya lives in Lisbon"),
+    ):
+        facts[old] = fact_write(subject=maya, text=before, fact_type="identity", at=since, valid_from=since)
+        facts[new] = fact_write(
+            subject=maya, text=after, fact_type="identity", supersedes=[facts[old]["id"]], valid_from=moved.isoformat()
+        )
+    return facts
 
 
 def test_a_question_bounded_by_an_event_asks_about_the_day_before_the_fact_that_dates_it(maya, settings) -> None:
