@@ -16,16 +16,28 @@ from .tokens import IssuedToken
 SESSION_KEY = "atlas.issued_token"
 
 
+def secret_keep(*, session: Any, key: str, owner: int, secret: str) -> None:
+    """Keep ``secret`` (of the row ``owner``: a token, a webhook endpoint) encrypted in the session under
+    ``key`` until the next page takes it."""
+    session[key] = {"owner": owner, "secret": secret_encrypt(secret)}
+
+
+def secret_take(*, session: Any, key: str) -> tuple[Any, str] | None:
+    """The row id and secret kept under ``key``, removing them: None after (or when none was kept)."""
+    kept = session.pop(key, None)
+    if not isinstance(kept, dict) or "secret" not in kept:
+        return None
+    return kept.get("owner"), secret_decrypt(kept["secret"])
+
+
 def issued_keep(*, session: Any, issued: IssuedToken) -> None:
-    session[SESSION_KEY] = {"token": issued.token.pk, "secret": secret_encrypt(issued.secret)}
+    secret_keep(session=session, key=SESSION_KEY, owner=issued.token.pk, secret=issued.secret)
 
 
 def issued_take(*, session: Any, tenant: Tenant) -> IssuedToken | None:
     """The token issued in this session and not shown yet (for ``tenant``), removing it: None after."""
-    kept = session.pop(SESSION_KEY, None)
-    if not isinstance(kept, dict):
+    kept = secret_take(session=session, key=SESSION_KEY)
+    if kept is None:
         return None
-    token = ApiToken.objects.filter(pk=kept.get("token"), tenant=tenant).first()
-    if token is None:
-        return None
-    return IssuedToken(token=token, secret=secret_decrypt(kept["secret"]))
+    token = ApiToken.objects.filter(pk=kept[0], tenant=tenant).first()
+    return IssuedToken(token=token, secret=kept[1]) if token is not None else None

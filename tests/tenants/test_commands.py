@@ -74,7 +74,10 @@ def test_budgets_are_set_and_cleared_from_the_cli(atlas_es, db) -> None:
         (("atlas_tenant", "create", "acme", "--name", "Again"), "a tenant with the slug 'acme' already exists"),
         (("atlas_tenant", "deactivate", "nope"), "no tenant 'nope'"),
         (("atlas_tenant", "update", "nope", "--review-mode", "agents"), "no tenant 'nope'"),
-        (("atlas_tenant", "update", "acme"), "nothing to change: give --review-mode, --merge-scopes, --llm-token-budget or"),
+        (
+            ("atlas_tenant", "update", "acme"),
+            "nothing to change: give --review-mode, --merge-scopes, --llm-token-budget or",
+        ),
         (("atlas_tenant", "update", "acme", "--daily-write-quota", "-3"), "Error: argument --daily-write-quota"),
         (("atlas_tenant", "update", "acme", "--llm-token-budget", "lots"), "Error: argument --llm-token-budget"),
         (("atlas_subject", "add", "--tenant", "nope", "--external-id", "x"), "no tenant 'nope'"),

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from atlas_site.errors import AtlasError
 from tenants.dashboard.access import actor_of, tenant_admin_view
 from tenants.dashboard.rendering import form_error, section_render, section_url
-from tenants.secrets import secret_decrypt, secret_encrypt
+from tenants.issued import secret_keep, secret_take
 from webhooks import selectors, services
 from webhooks.events import EVENT_TYPES
 
@@ -33,15 +33,15 @@ class WebhookForm(forms.Form):
 
 def _secret_keep(request: HttpRequest, endpoint_id: int, secret: str) -> None:
     """Carried across the redirect encrypted (sessions are stored), taken by the first page that shows it."""
-    request.session[SESSION_KEY] = {"endpoint": endpoint_id, "secret": secret_encrypt(secret)}
+    secret_keep(session=request.session, key=SESSION_KEY, owner=endpoint_id, secret=secret)
 
 
 def _secret_take(request: HttpRequest) -> dict | None:
-    kept = request.session.pop(SESSION_KEY, None)
-    if not isinstance(kept, dict):
+    kept = secret_take(session=request.session, key=SESSION_KEY)
+    if kept is None:
         return None
-    endpoint = selectors.endpoints_list(tenant=request.tenant).filter(pk=kept.get("endpoint")).first()
-    return {"endpoint": endpoint, "secret": secret_decrypt(kept["secret"])} if endpoint else None
+    endpoint = selectors.endpoints_list(tenant=request.tenant).filter(pk=kept[0]).first()
+    return {"endpoint": endpoint, "secret": kept[1]} if endpoint else None
 
 
 @never_cache  # the page after a creation holds the secret, shown this once
