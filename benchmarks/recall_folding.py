@@ -92,6 +92,7 @@ def main() -> int:
             "folding + explain + expect": dict(fold_evidence=True, explain=True, expect=["s0-e1", "s0-f1", "nope"]),
         }
         took: dict[str, list[float]] = {name: [] for name in ways}
+        stages: dict[str, list[float]] = {}  # the default way's stages (RecallResult.timings_ms)
         folded = 0
         load_before = os.getloadavg()[0]
         for n in range(args.queries + 5):
@@ -101,6 +102,9 @@ def main() -> int:
                 result = memory_recall(subject=subject, query=query, k=10, **extra)
                 if n >= 5:  # warm-up
                     took[name].append(result.timings_ms["total"])
+                    if name == "folding on (default)":
+                        for stage_name, ms in result.timings_ms.items():
+                            stages.setdefault(stage_name, []).append(ms)
                     folded += sum(1 for hit in result.hits if hit.get("evidence"))
             if n % 20 == 0:
                 progress(f"  {n}/{args.queries + 5} rounds")
@@ -117,6 +121,7 @@ def main() -> int:
         p50 = statistics.median(values)
         p95 = sorted(values)[int(0.95 * (len(values) - 1))]
         print(f"| {name} | {p50:.1f} | {p95:.1f} | {p50 / base:.2f}× |")
+    print("\nThe default's stages (p50 ms): " + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in stages.items()))
     return 0
 
 

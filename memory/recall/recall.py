@@ -114,9 +114,11 @@ def memory_recall(
     ranked = legs_search(reader=run.scope.reader(), plan=plan, options=run.options, pending=pending, timings=timings)
     with stage("fusion"):
         fused = _fused(run, ranked=ranked, plan=plan, trace=trace, timings=timings)
+    t0 = time.perf_counter()
     with stage("folding"):
         citations = _citations_lookup(run, plan, fused) if run.fold_evidence else Citations()
         lifted = evidence_lift(fused, citations) if run.fold_evidence else Lifted(ranked=fused)
+    timings["folding"] = (time.perf_counter() - t0) * 1000
     floored = (
         Floored(ranked=lifted.ranked, rule="off")
         if not (run.options.floor or run.min_score is not None)
