@@ -389,6 +389,11 @@ ATLAS_MCP_STREAM_SECONDS = env.float("ATLAS_MCP_STREAM_SECONDS", default=300.0)
 # configured" and nothing else changes.
 ATLAS_LLM_BASE_URL = env.str("ATLAS_LLM_BASE_URL", default="")  # e.g. https://api.openai.com/v1
 ATLAS_LLM_MODEL = env.str("ATLAS_LLM_MODEL", default="")
+# A model per stage of consolidation (memory/consolidation/ask.py): extraction reads the new turns, judgement
+# decides the plan over what was extracted and the related memories. Empty: ATLAS_LLM_MODEL. The same model
+# for both: one call doing both, as when neither is set.
+ATLAS_LLM_MODEL_EXTRACTION = env.str("ATLAS_LLM_MODEL_EXTRACTION", default="")
+ATLAS_LLM_MODEL_JUDGEMENT = env.str("ATLAS_LLM_MODEL_JUDGEMENT", default="")
 ATLAS_LLM_API_KEY = env.str("ATLAS_LLM_API_KEY", default="")
 ATLAS_LLM_TIMEOUT = env.float("ATLAS_LLM_TIMEOUT", default=120.0)  # seconds per request
 ATLAS_LLM_RETRIES = env.int("ATLAS_LLM_RETRIES", default=3)  # on timeouts, 429 and 5xx, with backoff

@@ -55,6 +55,9 @@ def main() -> None:
     parser.add_argument("--subjects", type=int, default=4)
     parser.add_argument("--episodes", type=int, default=40)
     parser.add_argument("--facts", type=int, default=25)
+    parser.add_argument(
+        "--staged", action="store_true", help="a model per stage (ATLAS_LLM_MODEL_EXTRACTION / _JUDGEMENT)"
+    )
     args = parser.parse_args()
     rng = random.Random(37)
 
@@ -64,11 +67,13 @@ def main() -> None:
         from memory.consolidation.run import consolidation_run
         from memory.portable.lines import memories_import
         from tenants.services import tenant_create
-        from tests.fake_llm import FakeLlm, billed, remembering
+        from tests.fake_llm import FakeLlm, billed, billed_in, remembering
 
         fake = FakeLlm().start().script(billed(remembering))
         settings.ATLAS_LLM_BASE_URL = fake.base_url
         settings.ATLAS_LLM_MODEL = "fake-billed"
+        if args.staged:
+            settings.ATLAS_LLM_MODEL_EXTRACTION, settings.ATLAS_LLM_MODEL_JUDGEMENT = "fake-small", "fake-big"
         tenant = tenant_create(slug="tokens", name="Token benchmark", actor="benchmark")
         start = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
         names = [f"subject-{n}" for n in range(args.subjects)]
@@ -92,6 +97,9 @@ def main() -> None:
             completion += run.completion_tokens
             facts += len(run.changes.get("facts", []))
         calls = len(fake.requests)
+        by_model: dict[str, int] = {}
+        for request in fake.requests:
+            by_model[request["model"]] = by_model.get(request["model"], 0) + billed_in(request)
         fake.stop()
 
     print(
@@ -100,7 +108,7 @@ def main() -> None:
     )
     print(
         f"# command: python benchmarks/consolidation_tokens.py --subjects {args.subjects} "
-        f"--episodes {args.episodes} --facts {args.facts}"
+        f"--episodes {args.episodes} --facts {args.facts}{' --staged' if args.staged else ''}"
     )
     print()
     print("| measure | value |")
@@ -111,6 +119,8 @@ def main() -> None:
     print(f"| facts distilled | {facts} |")
     print(f"| tokens in per fact | {prompt / facts:.0f} |")
     print(f"| tokens (in + out) per fact | {(prompt + completion) / facts:.0f} |")
+    for model, tokens in by_model.items():
+        print(f"| tokens in asked of {model} | {tokens} |")
 
 
 if __name__ == "__main__":

@@ -183,12 +183,20 @@ FACT_MARK = "remember:"
 
 def remembering(request: dict[str, Any]) -> dict[str, Any]:
     """An instant, valid answer computed from the prompt: one fact per turn that contains
-    ``remember: <fact>`` (the benchmark's and the worker tests' LLM)."""
+    ``remember: <fact>`` (the benchmark's and the worker tests' LLM). Asked in two stages
+    (memory/consolidation/ask.py), the extraction answers those facts as statements and the judgement
+    keeps every candidate statement as a new fact."""
+    prompt = prompt_of(request)
+    if "candidate_statements" in prompt:
+        return empty_plan(facts=prompt["candidate_statements"])
     facts = []
     for turn in turns_of(request):
         text = turn["text"]
         if FACT_MARK in text:
             facts.append(fact(text.split(FACT_MARK, 1)[1].strip(), [turn["id"]]))
+    schema = ((request.get("response_format") or {}).get("json_schema") or {}).get("name")
+    if schema == "memory_extraction":
+        return {"statements": facts, "procedures": []}
     return empty_plan(facts=facts)
 
 
@@ -210,16 +218,21 @@ def llm_serving(settings: Any, **overrides: Any) -> Iterator[FakeLlm]:
 CHARS_PER_TOKEN = 4
 
 
+def billed_in(request: dict[str, Any]) -> int:
+    """The tokens ``billed`` counts for a request's input: its messages and structured-output schema."""
+    sent = sum(len(m["content"]) for m in request["messages"]) + len(json.dumps(request.get("response_format", {})))
+    return -(-sent // CHARS_PER_TOKEN)
+
+
 def billed(answer: Any) -> Any:
     """``answer`` (a callable reply) with usage counted as a paid LLM would bill it, about 4 characters a
     token: the prompt's messages in, the answer's JSON out (the token benchmark's and budget tests' LLM)."""
 
     def reply(request: dict[str, Any]) -> Reply:
         plan = answer(request)
-        sent = sum(len(m["content"]) for m in request["messages"]) + len(json.dumps(request.get("response_format", {})))
         return Reply(
             answer=plan,
-            prompt_tokens=-(-sent // CHARS_PER_TOKEN),
+            prompt_tokens=billed_in(request),
             completion_tokens=-(-len(json.dumps(plan)) // CHARS_PER_TOKEN),
         )
 

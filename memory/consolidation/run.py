@@ -17,7 +17,7 @@ from django.utils import timezone
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.observability.hooks import consolidation_usage_observed
 from memory.authority import OPERATOR, Principal
-from memory.inference.llm import LlmError, chat_client, llm_configured, llm_model_name
+from memory.inference.llm import llm_configured, stage_models
 from memory.models import ConsolidationRun, ConsolidationState
 from memory.services.announce import consolidation_finished_announce
 from memory.services.consolidation_lease import (
@@ -34,9 +34,9 @@ from tenants.services import audit_record
 from tenants.usage import usage_llm_record
 
 from .apply import plan_apply
-from .budget import budget_stop, call_tokens_estimate
+from .ask import AskFailed, ask_tokens_estimate, plan_ask
+from .budget import budget_stop
 from .gather import consolidation_input_gather
-from .schema import PLAN_SCHEMA, SYSTEM_PROMPT
 from .validation import PlanValidator, mass_change_reason
 
 log = logging.getLogger(__name__)
@@ -75,6 +75,16 @@ def _usage_into(run: ConsolidationRun, usage: Any, *, model: str) -> None:
     consolidation_usage_observed(
         model=model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, cost=cost
     )
+
+
+def _spent_booked(subject: MemorySubject, run: ConsolidationRun | None, spent: list[tuple[Any, str]]) -> None:
+    """Each call's tokens and cost (with the model that answered it): into the run record, the ledger and
+    the metrics — or, for a dry run (no record), the ledger alone."""
+    for usage, model in spent:
+        if run is None:
+            _usage_ledgered(subject.tenant_id, usage, cost=usage.cost(model))
+        else:
+            _usage_into(run, usage, model=model)
 
 
 def _usage_ledgered(tenant_id: int, usage: Any, *, cost: float) -> None:
@@ -217,7 +227,7 @@ def _plan_fresh(
     window_key = window_key_for(subject=subject, episode_ids=[e["id"] for e in data.episodes])
     prompt = data.prompt()
     if not dry:
-        why = _not_now(subject=subject, window_key=window_key, prompt=prompt)
+        why = _not_now(subject=subject, window_key=window_key, tokens=ask_tokens_estimate(data, prompt=prompt))
         if why:
             window = (start, data.window_end)
             count = len(data.episodes)
@@ -237,21 +247,19 @@ def _plan_fresh(
             started_by,
             window_key=window_key,
             episodes=len(data.episodes),
-            llm_model=llm_model_name(),
+            llm_model=" → ".join(dict.fromkeys(stage_models())),
             attempts=1,
         )
         _set_window(run, start, data.window_end)
         run.save()
         consolidation_lease_renew(subject=subject, owner=owner)
     try:
-        answer = chat_client().chat_json(
-            system=SYSTEM_PROMPT, user=prompt, schema=PLAN_SCHEMA, schema_name="memory_consolidation"
-        )
-    except LlmError as err:
+        answer = plan_ask(data, prompt=prompt)
+    except AskFailed as failed:
+        err = failed.error
+        _spent_booked(subject, run, failed.spent)
         if dry:
-            _usage_ledgered(subject.tenant_id, err.usage, cost=err.usage.cost(llm_model_name()))
             return Outcome(Status.FAILED, error=str(err), episodes=len(data.episodes))
-        _usage_into(run, err.usage, model=run.llm_model)
         _finish(run, Status.FAILED, started, error=f"{type(err).__name__}: {err}")
         return Outcome(Status.FAILED, run=run, error=run.error, episodes=len(data.episodes))
     validator = PlanValidator(data, subject=subject, window_key=window_key)
@@ -259,7 +267,7 @@ def _plan_fresh(
     review = mass_change_reason(plan, subject=subject)
     outcome = Outcome(Status.RUNNING, plan=plan, rejected=validator.rejected, episodes=len(data.episodes))
     if dry:
-        _usage_ledgered(subject.tenant_id, answer.usage, cost=answer.usage.cost(answer.model))
+        _spent_booked(subject, None, answer.spent)
         outcome.status = Status.NEEDS_REVIEW if review else "dry_run"
         outcome.error = review or ""
         return outcome
@@ -267,7 +275,7 @@ def _plan_fresh(
     # quote the forgotten memories) is then neither stored nor applied.
     consolidation_lease_renew(subject=subject, owner=owner)
     run.llm_model = answer.model[:200]
-    _usage_into(run, answer.usage, model=run.llm_model)
+    _spent_booked(subject, run, answer.spent)
     run.rejected = validator.rejected
     run.plan = plan
     if review:
@@ -280,7 +288,7 @@ def _plan_fresh(
     return outcome
 
 
-def _not_now(*, subject: MemorySubject, window_key: str, prompt: str) -> str:
+def _not_now(*, subject: MemorySubject, window_key: str, tokens: int) -> str:
     """Why the LLM is not asked about this window now ("" when it is): the same episodes' plan waits for
     an operator (asking again would cost as much and most likely propose the same), or the call would
     pass the tenant's token budget or the subject's daily cap — checked before the call, so no token is
@@ -290,7 +298,7 @@ def _not_now(*, subject: MemorySubject, window_key: str, prompt: str) -> str:
     ).first()
     if waiting is not None:
         return f"skipped: run {waiting.pk} over these episodes waits for review"
-    return budget_stop(subject=subject, tokens=call_tokens_estimate(system=SYSTEM_PROMPT, user=prompt))
+    return budget_stop(subject=subject, tokens=tokens)
 
 
 def _hold(*, subject: MemorySubject, run: ConsolidationRun) -> str:

@@ -264,11 +264,19 @@ def _error_text(data: Any) -> str:
     return "(no error message)"
 
 
-def chat_client() -> ChatClient:
-    """The configured endpoint (check :func:`llm_configured` first)."""
+def stage_models() -> tuple[str, str]:
+    """Consolidation's extraction and judgement models (ATLAS_LLM_MODEL_EXTRACTION / _JUDGEMENT, each
+    ATLAS_LLM_MODEL when unset)."""
+    default = settings.ATLAS_LLM_MODEL or ""
+    return settings.ATLAS_LLM_MODEL_EXTRACTION or default, settings.ATLAS_LLM_MODEL_JUDGEMENT or default
+
+
+def chat_client(model: str | None = None) -> ChatClient:
+    """The configured endpoint (check :func:`llm_configured` first), asking ``model`` (ATLAS_LLM_MODEL
+    by default)."""
     return ChatClient(
         base_url=settings.ATLAS_LLM_BASE_URL,
-        model=settings.ATLAS_LLM_MODEL,
+        model=model or settings.ATLAS_LLM_MODEL,
         api_key=settings.ATLAS_LLM_API_KEY,
         timeout=settings.ATLAS_LLM_TIMEOUT,
         retries=settings.ATLAS_LLM_RETRIES,
