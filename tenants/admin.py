@@ -471,6 +471,9 @@ class UsageDayAdmin(ReadOnlyAdmin):
 
     list_display = ["tenant", *USAGE_COLUMNS]
     list_filter = ["tenant"]
+    # A search finds tenants by slug or name; without search fields the admin ignores the query and lists
+    # every row, as if everything matched it.
+    search_fields = ["tenant__slug", "tenant__name"]
     date_hierarchy = "day"
 
 

@@ -473,7 +473,7 @@ def test_types_selection_and_timings(maya) -> None:
     fact_write(subject=maya, text="Maya likes pineapple pizza")
     result = memory_recall(subject=maya, query="pineapple pizza", k=5, memory_types=["semantic"])
     assert [h["type"] for h in result.hits] == ["semantic"]
-    assert set(result.timings_ms) == {"embed", "search", "fusion", "evidence", "total"}
+    assert set(result.timings_ms) == {"embed", "search", "fusion", "folding", "evidence", "total"}
 
 
 @pytest.mark.parametrize(

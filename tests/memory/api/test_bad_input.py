@@ -13,6 +13,7 @@ from memory.services import catalog, writes
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential
 from tests.bad_inputs import MALFORMED_CURSORS, NESTING_DEPTHS, nested_json
+from webhooks.services import endpoint_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,16 +30,21 @@ def api(atlas_server, atlas_es):
         catalog.catalog_entry_write(tenant=tenant, actor="test", title=f"Entry {n}", text=f"Catalog text {n}")
     for n in range(2):  # proposals waiting for review: a listing of their own, never among the memories
         writes.fact_write(subject=alice, text=f"Alice proposal {n}", review=True)
+    # A webhook endpoint (issue 36): its routes take ids and a cursor too.
+    endpoint, _ = endpoint_create(
+        tenant=tenant, url="https://hooks.example.com/in", events=["memory.created"], actor="t"
+    )
     secret = tokens.token_create(tenant=tenant, name="all", scopes="read,write,forget,review", actor="test").secret
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {secret}"
     schema = session.get(f"{atlas_server.url}/api/v1/schema/?format=json", timeout=60).json()
-    return {"url": atlas_server.url, "session": session, "schema": schema, "alice": alice}
+    return {"url": atlas_server.url, "session": session, "schema": schema, "alice": alice, "webhook": endpoint.pk}
 
 
-def _operations(schema: dict) -> list[tuple[str, str, dict]]:
+def _operations(schema: dict, webhook: int) -> list[tuple[str, str, dict]]:
     """Every (method, path with its parameters filled in, operation) of the schema."""
     filled = {"subject": "alice", "memory_id": "0" * 32, "entry_id": "0" * 32, "proposal_id": "0" * 32}
+    filled |= {"webhook_id": str(webhook), "delivery_id": "1"}
     out = []
     for template, item in schema["paths"].items():
         path = re.sub(r"\{(\w+)\}", lambda m: filled[m.group(1)], template)
@@ -48,10 +54,10 @@ def _operations(schema: dict) -> list[tuple[str, str, dict]]:
     return out
 
 
-def _cursor_routes(schema: dict) -> list[tuple[str, str]]:
+def _cursor_routes(schema: dict, webhook: int) -> list[tuple[str, str]]:
     return [
         (method, path)
-        for method, path, operation in _operations(schema)
+        for method, path, operation in _operations(schema, webhook)
         if any(p["name"] == "cursor" and p["in"] == "query" for p in operation.get("parameters", []))
     ]
 
@@ -64,7 +70,7 @@ def _problem_field(response: requests.Response) -> set[str]:
 
 def test_every_listing_takes_the_cursor_it_handed_out(api) -> None:
     """The pages walk on: the fix refuses what the API never returns, not its own cursors."""
-    routes = _cursor_routes(api["schema"])
+    routes = _cursor_routes(api["schema"], api["webhook"])
     assert sorted(routes) == [
         ("GET", "/api/v1/catalog"),
         ("GET", "/api/v1/subjects"),
@@ -96,7 +102,7 @@ def test_every_listing_takes_the_cursor_it_handed_out(api) -> None:
 
 @pytest.mark.parametrize(("what", "cursor"), MALFORMED_CURSORS, ids=[w for w, _ in MALFORMED_CURSORS])
 def test_a_malformed_cursor_is_a_400_naming_the_cursor_on_every_listing(api, what, cursor) -> None:
-    routes = _cursor_routes(api["schema"])
+    routes = _cursor_routes(api["schema"], api["webhook"])
     assert len(routes) == 4
     for method, path in routes:
         response = api["session"].request(method, api["url"] + path, params={"cursor": cursor}, timeout=60)
@@ -105,7 +111,7 @@ def test_a_malformed_cursor_is_a_400_naming_the_cursor_on_every_listing(api, wha
 
 @pytest.mark.parametrize("depth", NESTING_DEPTHS)
 def test_a_deeply_nested_body_is_a_400_naming_the_body_on_every_route_that_reads_one(api, depth) -> None:
-    routes = [(m, p) for m, p, op in _operations(api["schema"]) if "requestBody" in op]
+    routes = [(m, p) for m, p, op in _operations(api["schema"], api["webhook"]) if "requestBody" in op]
     assert len(routes) >= 10
     body = nested_json(depth)
     for method, path in routes:
@@ -140,7 +146,7 @@ def test_no_route_answers_5xx_to_a_malformed_cursor_or_a_nested_body(api) -> Non
     """Every operation of the schema, with each malformed cursor in its query and a deep body."""
     answers: dict[tuple[str, str], set[int]] = {}
     bodies = [nested_json(d) for d in NESTING_DEPTHS]
-    for method, path, _operation in _operations(api["schema"]):
+    for method, path, _operation in _operations(api["schema"], api["webhook"]):
         statuses = answers.setdefault((method, path), set())
         for _what, cursor in MALFORMED_CURSORS:
             response = api["session"].request(method, api["url"] + path, params={"cursor": cursor}, timeout=60)
