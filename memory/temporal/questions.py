@@ -57,12 +57,21 @@ class EventBound:
         return self.edge or ("start" if self.bound == "before" else "end")
 
 
+# A day's routine after the bound word is no event to date ("What should I cook after work?", "before
+# bed"): a first search would date it by some fact that shares the word (a job that ended).
+_ROUTINE = frozenset(
+    "work bed lunch dinner breakfast school class practice training dark that this then it all long now".split()
+)
+
+
 def event_bound(text: str) -> EventBound | None:
     """The event ``text`` is bounded by ("Where did I work before I moved to Lisbon?"), or None."""
     found = _EVENT_BOUND.search(text)
     if found is None:
         return None
     event = found["event"].strip()
+    if event.lower() in _ROUTINE:
+        return None
     edge = "end" if _ENDING.search(event) else "start" if _BEGINNING.search(event) else ""
     return EventBound(bound=found["bound"].lower(), event=event, edge=edge)
 
