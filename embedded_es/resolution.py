@@ -13,10 +13,10 @@ from contextlib import contextmanager
 from fnmatch import fnmatchcase
 from typing import Any
 
-from . import dls, query_guard, routes, search_limits
+from . import dls, dls_match, query_guard, routes, search_limits
 from . import request_parts as parts
 from .errors import EsError, security_forbidden, unsupported
-from .exchange import Engine, path
+from .exchange import Engine, path, with_query
 from .journal import READ_ACTIONS
 from .principal import Principal
 from .privileges import denial_reason
@@ -267,6 +267,53 @@ class Resolver:
             found = {h["_id"] for h in resp.json()["hits"]["hits"]} if resp.status == 200 else set()
         return found
 
+    async def visible_found(self, query: dict[str, Any], found: list[dict[str, Any]]) -> set[tuple[str, str]]:
+        """Which ``found`` documents — as a get or mget found them: ``_index``, ``_id``, ``_seq_no``,
+        ``_primary_term`` and the ``routing`` asked for, if any — match the DLS ``query``, as (index, id).
+
+        Each is decided from its own stored values where that is certain (``dls_match``): the fields the
+        query reads, fetched again by id (1 ms, where a search reads the whole index), at the same sequence
+        number. The rest — a changed document, a query or mapping ``dls_match`` does not decide — with one
+        search per index (``visible``)."""
+        decided, undecided = await self._match_by_values(query, found)
+        for index in sorted({index for index, _ in undecided}):
+            ids = [doc_id for named, doc_id in undecided if named == index]
+            decided.update((index, doc_id) for doc_id in await self.visible(index, ids, query))
+        return decided
+
+    async def _match_by_values(
+        self, query: dict[str, Any], found: list[dict[str, Any]]
+    ) -> tuple[set[tuple[str, str]], list[tuple[str, str]]]:
+        """(the documents that match, those not decided) by ``dls_match`` over each one's stored values."""
+        everything = [(doc["_index"], doc["_id"]) for doc in found]
+        fields = dls_match.fields_read(query)
+        if not found or any(set(name) & set(",*?") for name in fields):
+            return set(), everything
+        params = {"_source_includes": ",".join(sorted(fields))} if fields else {"_source": "false"}
+        wanted = [{k: doc[k] for k in ("_index", "_id", "routing") if k in doc} for doc in found]
+        resp = await self._engine.engine_json("POST", with_query("/_mget", params), {"docs": wanted})
+        indices = sorted({doc["_index"] for doc in found})
+        mappings = await self._engine.engine("GET", path(indices, "_mapping"))
+        if resp.status != 200 or mappings.status != 200:
+            return set(), everything
+        mapping_of = {name: body.get("mappings") or {} for name, body in mappings.json().items()}
+        matched, undecided = set(), []
+        for doc, now in zip(found, resp.json()["docs"], strict=True):
+            same = now.get("found") and all(
+                doc.get(k) is not None and now.get(k) == doc[k] for k in ("_seq_no", "_primary_term")
+            )
+            verdict = None
+            if same and doc["_index"] in mapping_of:
+                values = dls_match.Document(
+                    doc["_index"], doc["_id"], now.get("_source") or {}, mapping_of[doc["_index"]]
+                )
+                verdict = dls_match.matches(query, values)
+            if verdict is None:
+                undecided.append((doc["_index"], doc["_id"]))
+            elif verdict:
+                matched.add((doc["_index"], doc["_id"]))
+        return matched, undecided
+
     async def fetch_as(self, principal: Principal, index: str, doc_id: str) -> dict[str, Any] | None:
         """A document's source as ``principal`` may read it: None when forbidden by DLS or missing.
 
@@ -279,7 +326,7 @@ class Resolver:
         if not doc or not doc.get("found"):
             return None
         query = await self.dls_for(principal, [name], routes.GET)
-        if query is not None and doc_id not in await self.visible(doc.get("_index", name), [doc_id], query):
+        if query is not None and (doc["_index"], doc_id) not in await self.visible_found(query, [doc]):
             return None
         return doc.get("_source") or {}
 

@@ -32,9 +32,12 @@ async def get(gw: Backend, req: Incoming, principal: Principal) -> web.Response:
         return _source_not_found(name, req.route.doc_id)
     if query is None or resp.status != 200:
         return from_engine(resp, head=head)
-    concrete = name if source_only else resp.json().get("_index", name)
-    if req.route.doc_id in await gw.resolver.visible(concrete, [req.route.doc_id], query):
+    doc = {"_index": name, "_id": req.route.doc_id} if source_only else resp.json()
+    routing = req.forwarded_params().get("routing")
+    found = {**doc, **({"routing": routing} if routing else {})}
+    if (doc["_index"], req.route.doc_id) in await gw.resolver.visible_found(query, [found]):
         return from_engine(resp, head=head)
+    concrete = doc["_index"]
     if head:
         return respond(404, {}, b"")
     if source_only:
@@ -66,8 +69,7 @@ async def mget(gw: Backend, req: Incoming, principal: Principal) -> web.Response
             if n not in answers:
                 answers[n] = next(fetched)
     result = [answers[n] for n in range(len(items))]
-    for requested, got in zip(items, result, strict=True):
-        await _mget_hide_if_invisible(gw, principal, requested["_index"], got)
+    await _mget_hide_invisible(gw, principal, items, result, routing=req.forwarded_params().get("routing"))
     return respond_json(200, {"docs": result})
 
 
@@ -99,16 +101,30 @@ def _mget_item(doc: Any, n: int, default_index: str | None) -> dict[str, Any]:
     return {**doc, "_index": index}
 
 
-async def _mget_hide_if_invisible(gw: Backend, principal: Principal, name: str, got: dict[str, Any]) -> None:
-    """A found document the caller's DLS query hides answers as a missing one: ``found: false``."""
-    if not got.get("found"):
-        return
-    query = await gw.resolver.dls_for(principal, [name], routes.MGET)
-    if query is not None and got["_id"] not in await gw.resolver.visible(got["_index"], [got["_id"]], query):
-        for key in list(got):
-            if key not in ("_index", "_id"):
-                del got[key]
-        got["found"] = False
+async def _mget_hide_invisible(
+    gw: Backend, principal: Principal, items: list[dict[str, Any]], got: list[dict[str, Any]], *, routing: str | None
+) -> None:
+    """Found documents the caller's DLS query hides answer as missing ones (``found: false``); the documents
+    under one DLS query are checked together (``Resolver.visible_found``)."""
+    by_query: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    for requested, answer in zip(items, got, strict=True):
+        if not answer.get("found"):
+            continue
+        query = await gw.resolver.dls_for(principal, [requested["_index"]], routes.MGET)
+        if query is not None:
+            by_query.setdefault(wire.dumps(query).decode(), (query, []))[1].append(answer)
+            doc_routing = requested.get("routing", routing)
+            if doc_routing is not None:
+                answer["routing"] = doc_routing
+    for query, answers in by_query.values():
+        visible = await gw.resolver.visible_found(query, answers)
+        for answer in answers:
+            answer.pop("routing", None)
+            if (answer["_index"], answer["_id"]) not in visible:
+                for key in list(answer):
+                    if key not in ("_index", "_id"):
+                        del answer[key]
+                answer["found"] = False
 
 
 # ------------------------------------------------------------------ single-document writes
