@@ -7,7 +7,7 @@ the services.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from elastic_transport import ApiResponseMeta
@@ -259,6 +259,19 @@ def memories_fetch(
     return found
 
 
+def memories_get(
+    reader: Elasticsearch, *, ids: list[str], memory_type: str, owned: Callable[[dict[str, Any]], bool]
+) -> dict[str, dict[str, Any]]:
+    """{id: hit} for the memories of one type with these own ids (never an external id) that the reader
+    may see (DLS) and ``owned`` accepts (the code-level guard, over each one's source): one real-time
+    multi-get, where ``memories_fetch`` searches — on the embedded engine a search reads the whole index."""
+    if not ids:
+        return {}
+    with es_errors("read memories"):
+        answer = reader.mget(index=alias_name(memory_type), ids=ids, source_excludes=list(VECTOR_FIELDS))
+    return {doc["_id"]: doc for doc in answer["docs"] if doc.get("found") and owned(doc["_source"])}
+
+
 def memory_get_current(
     reader: Elasticsearch, *, index: str, memory_id: str, include_embedding: bool = False
 ) -> dict[str, Any] | None:
@@ -502,8 +515,10 @@ def memories_scan(
         after = hits[-1]["sort"]
 
 
-def memories_search(reader: Elasticsearch, *, memory_types: tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
-    with es_errors("search memories"):
+def memories_search(
+    reader: Elasticsearch, *, memory_types: tuple[str, ...], body: dict[str, Any], what: str = "search memories"
+) -> dict[str, Any]:
+    with es_errors(what):
         return reader.search(index=indices_of(memory_types), **body).body
 
 

@@ -13,6 +13,7 @@ from atlas_site.errors import ValidationFailed
 from atlas_site.observability.hooks import recall_observed, stage
 from memory import recall_constants as rc
 from memory.elastic import queries, store
+from memory.elastic.indices import memory_type_of_index
 from memory.elastic.mappings import VECTOR_FIELDS
 from memory.inference.language_detection import reads_as_english
 from memory.scope import SubjectScope
@@ -405,25 +406,41 @@ CHAIN_STEPS_MAX = 5
 
 def _citations_lookup(run: RecallRun, plan: LegSearches, ranked: list) -> Citations:
     """Which facts cite the turns at the head of the ranking (memory.recall.folding): the current facts this
-    recall may show, in one _msearch with the replaced versions citing them; for a turn cited only by
-    replaced versions, the chain's current version (read only then)."""
+    recall may show and the replaced versions citing them, in one search (each kind a named clause: on the
+    embedded engine every search reads the whole index); for a turn cited only by replaced versions, the
+    chain's current version (read only then)."""
     head = ranked[: LIFT_HEAD_PER_K * run.k + LIFT_HEAD_MIN]
     turns = [memory_id for memory_id, _, hit in head if hit["_source"].get("memory_type") == "episodic"]
     if not turns or "semantic" not in run.types:
         return Citations()
-    cites = {"terms": {"source_episodes": turns}}
     fact_indices = tuple(t for t in plan.indices if t in ("semantic", "archive"))
     every_version = [*run.scope.read_filters(), queries.NOT_PENDING]
-    visible, replaced = store.memories_msearch(
+    # Every version citing the turns; those this recall may show match the named clause (its filters hold
+    # the same guard and NOT_PENDING, so they are a subset): a named clause costs the engine less than a
+    # second search, and Elasticsearch reports it per hit (matched_queries). The current view's filters
+    # (the guard, not pending, not replaced) are read from the hits themselves below, at no cost.
+    current_view = plan.filters == [
+        *run.scope.read_filters(),
+        *queries.visibility_filter(include_superseded=False, as_of=None),
+    ]
+    query: dict[str, Any] = {"filter": [{"terms": {"source_episodes": turns}}, *every_version]}
+    if not current_view:
+        query["should"] = [{"bool": {"filter": plan.filters, "_name": _SHOWN}}]
+    answer = store.memories_search(
         run.scope.reader(),
-        searches=[
-            (fact_indices, _filtered(cites, plan.filters, source={"excludes": VECTOR_FIELDS})),
-            (("semantic", "archive"), _filtered(cites, every_version, source=["source_episodes", "superseded_by"])),
-        ],
+        memory_types=("semantic", "archive"),
+        body={"query": {"bool": query}, "size": 2 * CITING_FACTS_MAX, "_source": {"excludes": VECTOR_FIELDS}},
         what="find the facts citing the ranked turns",
     )
     wanted, citations = set(turns), Citations()
-    for hit in visible["hits"]["hits"]:
+    versions = answer["hits"]["hits"]
+    shown = [
+        hit
+        for hit in versions
+        if (current_view or _SHOWN in (hit.get("matched_queries") or ()))
+        and memory_type_of_index(hit["_index"]) in fact_indices
+    ]
+    for hit in shown:  # a replaced or retracted version is never shown as the current fact
         source = hit["_source"]
         if source.get("memory_type") != "semantic" or source.get("superseded_by") or source.get("retracted"):
             continue
@@ -432,7 +449,7 @@ def _citations_lookup(run: RecallRun, plan: LegSearches, ranked: list) -> Citati
             citations.current.setdefault(turn, hit["_id"])
     past: dict[str, str] = {}  # turn → a replaced version citing it
     successors: dict[str, list[str]] = {}
-    for hit in replaced["hits"]["hits"]:
+    for hit in versions:
         if hit["_source"].get("superseded_by"):
             successors[hit["_id"]] = list(hit["_source"]["superseded_by"])
             for turn in wanted.intersection(hit["_source"].get("source_episodes") or ()) - set(citations.current):
@@ -446,8 +463,8 @@ def _citations_lookup(run: RecallRun, plan: LegSearches, ranked: list) -> Citati
     return citations
 
 
-def _filtered(query: dict[str, Any], filters: list[dict[str, Any]], *, source: Any) -> dict[str, Any]:
-    return {"query": {"bool": {"filter": [query, *filters]}}, "size": CITING_FACTS_MAX, "_source": source}
+# The named clause of the citing-facts search: a fact this recall may show.
+_SHOWN = "shown"
 
 
 def _current_versions(
@@ -480,7 +497,9 @@ def _current_versions(
 
 
 def _episodes_fetch(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, Any]]:
-    return store.memories_fetch(scope.reader(), ids=ids, memory_types=("episodic",), filters=scope.read_filters())
+    """The cited turns by their own ids, with the subject's key (an mget: no search), each also held to the
+    code-level guard."""
+    return store.memories_get(scope.reader(), ids=ids, memory_type="episodic", owned=scope.owns)
 
 
 def _plan(run: RecallRun) -> tuple[LegSearches, dict[str, Any]]:
