@@ -1,7 +1,8 @@
 """Whether the words around a date speak of the past or the future, which decides the ambiguous dates:
 "on Friday", "in May", "the 14th", "over the weekend" (docs/temporal.md "Ambiguous dates").
 
-No parser: a clause that holds a future word ("will", "going to", "plan" …) speaks of the future, else one
+No parser: a clause that holds a future word ("will", "going to", "plan" …) or sets a date ("picked the
+date", "postponed to") speaks of the future, else one
 that holds a past word ("was", "went", "ago", a verb in -ed …) of the past. The date's own clause is read
 first (", ", ";", "and", "but" … end one), then, when that clause is only a few words, its sentence, since
 "On Friday, I went" puts the verb after the comma.
@@ -38,9 +39,18 @@ def _around(text: str, position: int, separators: tuple[str, ...]) -> tuple[int,
     return start, end
 
 
+# A date set or moved in the past is a date to come: "we picked the wedding date: June 14", "the dentist
+# postponed my appointment to Friday". Not "moved to": that is where someone went ("I moved to Lisbon in May").
+_DATE_SET = re.compile(
+    r"\b(?:picked|set|fixed|chose|chosen|changed|confirmed|settled on|agreed on|moved|pushed back)"
+    r"(?:\s+[\w']+){0,3}?\s+date\b"
+    r"|\b(?:postponed|rescheduled|pushed back|delayed|brought forward|put off)(?:\s+[\w']+){0,3}?\s+(?:to|until|till)\s"
+)
+
+
 def _direction_of(text: str) -> Direction | None:
     words = set(_WORD.findall(text))
-    if words & FUTURE_WORDS or any(phrase in text for phrase in FUTURE_PHRASES):
+    if words & FUTURE_WORDS or any(phrase in text for phrase in FUTURE_PHRASES) or _DATE_SET.search(text):
         return "future"
     if words & PAST_WORDS or any(word.endswith("ed") and len(word) > 3 for word in words - NOT_PAST_ED):
         return "past"

@@ -117,6 +117,12 @@ PHRASINGS = [
     ("We met on 3 March", "3 March", "2026-03-03", "2026-03-03", "day"),
     ("We got engaged on 14 Feb", "14 Feb", "2026-02-14", "2026-02-14", "day"),
     ("Let's meet on June 14", "June 14", "2026-06-14", "2026-06-14", "day"),
+    # A date set or moved in the past is one to come (the act is past, the date is not).
+    ("We picked the wedding date: June 14", "June 14", "2026-06-14", "2026-06-14", "day"),
+    ("We changed the date to the 14th", "the 14th", "2026-04-14", "2026-04-14", "day"),
+    ("The dentist postponed my appointment to Friday", "Friday", "2026-03-20", "2026-03-20", "day"),
+    ("My flight got delayed until Tuesday", "Tuesday", "2026-03-24", "2026-03-24", "day"),
+    ("I moved to Lisbon on June 14", "June 14", "2025-06-14", "2025-06-14", "day"),  # where, not when it is set
     ("I was born on 5 May 1990", "5 May 1990", "1990-05-05", "1990-05-05", "day"),
     ("Let's meet on the 14th.", "the 14th", "2026-04-14", "2026-04-14", "day"),
     ("The invoice was due on the 14th.", "the 14th", "2026-03-14", "2026-03-14", "day"),
