@@ -23,6 +23,8 @@ from ._operations import Day, Step, Time
 from ._retry import Retry
 from .models import (
     Chain,
+    Delivery,
+    DeliveryPage,
     Forgotten,
     ForgottenAll,
     Me,
@@ -38,6 +40,10 @@ from .models import (
     SubjectPage,
     Turn,
     Usage,
+    Webhook,
+    WebhookCreated,
+    WebhookList,
+    WebhookSecret,
 )
 
 # Not an Operations to a type checker: the same methods, awaitable.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -10,6 +11,7 @@ from atlas_memory import Atlas, Retry
 
 from tenants import services, tokens
 from tenants.models import ApiKeyCredential
+from tests.webhooks.receiver import Receiver, receiver_start
 
 #: Retries quick enough for a test, long enough for the server's Retry-After of 1-2 s.
 FAST = Retry(attempts=5, total_seconds=20, backoff=0.05, max_wait=0.5)
@@ -46,3 +48,14 @@ def world(atlas_server, atlas_es, transactional_db) -> World:
 def atlas(world):
     with world.client() as client:
         yield client
+
+
+@pytest.fixture
+def receiver(settings) -> Iterator[Receiver]:
+    """A webhook receiver on loopback, which the live server (a thread of this process, so the same
+    settings) may deliver to while ATLAS_WEBHOOKS_ALLOW_LOOPBACK is on."""
+    settings.ATLAS_WEBHOOKS_ALLOW_LOOPBACK = True
+    started = receiver_start(Receiver())
+    yield started
+    started.server.shutdown()
+    started.server.server_close()

@@ -51,6 +51,19 @@ def _review_tenant() -> dict[str, str]:
     }
 
 
+def _webhook_tenants(receiver) -> dict[str, str]:
+    """A tenant of its own for the webhook tests (its endpoints and delivery log are then exactly theirs), its
+    admin's token, another tenant's, and the loopback receiver's URL."""
+    tenant = services.tenant_create(slug=f"ts-hooks-{uuid.uuid4().hex[:8]}", name="TS webhooks", actor="test")
+    services.subject_create(tenant=tenant, external_id="alice", actor="test")
+    other = services.tenant_create(slug=f"ts-other-{uuid.uuid4().hex[:8]}", name="TS other", actor="test")
+    return {
+        "ATLAS_WEBHOOK_ADMIN": tokens.token_create(tenant=tenant, name="admin", scopes="read,write", actor="t").secret,
+        "ATLAS_WEBHOOK_OTHER": tokens.token_create(tenant=other, name="admin", scopes="read,write", actor="t").secret,
+        "ATLAS_WEBHOOK_RECEIVER": receiver.url,
+    }
+
+
 def _held_elsewhere(token: ApiToken):
     """A proxy fate: the server's own claim on the request's Idempotency-Key, as a concurrent retry holding
     it would, released half a second later (the server answers 409 "still running" meanwhile)."""
@@ -73,12 +86,13 @@ def _release(*, slot: str) -> None:
         connection.close()
 
 
-def test_the_typescript_sdk_against_the_live_server(world) -> None:
+def test_the_typescript_sdk_against_the_live_server(world, receiver) -> None:
     held = _held_elsewhere(ApiToken.objects.get(tenant=world.tenant, name="svc"))
     scripts = {**SCRIPTS, "RUNNING": [held, "forward", held]}
     with ExitStack() as stack:
         proxies = {name: stack.enter_context(proxy_to(world.url, script)) for name, script in scripts.items()}
-        env = _environment(world) | _review_tenant() | {f"ATLAS_PROXY_{n}": p.url for n, p in proxies.items()}
+        env = _environment(world) | _review_tenant() | _webhook_tenants(receiver)
+        env |= {f"ATLAS_PROXY_{n}": p.url for n, p in proxies.items()}
         output = node_tests(*sorted(set(node_test_files()) - GATED), env=env)
     assert not re.search(r"^# (skipped|cancelled|todo) [1-9]", output, flags=re.MULTILINE), output
     # A 503 and a lost answer: each write sent again with the same key (the Node tests saw one memory stored).

@@ -39,6 +39,9 @@ export interface Conditional {
 interface OfSubject {
   subject: string;
 }
+interface OfWebhook {
+  webhook_id: number;
+}
 
 /** An answer that carried an ETag has it as `etag`. */
 export type Memory = T.MemoryOut & { etag?: string };
@@ -121,6 +124,22 @@ export class Atlas {
   catalogGet(options: { entry_id: string }): Promise<Memory>;
   catalogEdit(options: { entry_id: string } & T.PatchedCatalogEditInRequest & Conditional): Promise<Memory>;
   catalogDelete(options: { entry_id: string }): Promise<T.ForgottenOut>;
+
+  /** The tenant's webhook endpoints (never their secrets): tenant tokens that may read and write. */
+  webhookList(): Promise<T.WebhookListOut>;
+  /** Register an https endpoint; its signing secret (`secret`) is in this answer only. Not retried once sent. */
+  webhookCreate(options: T.WebhookInRequest): Promise<T.WebhookCreatedOut>;
+  webhookGet(options: OfWebhook): Promise<T.WebhookOut>;
+  /** Change what is given (at least one); `enabled: true` also queues the deliveries still waiting. */
+  webhookUpdate(options: OfWebhook & T.PatchedWebhookPatchInRequest): Promise<T.WebhookOut>;
+  /** Remove the endpoint and its delivery log (answers nothing). */
+  webhookDelete(options: OfWebhook): Promise<null>;
+  /** A new signing secret, shown this once; the previous one signs beside it until `previous_secret_expires_at`. */
+  webhookSecretRotate(options: OfWebhook): Promise<T.WebhookSecretOut>;
+  /** The endpoint's delivery log, newest first; `before: page.next_before` for the older ones. */
+  webhookDeliveries(options: OfWebhook & T.WebhookDeliveriesQuery): Promise<T.DeliveryPageOut>;
+  /** Send a delivery's event again: a new delivery of the same event (the same `event_id`). */
+  webhookRedeliver(options: OfWebhook & { delivery_id: number }): Promise<T.DeliveryOut>;
 }
 
 export interface FieldError {

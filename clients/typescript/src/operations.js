@@ -135,6 +135,35 @@ export const OPERATIONS = Object.freeze({
     ifMatch: true,
   },
   catalogDelete: { method: "DELETE", path: ["catalog", "{entry_id}"], kind: UNKEYED },
+  webhookList: { method: "GET", path: ["webhooks"], kind: READ },
+  // Not keyed: the server replays no answer for it, as the answer holds the signing secret.
+  webhookCreate: {
+    method: "POST",
+    path: ["webhooks"],
+    kind: UNKEYED,
+    body: ["url", "events", "description"],
+    required: ["url", "events"],
+  },
+  webhookGet: { method: "GET", path: ["webhooks", "{webhook_id}"], kind: READ },
+  webhookUpdate: {
+    method: "PATCH",
+    path: ["webhooks", "{webhook_id}"],
+    kind: UNKEYED,
+    body: ["url", "events", "description", "enabled"],
+  },
+  webhookDelete: { method: "DELETE", path: ["webhooks", "{webhook_id}"], kind: UNKEYED },
+  webhookSecretRotate: { method: "POST", path: ["webhooks", "{webhook_id}", "rotate-secret"], kind: UNKEYED },
+  webhookDeliveries: {
+    method: "GET",
+    path: ["webhooks", "{webhook_id}", "deliveries"],
+    kind: READ,
+    query: ["page_size", "before"],
+  },
+  webhookRedeliver: {
+    method: "POST",
+    path: ["webhooks", "{webhook_id}", "deliveries", "{delivery_id}", "redeliver"],
+    kind: UNKEYED,
+  },
 });
 
 /** The path segments an operation takes from its options (`{subject}` → "subject"). */

@@ -22,6 +22,8 @@ from .errors import (
 from .models import (
     Budgets,
     Chain,
+    Delivery,
+    DeliveryPage,
     Forgotten,
     ForgottenAll,
     Hit,
@@ -40,6 +42,10 @@ from .models import (
     Turn,
     Usage,
     UsageDay,
+    Webhook,
+    WebhookCreated,
+    WebhookList,
+    WebhookSecret,
 )
 
 __all__ = [
@@ -49,6 +55,8 @@ __all__ = [
     "AsyncAtlas",
     "AtlasError",
     "Chain",
+    "Delivery",
+    "DeliveryPage",
     "Conflict",
     "ConnectionFailed",
     "FieldError",
@@ -81,4 +89,8 @@ __all__ = [
     "Unauthorized",
     "Unavailable",
     "ValidationError",
+    "Webhook",
+    "WebhookCreated",
+    "WebhookList",
+    "WebhookSecret",
 ]

@@ -8,6 +8,8 @@ from ._operations import Day, Step, Time
 from ._retry import Retry
 from .models import (
     Chain,
+    Delivery,
+    DeliveryPage,
     Forgotten,
     ForgottenAll,
     Me,
@@ -23,6 +25,10 @@ from .models import (
     SubjectPage,
     Turn,
     Usage,
+    Webhook,
+    WebhookCreated,
+    WebhookList,
+    WebhookSecret,
 )
 
 # Not an Operations to a type checker: the same methods, awaitable.
@@ -227,3 +233,23 @@ class AsyncAtlas:
         idempotency_key: str | None = None,
     ) -> Turn: ...
     async def usage_get(self, *, since: Day | None = None, until: Day | None = None) -> Usage: ...
+    async def webhook_create(
+        self, *, url: str, events: list[str], description: str | None = None
+    ) -> WebhookCreated: ...
+    async def webhook_delete(self, *, webhook_id: int) -> None: ...
+    async def webhook_deliveries(
+        self, *, webhook_id: int, page_size: int | None = None, before: int | None = None
+    ) -> DeliveryPage: ...
+    async def webhook_get(self, *, webhook_id: int) -> Webhook: ...
+    async def webhook_list(self) -> WebhookList: ...
+    async def webhook_redeliver(self, *, webhook_id: int, delivery_id: int) -> Delivery: ...
+    async def webhook_secret_rotate(self, *, webhook_id: int) -> WebhookSecret: ...
+    async def webhook_update(
+        self,
+        *,
+        webhook_id: int,
+        url: str | None = None,
+        events: list[str] | None = None,
+        description: str | None = None,
+        enabled: bool | None = None,
+    ) -> Webhook: ...

@@ -17,6 +17,8 @@ from ._retry import Kind
 from .models import (
     Answer,
     Chain,
+    Delivery,
+    DeliveryPage,
     Forgotten,
     ForgottenAll,
     Me,
@@ -32,6 +34,10 @@ from .models import (
     SubjectPage,
     Turn,
     Usage,
+    Webhook,
+    WebhookCreated,
+    WebhookList,
+    WebhookSecret,
     build,
     wire,
 )
@@ -48,18 +54,20 @@ class Call:
     method: str
     path: str
     kind: Kind
-    model: type[Answer] | None  # the answer's class (None: read otherwise, as the export's lines)
+    model: type[Answer] | None  # the answer's class (None: no JSON answer, as a 204 or the export's lines)
     params: dict[str, Any] | None = None
     json: Any = None
     headers: dict[str, str] = field(default_factory=dict)
 
     def answer(self, response: httpx.Response) -> Any:
+        if response.status_code == 204:  # no content: a delete that answers nothing
+            return None
         if self.model is None:
             raise TypeError(f"{self.method} {self.path} is read as a stream")
         return build(self.model, response.json(), etag=response.headers.get("ETag"))
 
 
-def _path(*segments: str) -> str:
+def _path(*segments: str | int) -> str:
     """``/api/v1/…`` with each caller-given segment escaped (a subject id may hold ``@``, ``:`` or ``+``)."""
     return "/api/v1/" + "/".join(quote(str(s), safe="") for s in segments)
 
@@ -77,7 +85,9 @@ def _keyed(path: str, cls: type[Answer], body: dict[str, Any], key: str | None) 
     return Call("POST", path, Kind.KEYED, cls, json=wire(body), headers={"Idempotency-Key": key or _new_key()})
 
 
-def _unkeyed(method: str, path: str, cls: type[Answer], *, json: Any = None, if_match: str | None = None) -> Call:
+def _unkeyed(
+    method: str, path: str, cls: type[Answer] | None, *, json: Any = None, if_match: str | None = None
+) -> Call:
     headers = {"If-Match": if_match} if if_match else {}
     return Call(method, path, Kind.UNKEYED, cls, json=json, headers=headers)
 
@@ -429,3 +439,51 @@ class Operations:
 
     def catalog_delete(self, *, entry_id: str) -> Forgotten:
         return self._run(_unkeyed("DELETE", _path("catalog", entry_id), Forgotten))
+
+    # --- the tenant's webhook endpoints (tenant tokens that may read and write) ---------------------
+    def webhook_list(self) -> WebhookList:
+        """Every endpoint of the tenant (never their secrets)."""
+        return self._run(_read(_path("webhooks"), WebhookList))
+
+    def webhook_create(self, *, url: str, events: list[str], description: str | None = None) -> WebhookCreated:
+        """Register an https endpoint for ``events``; ``.secret``, its signing secret, is in this answer only.
+        Not retried once sent (the server replays no key for it: the answer holds the secret): after a
+        lost answer, list the endpoints before trying again."""
+        return self._run(_unkeyed("POST", _path("webhooks"), WebhookCreated, json=wire(_given(locals()))))
+
+    def webhook_get(self, *, webhook_id: int) -> Webhook:
+        return self._run(_read(_path("webhooks", webhook_id), Webhook))
+
+    def webhook_update(
+        self,
+        *,
+        webhook_id: int,
+        url: str | None = None,
+        events: list[str] | None = None,
+        description: str | None = None,
+        enabled: bool | None = None,
+    ) -> Webhook:
+        """Change what is given (at least one); ``enabled=True`` also queues the deliveries still waiting."""
+        body = wire(_given(locals(), "webhook_id"))
+        return self._run(_unkeyed("PATCH", _path("webhooks", webhook_id), Webhook, json=body))
+
+    def webhook_delete(self, *, webhook_id: int) -> None:
+        """Remove the endpoint and its delivery log."""
+        return self._run(_unkeyed("DELETE", _path("webhooks", webhook_id), None))
+
+    def webhook_secret_rotate(self, *, webhook_id: int) -> WebhookSecret:
+        """A new signing secret (``.secret``, shown this once); the previous one keeps signing beside it
+        until ``.previous_secret_expires_at``."""
+        return self._run(_unkeyed("POST", _path("webhooks", webhook_id, "rotate-secret"), WebhookSecret))
+
+    def webhook_deliveries(
+        self, *, webhook_id: int, page_size: int | None = None, before: int | None = None
+    ) -> DeliveryPage:
+        """The endpoint's delivery log, newest first; ``before=page.next_before`` for the older ones."""
+        query = _given(locals(), "webhook_id")
+        return self._run(_read(_path("webhooks", webhook_id, "deliveries"), DeliveryPage, params=query))
+
+    def webhook_redeliver(self, *, webhook_id: int, delivery_id: int) -> Delivery:
+        """Send a delivery's event again: a new delivery of the same event (the same ``event_id``)."""
+        path = _path("webhooks", webhook_id, "deliveries", delivery_id, "redeliver")
+        return self._run(_unkeyed("POST", path, Delivery))

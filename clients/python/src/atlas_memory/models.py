@@ -307,6 +307,78 @@ class Me(Answer):
 
 
 @dataclass(kw_only=True)
+class Webhook(Answer):
+    """One of the tenant's webhook endpoints (WebhookOut); ``previous_secret_expires_at``: until then the
+    secret before the last rotation signs beside the new one."""
+
+    __schema__: ClassVar[str] = "WebhookOut"
+    id: int
+    url: str
+    events: list[str]
+    description: str
+    enabled: bool
+    disabled_reason: str | None
+    failing_since: datetime | None
+    previous_secret_expires_at: datetime | None
+    created_at: datetime
+
+
+@dataclass(kw_only=True)
+class WebhookCreated(Webhook):
+    """A webhook endpoint just made, with its signing secret: in this answer only (WebhookCreatedOut). The
+    secret is kept out of the repr, so a log line or a traceback that shows the answer does not leak it."""
+
+    __schema__: ClassVar[str] = "WebhookCreatedOut"
+    secret: str = field(repr=False)
+
+
+@dataclass(kw_only=True)
+class WebhookList(Answer):
+    __schema__: ClassVar[str] = "WebhookListOut"
+    webhooks: list[Webhook]
+
+
+@dataclass(kw_only=True)
+class WebhookSecret(Answer):
+    """A rotation's new signing secret, shown this once (kept out of the repr), and until when the previous
+    one still signs beside it (WebhookSecretOut)."""
+
+    __schema__: ClassVar[str] = "WebhookSecretOut"
+    secret: str = field(repr=False)
+    previous_secret_expires_at: datetime
+
+
+@dataclass(kw_only=True)
+class Delivery(Answer):
+    """One delivery of an event to a webhook endpoint, from its log (DeliveryOut); ``data`` is the event's
+    data as delivered."""
+
+    __schema__: ClassVar[str] = "DeliveryOut"
+    id: int
+    event_id: str
+    type: str
+    subject: str | None
+    status: str
+    attempts: int
+    next_attempt_at: datetime | None
+    last_status_code: int | None
+    last_latency_ms: int | None
+    last_error: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    data: Any
+
+
+@dataclass(kw_only=True)
+class DeliveryPage(Answer):
+    """A page of an endpoint's delivery log, newest first; ``next_before`` for the older ones (DeliveryPageOut)."""
+
+    __schema__: ClassVar[str] = "DeliveryPageOut"
+    deliveries: list[Delivery]
+    next_before: int | None
+
+
+@dataclass(kw_only=True)
 class RecallOptions:
     """The options of a recall (RecallOptionsInRequest): for ``turn(recall=…)``; ``recall()`` takes them as
     keyword arguments. None leaves the server's default."""
