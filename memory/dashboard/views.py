@@ -90,6 +90,7 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
         since=since,
         until=until,
         authority=(data["authority"] or None) if memory_type in ("semantic", "procedural") else None,
+        filters=form.scope_filters(),
         page_size=PAGE_SIZE,
         cursor=data["cursor"] or None,
     )
