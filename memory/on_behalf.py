@@ -184,7 +184,9 @@ def browse(*, subject: MemorySubject, query: Mapping[str, str], actor: str, link
         "q": text,
         "search": bool(text),
         "scope_form": scope,
-        # What a link to another page of this list keeps: the tab, the replaced versions, the scope.
+        # What a link to another tab keeps (the scope), and one to another page of this list (the tab and
+        # the replaced versions too).
+        "scope_query": urlencode(scope.scope_query()),
         "list_query": urlencode(
             {"types": tab, **({"include_superseded": "1"} if superseded else {}), **scope.scope_query()}
         ),

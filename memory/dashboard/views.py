@@ -74,7 +74,7 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
     if "q" in request.GET:
         return _search(request, context)
     form = ListFilterForm(request.GET)
-    context["filters"] = form
+    context.update(filters=form, search=SearchForm())  # the search bar stays, labelled, on a refused list
     if not form.is_valid():
         return render(request, "dashboard/memories.html", context, status=400)
     data = form.cleaned_data
@@ -101,7 +101,6 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
         next_query=_query_with(request, cursor=page["next_cursor"]) if page["next_cursor"] else None,
         first_query=_query_with(request, cursor=None),
         session=data["session"] if memory_type == "episodic" else "",
-        search=SearchForm(),
     )
     if memory_type == "episodic":
         # Newest first; a page's turns grouped by conversation (a session spans pages when it is long).
