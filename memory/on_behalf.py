@@ -24,6 +24,7 @@ from memory.provenance import memory_provenance
 from memory.recall import memory_recall
 from memory.scope_facet import ScopeFacetForm
 from memory.services import forget, writes
+from memory.tasks import recall_usage_schedule
 from tenants.models import MemorySubject, Tenant
 from tenants.services import audit_record
 
@@ -195,6 +196,7 @@ def browse(*, subject: MemorySubject, query: Mapping[str, str], actor: str, link
         result = memory_recall(
             subject=subject, query=text, k=SEARCH_K, include_superseded=superseded, filters=scope.scope_filters()
         )
+        recall_usage_schedule(subject=subject, targets=result.targets, agent_use=False)
         context.update(memories=[_linked(hit, link) for hit in result.hits], legs=result.legs, next_cursor=None)
         _view_audited(subject, actor, "memory.search", str(subject), hits=len(result.hits))
         return context

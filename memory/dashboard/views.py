@@ -32,6 +32,7 @@ from memory.provenance import episode_orphans, memory_provenance, proposals_cite
 from memory.recall import memory_recall
 from memory.services import forget, writes
 from memory.services import review as review_service
+from memory.tasks import recall_usage_schedule
 from tenants import tokens
 from tenants.issued import issued_keep, issued_take
 
@@ -146,6 +147,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         filters=form.scope_filters(),
         explain=True,  # "why this result" under each hit: computed from what the recall holds, no search
     )
+    recall_usage_schedule(subject=request.subject, targets=result.targets, agent_use=False)
     context.update(
         results=result.hits,
         legs=result.legs,
