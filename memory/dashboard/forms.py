@@ -72,6 +72,7 @@ class SearchForm(ScopeFacetForm, NarrowingForm):
     )
     include_superseded = forms.BooleanField(required=False, label="Include replaced versions")
     turns_apart = forms.BooleanField(required=False, label="List the conversation a fact was learnt from apart")
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, auto_id="search_%s", **kwargs)
 
