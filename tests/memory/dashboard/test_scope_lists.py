@@ -43,12 +43,22 @@ def _support_admin(tenant) -> object:
     return person
 
 
+#: The memories a page lists, as links: the dashboard's list items, the support view's table rows.
+DASHBOARD_ITEM = r'<p class="memory-text"><a href="/memory/[^"]+/">([^<]+)</a>'
+SUPPORT_ROW = r'<td><a href="[^"]+/memories/[^"]+/">([^<]+)</a></td>'
+
+
+def _shown(client, path: str, item: str) -> tuple[list[str], str]:
+    """The texts ``path`` lists (newest first) and its HTML; the page must be a 200."""
+    response = client.get(path)
+    page = response.content.decode()
+    assert response.status_code == 200, page
+    return [unescape(text) for text in re.findall(item, page)], page
+
+
 # --------------------------------------------------------------------------------- the person's own list
 def _listed(client, path: str) -> tuple[list[str], str]:
-    response = client.get(path)
-    assert response.status_code == 200, response.content.decode()
-    page = response.content.decode()
-    return [unescape(t) for t in re.findall(r'<p class="memory-text"><a href="/memory/[^"]+/">([^<]+)</a>', page)], page
+    return _shown(client, path, DASHBOARD_ITEM)
 
 
 @pytest.mark.django_db
@@ -114,10 +124,7 @@ def test_no_scope_widens_the_list_past_the_subjects_key(client, maya, tom, scope
 
 # ---------------------------------------------------------------------------------- the support pages
 def _support_rows(client, path: str) -> tuple[list[str], str]:
-    response = client.get(path)
-    assert response.status_code == 200, response.content.decode()
-    page = response.content.decode()
-    return [unescape(t) for t in re.findall(r'<td><a href="[^"]+/memories/[^"]+/">([^<]+)</a></td>', page)], page
+    return _shown(client, path, SUPPORT_ROW)
 
 
 @pytest.mark.django_db
