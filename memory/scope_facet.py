@@ -38,9 +38,6 @@ class ScopeFacetForm(forms.Form):
             self.add_error("metadata_key", "Give a metadata key and the value it equals, or neither.")
         return data
 
-    def scope_chosen(self) -> bool:
-        return any(self.cleaned_data.get(name) for name in self.SCOPE_FIELDS)
-
     def scope_query(self) -> dict[str, str]:
         """The scope as the page's query parameters, for links that keep it (pagination)."""
         return {name: self.cleaned_data[name] for name in self.SCOPE_FIELDS if self.cleaned_data.get(name)}
