@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import QueryDict
 
@@ -21,7 +22,9 @@ from memory.authority import by_operator
 from memory.models import ConsolidationRun
 from memory.provenance import memory_provenance
 from memory.recall import memory_recall
+from memory.scope_facet import ScopeFacetForm
 from memory.services import forget, writes
+from memory.tasks import recall_usage_schedule
 from tenants.models import MemorySubject, Tenant
 from tenants.services import audit_record
 
@@ -43,7 +46,7 @@ KIND_NAMES = {
     "episodic": "conversation turn",
     "catalog": "catalog entry",
 }
-BROWSE_PARAMS = frozenset({"types", "cursor", "include_superseded", "q"})
+BROWSE_PARAMS = frozenset({"types", "cursor", "include_superseded", "q", *ScopeFacetForm.SCOPE_FIELDS})
 #: The names the memory pages took before REST's became every interface's: a link or bookmark with them
 #: is sent on (301) to the same page under today's names, for one release.
 RENAMED_PARAMS = {"type": "types", "superseded": "include_superseded"}
@@ -166,16 +169,34 @@ def _view_audited(subject: MemorySubject, actor: str, action: str, target: str, 
 
 def browse(*, subject: MemorySubject, query: Mapping[str, str], actor: str, link: Link) -> dict[str, Any]:
     """One page of a type's memories (newest first, a cursor to the next page), or a recall's hits when
-    the page was given a search (``q``) — the real hybrid recall, its use counts left alone."""
+    the page was given a search (``q``) — the real hybrid recall, its use counts left alone. Either is
+    narrowed by the Scope facet (agent, app, run, one metadata key), ANDed with the subject's own filter."""
     params = _params(query, BROWSE_PARAMS)
     tab = params["types"] or "semantic"
     if tab not in dict(TABS):
         raise ValidationFailed(f"no memory type '{tab}': choose one of {', '.join(t for t, _ in TABS)}", field="types")
+    scope = _scope_parsed(params)
     superseded = params["include_superseded"] in ("1", "true", "on")
     text = params["q"].strip()
-    context: dict[str, Any] = {"tabs": TABS, "tab": tab, "superseded": superseded, "q": text, "search": bool(text)}
+    context: dict[str, Any] = {
+        "tabs": TABS,
+        "tab": tab,
+        "superseded": superseded,
+        "q": text,
+        "search": bool(text),
+        "scope_form": scope,
+        # What a link to another tab keeps (the scope), and one to another page of this list (the tab and
+        # the replaced versions too).
+        "scope_query": urlencode(scope.scope_query()),
+        "list_query": urlencode(
+            {"types": tab, **({"include_superseded": "1"} if superseded else {}), **scope.scope_query()}
+        ),
+    }
     if text:
-        result = memory_recall(subject=subject, query=text, k=SEARCH_K, include_superseded=superseded)
+        result = memory_recall(
+            subject=subject, query=text, k=SEARCH_K, include_superseded=superseded, filters=scope.scope_filters()
+        )
+        recall_usage_schedule(subject=subject, targets=result.targets, agent_use=False)
         context.update(memories=[_linked(hit, link) for hit in result.hits], legs=result.legs, next_cursor=None)
         _view_audited(subject, actor, "memory.search", str(subject), hits=len(result.hits))
         return context
@@ -183,6 +204,7 @@ def browse(*, subject: MemorySubject, query: Mapping[str, str], actor: str, link
         subject=subject,
         memory_types=[tab],
         include_superseded=superseded or tab == "archive",
+        filters=scope.scope_filters(),
         page_size=PAGE_SIZE,
         cursor=params["cursor"] or None,
     )
@@ -190,6 +212,16 @@ def browse(*, subject: MemorySubject, query: Mapping[str, str], actor: str, link
     context["first_page"] = not params["cursor"]
     _view_audited(subject, actor, "memory.browse", str(subject), type=tab, shown=len(page["memories"]))
     return context
+
+
+def _scope_parsed(params: Mapping[str, str]) -> ScopeFacetForm:
+    """The page's Scope facet, checked as the dashboard search checks it: a refused field is the search's
+    own message, and nothing is read."""
+    scope = ScopeFacetForm({name: params[name] for name in ScopeFacetForm.SCOPE_FIELDS})
+    if not scope.is_valid():
+        field, message = scope.scope_errors()[0]
+        raise ValidationFailed(message, field=field)
+    return scope
 
 
 def detail(*, subject: MemorySubject, memory_id: str, actor: str, link: Link) -> dict[str, Any]:

@@ -28,15 +28,18 @@ def memories_usage_record_task(targets: list[list[str]]) -> int:
     return memories_usage_record(targets=[(index, memory_id) for index, memory_id in targets])
 
 
-def recall_usage_schedule(*, subject: MemorySubject, targets: list[tuple[str, str]]) -> None:
-    """Count an agent's recall of ``subject`` in the tenant's usage ledger (one SQL update), and schedule
-    the bump of what it returned (``RecallResult.targets``) off the request path.
+def recall_usage_schedule(*, subject: MemorySubject, targets: list[tuple[str, str]], agent_use: bool) -> None:
+    """Count one recall of ``subject`` in the tenant's usage ledger (one SQL update), and, when an agent
+    recalled (``agent_use``), schedule the bump of what it returned (``RecallResult.targets``) off the
+    request path.
 
-    Only the agents' interfaces (REST, MCP) call this: a person's own searches, an operator's look
-    (atlas_recall), evaluations and consolidation's neighbour search are not the agent using a memory,
-    and are not recalls the tenant is billed for."""
+    Every way in calls this once per recall it serves, and only the interface that served it: REST and MCP
+    (an agent, ``agent_use=True``), the dashboard's search, the support pages' search (tenant admins,
+    operators) and ``atlas_recall`` (``agent_use=False``: a person's or operator's look is a recall the
+    ledger counts, but not the agent using a memory, so no use count moves). Evaluations and
+    consolidation's neighbour search are the service's own work, not recalls: they never call it."""
     usage_recall_record(tenant_id=subject.tenant_id)
-    if not targets or settings.ATLAS_USAGE_RECORDING == "off":
+    if not agent_use or not targets or settings.ATLAS_USAGE_RECORDING == "off":
         return
     try:
         memories_usage_record_task.delay([list(t) for t in targets])

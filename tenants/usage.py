@@ -8,7 +8,8 @@ The day's row is created on first use (an insert that loses the race to another 
   gives it back when nothing was stored (``usage_write_release``). With a daily quota the reservation is
   a conditional update (``writes < quota``): the database admits exactly ``quota`` writes a day, however
   many run at once — a reservation given back after a failed store may let a later write in.
-- Recalls: counted where an agent's recall is served (REST, MCP; memory.tasks.recall_usage_schedule).
+- Recalls: counted once where any recall is served — REST, MCP, the dashboard's and the support view's
+  search, ``atlas_recall`` (memory.tasks.recall_usage_schedule).
 - LLM tokens and cost: added by consolidation after each call (``usage_llm_record``); the monthly token
   budget is checked before each call (``llm_budget_state``).
 - Storage: the tenant's documents and bytes, sampled from the engine once a day and on demand

@@ -126,7 +126,7 @@ def _recall(subject, query: str, options: dict[str, Any]) -> dict[str, Any]:
         expect=options.get("expect"),
         min_score=options.get("min_score"),
     )
-    recall_usage_schedule(subject=subject, targets=result.targets)
+    recall_usage_schedule(subject=subject, targets=result.targets, agent_use=True)
     answer = {"hits": result.hits, "legs": result.legs, "took_ms": round(result.timings_ms.get("total", 0.0), 1)}
     if result.explain is not None:
         answer["explain"] = result.explain

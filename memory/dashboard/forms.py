@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
@@ -11,9 +10,9 @@ from django import forms
 from memory import recall_constants as rc
 from memory.authority import AUTHORITIES
 from memory.on_behalf import CONTRADICTION_CHOICES, KIND_NAMES
-from memory.scoping import MAX_METADATA_STRING, METADATA_KEY
+from memory.scope_facet import ScopeFacetForm
 from memory.templatetags.dashboard import AUTHORITY_WORDS
-from memory.validation import FACT_TYPES, MAX_ID_CHARS, MAX_SHORT_CHARS, MAX_TEXT_CHARS
+from memory.validation import FACT_TYPES, MAX_SHORT_CHARS, MAX_TEXT_CHARS
 from tenants.tokens import MAX_NAME_CHARS, SCOPES
 
 TYPE_LABELS = {"semantic": "Facts", "procedural": "Playbooks", "episodic": "Conversations", "catalog": "Catalog"}
@@ -45,8 +44,8 @@ class NarrowingForm(forms.Form):
         )
 
 
-class ListFilterForm(NarrowingForm):
-    """The list's filters, its conversation and its page."""
+class ListFilterForm(ScopeFacetForm, NarrowingForm):
+    """The list's filters (the search's Scope facet among them), its conversation and its page."""
 
     include_superseded = forms.BooleanField(required=False, label="Show replaced versions")
     authority = forms.ChoiceField(
@@ -60,7 +59,7 @@ class ListFilterForm(NarrowingForm):
     cursor = forms.CharField(required=False, widget=forms.HiddenInput)
 
 
-class SearchForm(NarrowingForm):
+class SearchForm(ScopeFacetForm, NarrowingForm):
     """A recall (GET): the question, which kinds of memory, whether replaced facts count, and the shared
     filters (a fact type searches facts only). Its ids differ from the list filters' on the same page."""
 
@@ -73,20 +72,6 @@ class SearchForm(NarrowingForm):
     )
     include_superseded = forms.BooleanField(required=False, label="Include replaced versions")
     turns_apart = forms.BooleanField(required=False, label="List the conversation a fact was learnt from apart")
-    # The scope facet (docs/scoping.md): who wrote it, from where, in which run, and one metadata key.
-    agent_id = forms.CharField(required=False, max_length=MAX_ID_CHARS, label="Agent")
-    app_id = forms.CharField(required=False, max_length=MAX_ID_CHARS, label="App")
-    run_id = forms.CharField(required=False, max_length=MAX_ID_CHARS, label="Run")
-    metadata_key = forms.RegexField(
-        required=False,
-        regex=rf"^{METADATA_KEY.pattern}\Z",  # anchored: the validator searches
-        max_length=40,
-        label="Metadata key",
-        error_messages={"invalid": "A metadata key starts with a lower-case letter: a-z, 0-9 and _ only."},
-    )
-    metadata_value = forms.CharField(required=False, max_length=MAX_METADATA_STRING, label="equals")
-
-    SCOPE_FIELDS = ("agent_id", "app_id", "run_id", "metadata_key", "metadata_value")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, auto_id="search_%s", **kwargs)
@@ -95,33 +80,7 @@ class SearchForm(NarrowingForm):
         data = super().clean()
         if data.get("fact_type") and data.get("types") and "semantic" not in data["types"]:
             self.add_error("fact_type", "A fact type searches facts only: tick Facts too, or no kind at all.")
-        if bool(data.get("metadata_key")) != bool(data.get("metadata_value")):
-            self.add_error("metadata_key", "Give a metadata key and the value it equals, or neither.")
         return data
-
-    def scope_filters(self) -> dict[str, Any] | None:
-        """The scope the person chose, as recall's ``filters``; None for none. A metadata value typed as a
-        number or true/false also matches that number or boolean (a form sends only text)."""
-        data = self.cleaned_data
-        filters: dict[str, Any] = {name: data[name] for name in ("agent_id", "app_id", "run_id") if data.get(name)}
-        if data.get("metadata_key"):
-            filters[f"metadata.{data['metadata_key']}"] = {"in": _typed_alike(data["metadata_value"])}
-        return filters or None
-
-
-def _typed_alike(text: str) -> list[Any]:
-    """``text``, and the number or boolean it spells."""
-    alike: list[Any] = [text]
-    if text in ("true", "false"):
-        alike.append(text == "true")
-    else:
-        try:
-            number = float(text)
-        except ValueError:
-            return alike
-        if math.isfinite(number):
-            alike.append(int(number) if number.is_integer() else number)
-    return alike
 
 
 class FactEditForm(forms.Form):

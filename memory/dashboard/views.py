@@ -32,6 +32,7 @@ from memory.provenance import episode_orphans, memory_provenance, proposals_cite
 from memory.recall import memory_recall
 from memory.services import forget, writes
 from memory.services import review as review_service
+from memory.tasks import recall_usage_schedule
 from tenants import tokens
 from tenants.issued import issued_keep, issued_take
 
@@ -74,7 +75,7 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
     if "q" in request.GET:
         return _search(request, context)
     form = ListFilterForm(request.GET)
-    context["filters"] = form
+    context.update(filters=form, search=SearchForm())  # the search bar stays, labelled, on a refused list
     if not form.is_valid():
         return render(request, "dashboard/memories.html", context, status=400)
     data = form.cleaned_data
@@ -90,6 +91,7 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
         since=since,
         until=until,
         authority=(data["authority"] or None) if memory_type in ("semantic", "procedural") else None,
+        filters=form.scope_filters(),
         page_size=PAGE_SIZE,
         cursor=data["cursor"] or None,
     )
@@ -100,7 +102,6 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
         next_query=_query_with(request, cursor=page["next_cursor"]) if page["next_cursor"] else None,
         first_query=_query_with(request, cursor=None),
         session=data["session"] if memory_type == "episodic" else "",
-        search=SearchForm(),
     )
     if memory_type == "episodic":
         # Newest first; a page's turns grouped by conversation (a session spans pages when it is long).
@@ -146,6 +147,7 @@ def _search(request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         filters=form.scope_filters(),
         explain=True,  # "why this result" under each hit: computed from what the recall holds, no search
     )
+    recall_usage_schedule(subject=request.subject, targets=result.targets, agent_use=False)
     context.update(
         results=result.hits,
         legs=result.legs,

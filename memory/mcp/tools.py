@@ -100,7 +100,7 @@ def recall_memory(
         min_score=min_score,
         filters=filters,
     )
-    recall_usage_schedule(subject=subject, targets=result.targets)
+    recall_usage_schedule(subject=subject, targets=result.targets, agent_use=True)
     hits = [_shaped(hit) for hit in result.hits]
     # "hits", as REST's recall names them; "memories" is the old name, answered too until it goes
     # (docs/vocabulary.md).

@@ -74,9 +74,9 @@ def memory_recall(
     ``fact_type`` recalls facts of that type only; ``since``/``until`` only memories created in
     [since, until), ``filters`` only those of a scope (memory/scoping.py; the catalog has none) — filters of
     every leg, as :func:`memory.selectors.memory_list` applies them.
-    A read only: the facts and playbooks it returned are in ``targets``; an agent's interface passes
-    them to ``memory.tasks.recall_usage_schedule`` (a person's or operator's look, evaluations
-    and consolidation do not count as use).
+    A read only: the facts and playbooks it returned are in ``targets``; the interface that served the
+    recall passes them to ``memory.tasks.recall_usage_schedule``, which counts it in the usage ledger and
+    bumps use counts for an agent's recall only (evaluations and consolidation call neither).
     ``fold_evidence``: a current fact carries the episodes it cites as ``evidence``, and those episodes
     take no slot of their own (memory.recall.folding). ``explain``: each hit says why it ranked where it
     did, and ``expect`` (ids) says for each of those memories where it stood and what removed it

@@ -133,7 +133,9 @@ class SubjectsView(APIView):
 class UsageDayOut(serializers.Serializer):
     day = serializers.DateField()
     writes = serializers.IntegerField(help_text="Memories agents and people stored (consolidation's not).")
-    recalls = serializers.IntegerField(help_text="Agents' recalls over REST and MCP.")
+    recalls = serializers.IntegerField(
+        help_text="Recalls served: REST, MCP, the dashboard's and support view's searches, atlas_recall."
+    )
     documents = serializers.IntegerField(allow_null=True, help_text="The tenant's documents when sampled (null: not).")
     bytes_stored = serializers.IntegerField(allow_null=True, help_text="Their bytes on disk, estimated when sampled.")
     llm_prompt_tokens = serializers.IntegerField()

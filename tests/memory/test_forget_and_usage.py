@@ -139,10 +139,12 @@ def test_recall_is_a_read_and_only_the_usage_service_schedules_the_bump(maya, se
     result = memory_recall(subject=maya, query="locker code", k=3)
     assert scheduled == []  # a selector never writes, not even later
     assert [memory_id for _, memory_id in result.targets] == [fact["id"]]
-    recall_usage_schedule(subject=maya, targets=result.targets)
+    recall_usage_schedule(subject=maya, targets=result.targets, agent_use=True)
     assert scheduled == [[list(target) for target in result.targets]]
+    recall_usage_schedule(subject=maya, targets=result.targets, agent_use=False)  # a person's look
+    assert len(scheduled) == 1
     settings.ATLAS_USAGE_RECORDING = "off"
-    recall_usage_schedule(subject=maya, targets=result.targets)
+    recall_usage_schedule(subject=maya, targets=result.targets, agent_use=True)
     assert len(scheduled) == 1
 
 

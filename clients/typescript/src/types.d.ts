@@ -818,7 +818,7 @@ export interface UsageDayOut {
   day: string;
   /** Memories agents and people stored (consolidation's not). */
   writes: number;
-  /** Agents' recalls over REST and MCP. */
+  /** Recalls served: REST, MCP, the dashboard's and support view's searches, atlas_recall. */
   recalls: number;
   /** The tenant's documents when sampled (null: not). */
   documents: number | null;

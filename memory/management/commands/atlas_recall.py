@@ -7,6 +7,7 @@ import json
 
 from memory.recall import RECALL_TYPES, memory_recall
 from memory.recall.explain import expected_line, explain_line
+from memory.tasks import recall_usage_schedule
 from memory.validation import memory_types_refusal
 from tenants.management.base import AtlasCommand, subject_option, subject_required
 from tenants.selectors import subject_get, tenant_get
@@ -67,7 +68,6 @@ class Command(AtlasCommand):
 
     def handle(self, *args, query: str, tenant: str, subject: str | None, k: int, **options) -> None:
         subject = subject_get(tenant=tenant_get(slug=tenant), external_id=subject_required(subject))
-        # An operator's look does not count as the agent using these memories.
         result = memory_recall(
             subject=subject,
             query=query,
@@ -82,6 +82,8 @@ class Command(AtlasCommand):
             min_score=options["min_score"],
             filters=options["filters"],
         )
+        # The ledger counts it; an operator's look is not the agent using these memories (no use counts).
+        recall_usage_schedule(subject=subject, targets=result.targets, agent_use=False)
         if options["json"]:
             shown = {"hits": result.hits, "legs": result.legs, "timings_ms": result.timings_ms}
             if result.explain is not None:

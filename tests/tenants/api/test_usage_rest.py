@@ -24,7 +24,7 @@ def test_a_tenant_token_reads_what_its_agents_wrote_and_recalled(world) -> None:
     # The same write again (its external id) is answered as stored: not a second write.
     assert svc("POST", "subjects/bob/facts", json={"text": "Bob swims", "external_id": "swim"}).ok
     assert svc("POST", "subjects/bob/facts", json={"text": "Bob swims", "external_id": "swim"}).ok
-    # Reading memories and the dashboard's searches are not agents' recalls; listing is not counted.
+    # Reading and listing memories is not a recall (every way in's count: tests/memory/test_recall_ledger.py).
     assert svc("GET", "subjects/alice/memories").ok
     usage_llm_record(tenant_id=tenant.pk, prompt_tokens=1200, completion_tokens=300, requests=1, cost=0.0081)
     tenant_budgets_set(tenant=tenant, actor="test", llm_token_budget=10_000, daily_write_quota=50)
