@@ -100,7 +100,9 @@ def memories(request: HttpRequest, tab: str) -> HttpResponse:
         memories=page["memories"],
         first_page=not data["cursor"],
         next_query=_query_with(request, cursor=page["next_cursor"]) if page["next_cursor"] else None,
-        first_query=_query_with(request, cursor=None),
+        # The list's filters without its page: the first page, and every other tab (switching the type
+        # resets only where the list was, as the support pages' tabs do).
+        filters_query=_query_with(request, cursor=None),
         session=data["session"] if memory_type == "episodic" else "",
     )
     if memory_type == "episodic":

@@ -93,6 +93,31 @@ def test_the_lists_page_links_keep_the_scope(client, maya, scoped, monkeypatch):
     assert "agent_id=planner" in back and "cursor" not in back
 
 
+#: The person's type tabs: (tab, its link's query string).
+TAB_LINK = r'<li><a href="/memories/(\w+)/(?:\?([^"]*))?"'
+
+
+@pytest.mark.django_db
+def test_the_lists_tabs_keep_the_filters_and_drop_the_cursor(client, maya, scoped, monkeypatch):
+    monkeypatch.setattr(views, "PAGE_SIZE", 1)
+    writes.fact_write(subject=maya, text="Maya plans the hera launch", agent_id="planner", app_id="web")
+    client.force_login(linked_person("maya@example.org", maya))
+    filtered = "agent_id=planner&since=2000-01-01&authority=agent"
+    _, page = _listed(client, f"/memories/facts/?{filtered}")
+    following = re.search(r'<a href="\?([^"]+)" rel="next">', page).group(1).replace("&amp;", "&")
+    assert "cursor=" in following
+    _, page = _listed(client, f"/memories/facts/?{following}")  # the second page: the cursor is in its query
+    tabs = {tab: unescape(query or "") for tab, query in re.findall(TAB_LINK, page)}
+    assert sorted(tabs) == ["catalog", "episodes", "facts", "playbooks"]
+    for tab, query in tabs.items():
+        assert sorted(query.split("&")) == sorted(filtered.split("&")), (tab, query)
+    assert _listed(client, f"/memories/episodes/?{tabs['episodes']}")[0] == [MAYA_PLANNER_TURN]
+    # A refused filter is not carried on: the tabs link to the plain lists.
+    listed = client.get("/memories/facts/?metadata_key=priority")
+    assert listed.status_code == 400
+    assert {query for _, query in re.findall(TAB_LINK, listed.content.decode())} == {""}
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("query", "message"),
@@ -207,6 +232,27 @@ def test_a_person_narrows_their_list_to_one_agent_in_the_browser(page, axe_clean
     assert BAD_KEY in page.content()
     assert page.locator("ul.memory-list p.memory-text").count() == 0
     axe_clean(page)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_persons_tabs_keep_the_narrowing_in_the_browser(page, maya, scoped):
+    linked_person("maya@example.org", maya)
+    page.goto("/accounts/login/")
+    person_login(page, "maya@example.org", PASSWORD)
+    page.goto("/memories/facts/")
+    filters = page.get_by_role("form", name="Filters")
+    filters.get_by_role("group", name="Scope").get_by_label("App").fill("web")
+    filters.get_by_role("button", name="Filter").click()
+    page.wait_for_load_state()
+    tabs = page.get_by_role("navigation", name="Kinds of memory")
+    tabs.get_by_role("link", name="Conversations").click()
+    page.wait_for_load_state()
+    assert page.locator("ul.memory-list p.memory-text").all_inner_texts() == [MAYA_PLANNER_TURN]
+    assert filters.get_by_role("group", name="Scope").get_by_label("App").input_value() == "web"
+    tabs.get_by_role("link", name="Facts").click()
+    page.wait_for_load_state()
+    assert filters.get_by_role("group", name="Scope").get_by_label("App").input_value() == "web"
+    assert "app_id=web" in page.url
 
 
 @pytest.mark.django_db(transaction=True)
