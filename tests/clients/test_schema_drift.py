@@ -42,7 +42,15 @@ NOT_IN_SNAPSHOT: dict[str, set[str]] = {}
 #: Component properties deliberately not fields of their class: deprecated old names again.
 NOT_FIELDS = {"RecallOptionsInRequest": {"memory_types"}}
 #: The SDK's own additions: one iterator over every page of each paged list.
-ITERATORS = {"memory_list_iter", "subject_list_iter", "catalog_list_iter", "proposal_list_iter"}
+ITERATORS = {
+    "memory_list_iter",
+    "subject_list_iter",
+    "catalog_list_iter",
+    "proposal_list_iter",
+    "webhook_deliveries_iter",
+}
+#: How a paged list names the page after this one: a cursor, or (the delivery log) the id to read before.
+PAGE_MARKERS = ("cursor", "before")
 HEADER_ARGUMENTS = {"Idempotency-Key": "idempotency_key", "If-Match": "if_match"}
 
 
@@ -135,18 +143,23 @@ def test_each_method_sends_its_operation_with_its_parameters(op_id: str) -> None
     assert (call.model.__schema__ if call.model else None) == answered, op_id
 
 
-def _paged_by_cursor(op_id: str) -> bool:
-    """An operation answering a page with ``next_cursor`` (webhook_list answers every endpoint at once; the
-    delivery log pages by ``before``, not a cursor)."""
+def _page_marker(op_id: str) -> str | None:
+    """What an operation answering a page names the next one by (``next_cursor``, the delivery log's
+    ``next_before``); None for an answer of everything at once (webhook_list)."""
     component = _answer_component(OPERATIONS[op_id][2])
-    return component is not None and "next_cursor" in SCHEMAS[component]["properties"]
+    properties = SCHEMAS[component]["properties"] if component else {}
+    return next((marker for marker in PAGE_MARKERS if f"next_{marker}" in properties), None)
 
 
-@pytest.mark.parametrize("op_id", [op for op in OPERATIONS if _paged_by_cursor(op) and op not in DELIBERATELY_ABSENT])
+@pytest.mark.parametrize("op_id", [op for op in OPERATIONS if _page_marker(op) and op not in DELIBERATELY_ABSENT])
 def test_each_paged_list_has_its_iterator(op_id: str) -> None:
-    iterator = inspect.signature(getattr(Operations, f"{op_id}_iter"))
+    iterator = getattr(Operations, f"{op_id}_iter")
     page = inspect.signature(getattr(Operations, op_id))
-    assert set(iterator.parameters) == set(page.parameters) - {"cursor"}
+    assert set(inspect.signature(iterator).parameters) == set(page.parameters) - {_page_marker(op_id)}
+    # It follows the page's own marker: sent as that parameter, read from the page's next_<marker>.
+    source, marker = inspect.getsource(iterator), _page_marker(op_id)
+    assert f'"{marker}": {marker}}}' in source
+    assert marker == "cursor" or re.search(rf', "{marker}"\s*\)', source)  # _pages reads next_cursor unless told
 
 
 MODELS = [m for m in vars(models).values() if dataclasses.is_dataclass(m) and hasattr(m, "__schema__")]

@@ -75,7 +75,10 @@ def test_paged_lists_are_walked_as_the_python_sdks(sdk) -> None:
     for name, operation in sdk["operations"].items():
         if operation.get("pages"):
             python = re.sub(r"([A-Z])", r"_\1", name).lower()
-            assert f', "{operation["pages"]}"' in inspect.getsource(getattr(Operations, f"{python}_iter")), name
+            source = inspect.getsource(getattr(Operations, f"{python}_iter"))
+            assert f', "{operation["pages"]}"' in source, name
+            by = operation.get("pagesBy", "cursor")
+            assert f'"{by}": {by}}}' in source, name  # the same page marker as the Python iterator's
 
 
 def test_the_error_classes_and_retry_defaults_are_the_python_sdks(sdk) -> None:

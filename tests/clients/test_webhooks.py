@@ -1,6 +1,7 @@
 """Webhook administration through the Python SDK against the live server: an endpoint made (its secret in
 that answer only), listed, changed, rotated and removed; its delivery log after a memory write, read page
-by page and sent again; bad input and another tenant's token refused, changing nothing."""
+by page, walked by the iterator and sent again; bad input and another tenant's token refused, changing
+nothing."""
 
 from __future__ import annotations
 
@@ -125,6 +126,27 @@ def test_a_memory_write_is_delivered_logged_and_sent_again(atlas, receiver) -> N
     assert [d.id for d in newest.deliveries] == [again.id] and newest.next_before == again.id
     older = atlas.webhook_deliveries(webhook_id=created.id, page_size=1, before=newest.next_before)
     assert [d.id for d in older.deliveries] == [delivered.id] and older.next_before is None
+
+
+def test_the_delivery_log_is_walked_page_after_page_sync_and_async(world, atlas, receiver) -> None:
+    created = atlas.webhook_create(url=receiver.url, events=["memory.created"])
+    for n in range(5):
+        atlas.episode_write(subject="alice", text=f"Turn {n} of the long talk")
+    log = atlas.webhook_deliveries(webhook_id=created.id, page_size=100)
+    newest_first = [d.id for d in log.deliveries]
+    assert len(newest_first) == 5 and newest_first == sorted(newest_first, reverse=True)
+    assert log.next_before is None
+    # Two a page: only following next_before past the first two pages reaches the oldest ones.
+    walked = list(atlas.webhook_deliveries_iter(webhook_id=created.id, page_size=2))
+    assert all(isinstance(d, Delivery) for d in walked)
+    assert [d.id for d in walked] == newest_first
+    assert [d.data["memory"]["text"] for d in walked] == [f"Turn {n} of the long talk" for n in range(4, -1, -1)]
+
+    async def walk() -> list[int]:
+        async with AsyncAtlas(world.url, world.svc, retry=FAST) as client:
+            return [d.id async for d in client.webhook_deliveries_iter(webhook_id=created.id, page_size=2)]
+
+    assert asyncio.run(walk()) == newest_first
 
 
 def test_bad_input_is_refused_and_changes_nothing(world, atlas, receiver) -> None:

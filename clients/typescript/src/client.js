@@ -159,13 +159,14 @@ export class Atlas {
   }
 
   async *_pages(name, operation, options) {
-    if (options && "cursor" in options) throw new TypeError(`${name}Iter() follows the cursor itself`);
-    let cursor = null;
+    const by = operation.pagesBy ?? "cursor";
+    if (options && by in options) throw new TypeError(`${name}Iter() follows the ${by} itself`);
+    let marker = null;
     do {
-      const page = await this._run(name, callOf(name, operation, { ...options, cursor }));
+      const page = await this._run(name, callOf(name, operation, { ...options, [by]: marker }));
       yield* page[operation.pages];
-      cursor = page.next_cursor;
-    } while (cursor);
+      marker = page[`next_${by}`];
+    } while (marker);
   }
 
   /** The stream's lines; opening it is retried as a read, a break once lines came is not (a stream

@@ -138,6 +138,8 @@ export class Atlas {
   webhookSecretRotate(options: OfWebhook): Promise<T.WebhookSecretOut>;
   /** The endpoint's delivery log, newest first; `before: page.next_before` for the older ones. */
   webhookDeliveries(options: OfWebhook & T.WebhookDeliveriesQuery): Promise<T.DeliveryPageOut>;
+  /** Every delivery of the endpoint's log, newest first, page after page. */
+  webhookDeliveriesIter(options: OfWebhook & Omit<T.WebhookDeliveriesQuery, "before">): AsyncGenerator<T.DeliveryOut, void>;
   /** Send a delivery's event again: a new delivery of the same event (the same `event_id`). */
   webhookRedeliver(options: OfWebhook & { delivery_id: number }): Promise<T.DeliveryOut>;
 }

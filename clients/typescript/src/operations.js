@@ -16,7 +16,7 @@ const RECALL_MORE = ["fold_evidence", "explain", "expect", "min_score", "filters
  * Each operation: `method`; `path` (segments, `{name}` taken from the options); `kind` (how it is
  * retried); `query` or `body` (the fields sent there); `required` (body or query fields the caller must
  * give; path segments always are); `pages` (the list a page holds: an `…Iter` method follows its
- * cursor); `stream` (answered as JSON lines); `ifMatch` (takes the ETag read before an edit).
+ * cursor, or the option `pagesBy` names: `before`, read from the page's `next_before`); `stream` (answered as JSON lines); `ifMatch` (takes the ETag read before an edit).
  */
 export const OPERATIONS = Object.freeze({
   me: { method: "GET", path: ["me"], kind: READ },
@@ -158,6 +158,8 @@ export const OPERATIONS = Object.freeze({
     path: ["webhooks", "{webhook_id}", "deliveries"],
     kind: READ,
     query: ["page_size", "before"],
+    pages: "deliveries",
+    pagesBy: "before",
   },
   webhookRedeliver: {
     method: "POST",

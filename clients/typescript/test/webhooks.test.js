@@ -73,6 +73,22 @@ test("a memory write is logged, paged and sent again", async () => {
   await admin.webhookDelete({ webhook_id: created.id });
 });
 
+test("the delivery log is walked page after page", async () => {
+  const created = await admin.webhookCreate({ url: receiver, events: ["memory.created"] });
+  for (let n = 0; n < 5; n += 1) await admin.episodeWrite({ subject: "alice", text: `Turn ${n} of the long talk` });
+  const log = await admin.webhookDeliveries({ webhook_id: created.id, page_size: 100 });
+  const newestFirst = log.deliveries.map((d) => d.id);
+  assert.deepEqual(newestFirst, [...newestFirst].sort((a, b) => b - a));
+  assert.equal(newestFirst.length, 5);
+  // Two a page: only following next_before past the first two pages reaches the oldest ones.
+  const walked = [];
+  for await (const delivery of admin.webhookDeliveriesIter({ webhook_id: created.id, page_size: 2 })) walked.push(delivery);
+  assert.deepEqual(walked.map((d) => d.id), newestFirst);
+  assert.deepEqual(walked.map((d) => d.data.memory.text), [4, 3, 2, 1, 0].map((n) => `Turn ${n} of the long talk`));
+  await assert.rejects(admin.webhookDeliveriesIter({ webhook_id: created.id, before: 1 }).next(), /follows the before itself/);
+  await admin.webhookDelete({ webhook_id: created.id });
+});
+
 test("bad input is refused and changes nothing", async () => {
   const plain = await refusal(admin.webhookCreate({ url: "http://hooks.example.com/atlas", events: ["memory.created"] }));
   assert.ok(plain instanceof ValidationError);

@@ -44,13 +44,13 @@ class AsyncAtlas(Client):
                 return call.answer(settled)
             await asyncio.sleep(settled)
 
-    async def _pages(self, page: Callable[[str | None], Call], items: str) -> AsyncIterator[Any]:
+    async def _pages(self, page: Callable[[Any], Call], items: str, by: str = "cursor") -> AsyncIterator[Any]:
         cursor = None
         while True:
             answer = await self._run(page(cursor))
             for item in getattr(answer, items):
                 yield item
-            cursor = answer.next_cursor
+            cursor = getattr(answer, f"next_{by}")
             if not cursor:
                 return
 

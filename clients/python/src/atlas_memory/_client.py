@@ -82,12 +82,12 @@ class Atlas(Client):
                 return call.answer(settled)
             time.sleep(settled)
 
-    def _pages(self, page: Callable[[str | None], Call], items: str) -> Iterator[Any]:
+    def _pages(self, page: Callable[[Any], Call], items: str, by: str = "cursor") -> Iterator[Any]:
         cursor = None
         while True:
             answer = self._run(page(cursor))
             yield from getattr(answer, items)
-            cursor = answer.next_cursor
+            cursor = getattr(answer, f"next_{by}")
             if not cursor:
                 return
 

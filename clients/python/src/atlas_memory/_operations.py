@@ -117,7 +117,9 @@ class Operations:
     def _run(self, call: Call) -> Any:
         raise NotImplementedError
 
-    def _pages(self, page: Callable[[str | None], Call], items: str) -> Any:
+    def _pages(self, page: Callable[[Any], Call], items: str, by: str = "cursor") -> Any:
+        """Every item of a paged list: ``page(marker)`` reads the page after ``marker`` (None: the first),
+        each page names the next marker in ``next_<by>`` (``cursor``; the delivery log's ``before``)."""
         raise NotImplementedError
 
     def _lines(self, call: Call) -> Any:
@@ -482,6 +484,14 @@ class Operations:
         """The endpoint's delivery log, newest first; ``before=page.next_before`` for the older ones."""
         query = _given(locals(), "webhook_id")
         return self._run(_read(_path("webhooks", webhook_id, "deliveries"), DeliveryPage, params=query))
+
+    def webhook_deliveries_iter(self, *, webhook_id: int, page_size: int | None = None) -> Iterator[Delivery]:
+        """Every delivery of the endpoint's log, newest first, page after page."""
+        query = _given(locals(), "webhook_id")
+        path = _path("webhooks", webhook_id, "deliveries")
+        return self._pages(
+            lambda before: _read(path, DeliveryPage, params={**query, "before": before}), "deliveries", "before"
+        )
 
     def webhook_redeliver(self, *, webhook_id: int, delivery_id: int) -> Delivery:
         """Send a delivery's event again: a new delivery of the same event (the same ``event_id``)."""
