@@ -110,6 +110,9 @@ def test_the_lists_tabs_keep_the_filters_and_drop_the_cursor(client, maya, scope
     tabs = {tab: unescape(query or "") for tab, query in re.findall(TAB_LINK, page)}
     assert sorted(tabs) == ["catalog", "episodes", "facts", "playbooks"]
     for tab, query in tabs.items():
+        if tab == "catalog":  # no filter form there (no scope either): a carried filter could not be cleared
+            assert query == ""
+            continue
         assert sorted(query.split("&")) == sorted(filtered.split("&")), (tab, query)
     assert _listed(client, f"/memories/episodes/?{tabs['episodes']}")[0] == [MAYA_PLANNER_TURN]
     # A refused filter is not carried on: the tabs link to the plain lists.
