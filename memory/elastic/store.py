@@ -214,7 +214,8 @@ def memories_bulk_index(
 
 # The types whose alias names exactly one index at every moment (a reindex swaps it in one atomic alias
 # update), so a multi-get may go through it. The archive's alias spans its rollover generations
-# (bootstrap.ARCHIVE_POLICY) and a get through an alias of several indices is refused: the archive is searched.
+# (bootstrap.ARCHIVE_POLICY), and Elasticsearch refuses a get through an alias of several indices ("can't
+# execute a single index op", per item in an mget): the archive is searched.
 SINGLE_INDEX_TYPES = HOT_TYPES
 
 
@@ -332,7 +333,7 @@ def memories_get(
 ) -> dict[str, dict[str, Any]]:
     """{id: hit} for the memories of one type with these own ids (never an external id) that the reader
     may see (DLS) and ``owned`` accepts (the code-level guard, over each one's source): one real-time
-    multi-get, where ``memories_fetch`` searches — on the embedded engine a search reads the whole index."""
+    multi-get (``memories_fetch`` gets own ids the same way, and also searches external ids and the archive)."""
     if not ids:
         return {}
     with es_errors("read memories"):
