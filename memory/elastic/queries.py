@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from atlas_site.elastic.keys import owner_filter
 from memory import recall_constants as rc
 from memory.elastic.mappings import VECTOR_FIELDS, stored_vector
 
@@ -89,6 +91,61 @@ def visibility_filter(
 
 # A fact that a newer version replaced, or that a harsh correction retracted.
 _REPLACED = [{"exists": {"field": "superseded_by"}}, {"term": {"retracted": True}}]
+
+
+def source_predicate(filters: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool] | None:
+    """``filters`` as a test over one document's ``_source``, for a read by id that gets documents (an mget)
+    instead of searching them — or None when any filter is not one of the few this product builds whose
+    answer the document's own values decide: the code-level guard (``owner_filter``, a subject's or a
+    tenant's), ``NOT_PENDING`` and the current view's "not replaced". Each is recognised by equality with
+    what its builder makes, never interpreted: anything else (a time, a scope, metadata) is searched."""
+    tests = []
+    for clause in filters:
+        test = _source_test(clause)
+        if test is None:
+            return None
+        tests.append(test)
+    return lambda source: all(test(source) for test in tests)
+
+
+def _source_test(clause: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
+    if clause == NOT_PENDING:
+        return lambda source: "pending" not in _stored_values(source.get("review_state"))
+    if clause == {"bool": {"must_not": _REPLACED}}:
+        return lambda source: (
+            not _stored_values(source.get("superseded_by"))
+            and not {True, "true"}.intersection(_stored_values(source.get("retracted")))
+        )
+    tenant_id, user_id = _owner_named(clause)
+    if not isinstance(tenant_id, str) or not isinstance(user_id, str | None):
+        return None
+    if clause != owner_filter(tenant_id=tenant_id, user_id=user_id):
+        return None
+    if user_id is None:
+        return lambda source: tenant_id in _stored_values(source.get("tenant_id"))
+    # The subject's own documents and the tenant's shared ones (no user_id at all).
+    return lambda source: (
+        tenant_id in _stored_values(source.get("tenant_id"))
+        and (user_id in _stored_values(source.get("user_id")) or not _stored_values(source.get("user_id")))
+    )
+
+
+def _owner_named(clause: dict[str, Any]) -> tuple[Any, Any]:
+    """The (tenant, user) an ``owner_filter`` would have been built for, if ``clause`` is one; the caller
+    rebuilds it from them and compares, so a look-alike is never taken for it."""
+    try:
+        if set(clause) == {"term"}:
+            return clause["term"]["tenant_id"], None
+        inner = clause["bool"]
+        return inner["filter"][0]["term"]["tenant_id"], inner["should"][0]["term"]["user_id"]
+    except (KeyError, IndexError, TypeError):
+        return None, None
+
+
+def _stored_values(value: Any) -> list[Any]:
+    """A source field's values as a term or exists query sees them: an array's items, null never a value."""
+    items = value if isinstance(value, list) else [value]
+    return [item for item in items if item is not None]
 
 
 def _bounded(field: str, *, after: str | None, before: str | None) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from elasticsearch.exceptions import HTTP_EXCEPTIONS
 from atlas_site.elastic.client import es_errors, write_blocked, write_blocked_message
 from atlas_site.errors import DependencyUnavailable, ValidationFailed
 
+from . import queries
 from .indices import alias_name, generations_pattern
 from .mappings import VECTOR_FIELDS
 
@@ -211,6 +212,13 @@ def memories_bulk_index(
     return failures
 
 
+# The types whose alias names exactly one index at every moment (a reindex swaps it in one atomic alias
+# update), so a multi-get may go through it. The archive's alias spans its rollover generations
+# (bootstrap.ARCHIVE_POLICY), and Elasticsearch refuses a get through an alias of several indices ("can't
+# execute a single index op", per item in an mget): the archive is searched.
+SINGLE_INDEX_TYPES = HOT_TYPES
+
+
 def memories_fetch(
     reader: Elasticsearch,
     *,
@@ -225,31 +233,38 @@ def memories_fetch(
     An id is a memory's own id or the external id its writer gave it (an import's ``id``), so people
     and agents can use the ids they know; callers that write use ``hit["_id"]``. An external id that
     names memories of several types is refused rather than guessed.
+
+    Own ids are first got (one multi-get over the single-index types) when the filters are ones the
+    documents decide themselves (``queries.source_predicate``): on the embedded engine a search reads the
+    whole index, a get only its document. What that does not find — external ids, and every id in the
+    archive — is searched as before; with other filters everything is.
     """
     if not ids:
         return {}
-    by_id = {"bool": {"should": [{"ids": {"values": ids}}, {"terms": {"external_id": ids}}], "minimum_should_match": 1}}
-    # Each index holds at most two matches per id: the memory with that id, the one with that external id.
-    body: dict[str, Any] = {
-        "query": {"bool": {"filter": [by_id, *filters]}},
-        "size": 2 * len(ids),
-        "_source": {"excludes": VECTOR_FIELDS},
-    }
-    if versions:
-        body["seq_no_primary_term"] = True
-    # One search per index, in one round trip: the embedded engine answers a search over five indices in
-    # about twice the time of the five searched one by one (docs/dashboard.md "Page server time"), and
-    # Elasticsearch finds the same hits either way.
-    searches = [((memory_type,), body) for memory_type in memory_types]
-    responses = memories_msearch(reader, searches=searches, what="read memories")
-    hits = [hit for response in responses for hit in response["hits"]["hits"]]
+    owned = queries.source_predicate(filters)
+    got_types = [t for t in memory_types if t in SINGLE_INDEX_TYPES] if owned is not None else []
+    got = _memories_mget(reader, ids=ids, memory_types=got_types, owned=owned, versions=versions) if owned else {}
+    got_ids = {hit["_id"] for hits in got.values() for hit in hits}
+    unresolved = [i for i in ids if i not in got_ids]
+    searched = _memories_search_by_id(
+        reader,
+        ids_by_type={t: unresolved if t in got_types else ids for t in memory_types},
+        filters=filters,
+        versions=versions,
+    )
+    # In the types' order, as one search per index would list them: a memory stored in two indices at
+    # once (an archive move between its copy and its delete) is the copy of the later type, as before.
+    hits = [hit for t in memory_types for hit in [*got.get(t, []), *searched.get(t, [])]]
     own = {hit["_id"]: hit for hit in hits}
     found: dict[str, dict[str, Any]] = {}
     for requested in ids:
         if requested in own:
             found[requested] = own[requested]
             continue
-        named = [hit for hit in hits if hit["_source"].get("external_id") == requested]
+        # Only searched hits: an id the multi-get found is resolved, so every external id is searched.
+        named = [
+            hit for t in memory_types for hit in searched.get(t, []) if hit["_source"].get("external_id") == requested
+        ]
         if len(named) > 1:
             raise ValidationFailed(
                 f"the id {requested} names {len(named)} memories (one per type): use the memory's own id", field="id"
@@ -259,12 +274,66 @@ def memories_fetch(
     return found
 
 
+def _memories_mget(
+    reader: Elasticsearch,
+    *,
+    ids: list[str],
+    memory_types: list[str],
+    owned: Callable[[dict[str, Any]], bool],
+    versions: bool,
+) -> dict[str, list[dict[str, Any]]]:
+    """memory type → the hits of one real-time multi-get of ``ids`` in each type that ``owned`` accepts, shaped
+    as a search's (``_index``, ``_id``, ``_source``; with ``versions`` the version a get carries). A document the
+    reader may not see (DLS) answers "not found"; an item that failed (an index missing) is left to the search,
+    which fails as it always did."""
+    if not memory_types:
+        return {}
+    docs = [{"_index": alias_name(t), "_id": i} for t in memory_types for i in ids]
+    keys = ("_index", "_id", "_source", *(("_seq_no", "_primary_term") if versions else ()))
+    with es_errors("read memories"):
+        answer = reader.mget(docs=docs, source_excludes=list(VECTOR_FIELDS))
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (memory_type, _), doc in zip(((t, i) for t in memory_types for i in ids), answer["docs"], strict=True):
+        if doc.get("found") and owned(doc["_source"]):
+            out.setdefault(memory_type, []).append({k: doc[k] for k in keys if k in doc})
+    return out
+
+
+def _memories_search_by_id(
+    reader: Elasticsearch, *, ids_by_type: dict[str, list[str]], filters: list[dict[str, Any]], versions: bool
+) -> dict[str, list[dict[str, Any]]]:
+    """memory type → the hits of its search for the memories with one of its ids as own or external id."""
+    searches = []
+    for memory_type, ids in ids_by_type.items():
+        if not ids:
+            continue
+        by_id = {
+            "bool": {"should": [{"ids": {"values": ids}}, {"terms": {"external_id": ids}}], "minimum_should_match": 1}
+        }
+        # Each index holds at most two matches per id: the memory with that id, the one with that external id.
+        body: dict[str, Any] = {
+            "query": {"bool": {"filter": [by_id, *filters]}},
+            "size": 2 * len(ids),
+            "_source": {"excludes": VECTOR_FIELDS},
+        }
+        if versions:
+            body["seq_no_primary_term"] = True
+        searches.append(((memory_type,), body))
+    if not searches:
+        return {}
+    # One search per index, in one round trip: the embedded engine answers a search over five indices in
+    # about twice the time of the five searched one by one (docs/dashboard.md "Page server time"), and
+    # Elasticsearch finds the same hits either way.
+    responses = memories_msearch(reader, searches=searches, what="read memories")
+    return {types[0]: response["hits"]["hits"] for (types, _), response in zip(searches, responses, strict=True)}
+
+
 def memories_get(
     reader: Elasticsearch, *, ids: list[str], memory_type: str, owned: Callable[[dict[str, Any]], bool]
 ) -> dict[str, dict[str, Any]]:
     """{id: hit} for the memories of one type with these own ids (never an external id) that the reader
     may see (DLS) and ``owned`` accepts (the code-level guard, over each one's source): one real-time
-    multi-get, where ``memories_fetch`` searches — on the embedded engine a search reads the whole index."""
+    multi-get (``memories_fetch`` gets own ids the same way, and also searches external ids and the archive)."""
     if not ids:
         return {}
     with es_errors("read memories"):
