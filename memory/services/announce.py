@@ -99,6 +99,26 @@ def memory_forgotten_announce(*, subject: MemorySubject, memory_id: str, memory_
     )
 
 
+def memories_forgotten_announce(*, subject: MemorySubject, deleted: dict[str, list[str]], receipt: dict) -> None:
+    """Memories forgotten together (a filter's, docs/scoping.md): one memory.forgotten each, as forgetting
+    them one by one would announce — the receipt is the whole forgetting's — and none of their text stays
+    in an event."""
+    # dict: an id deleted from two generations of an index is one memory, announced once.
+    forgotten = list(
+        dict.fromkeys((memory_id, memory_type) for memory_type, ids in deleted.items() for memory_id in ids)
+    )
+    if not forgotten:
+        return
+    webhook_events_forget(tenant=subject.tenant, memory_ids=[memory_id for memory_id, _ in forgotten])
+    for memory_id, memory_type in forgotten:
+        event_emit(
+            tenant=subject.tenant,
+            type=events.MEMORY_FORGOTTEN,
+            subject=subject.external_id,
+            data={"memory_id": memory_id, "type": memory_type, "receipt": receipt},
+        )
+
+
 def subject_forgotten_announce(*, subject: MemorySubject, counts: dict[str, int], receipt: dict) -> None:
     """Every memory of a subject forgotten: counts and the receipt; no event keeps any of their text."""
     webhook_events_forget(tenant=subject.tenant, subject=subject.external_id)

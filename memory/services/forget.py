@@ -43,7 +43,7 @@ from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 from webhooks.services import webhook_events_forget
 
-from .announce import memory_forgotten_announce, subject_forgotten_announce
+from .announce import memories_forgotten_announce, memory_forgotten_announce, subject_forgotten_announce
 from .non_english_flags import non_english_census
 from .prepare import PreparedMemory, embed_into
 
@@ -358,6 +358,7 @@ def scoped_memories_forget(*, subject: MemorySubject, filters: Any, actor: str) 
             "run_records": len(runs),
         },
     )
+    memories_forgotten_announce(subject=subject, deleted=deleted, receipt=receipt)
     forgotten = list(dict.fromkeys(memory_id for ids in deleted.values() for memory_id in ids))
     return {"counts": counts, "receipt": receipt, "ids": forgotten}
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from memory.services.forget import memory_forget, subject_memories_forget
+from memory.services.forget import memory_forget, scoped_memories_forget, subject_memories_forget
 from memory.services.writes import fact_edit, fact_write, playbook_write
 from webhooks.delivery import deliveries_due, deliveries_run
 from webhooks.events import EVENT_TYPES
@@ -77,6 +77,25 @@ def test_forgetting_leaves_no_text_in_events_or_deliveries(maya, hooked, receive
     assert got[1]["data"] == {"memory_id": fact["id"], "type": "semantic", "receipt": result["receipt"]}
     assert all(b"peanuts" not in r.body for r in receiver.requests)
     assert not any("peanuts" in json.dumps(e.data) for e in WebhookEvent.objects.all())
+
+
+def test_forgetting_by_filter_announces_each_memory_and_scrubs_its_events(maya, hooked, receiver) -> None:
+    """Found by the invariant machine: forgetting what an agent wrote left each memory's text in its
+    memory.created event and announced nothing."""
+    planner = fact_write(subject=maya, text="Maya hides a spare key under the mat", agent_id="planner")
+    coder = fact_write(subject=maya, text="Maya codes in Rust", agent_id="coder")
+    result = scoped_memories_forget(subject=maya, filters={"agent_id": "planner"}, actor="test")
+    assert result["ids"] == [planner["id"]]
+    _deliver_all()
+    got = [(e["type"], e["data"]) for e in _received(receiver)]
+    assert got == [
+        ("memory.created", {"forgotten": True, "memory": {"id": planner["id"]}}),
+        ("memory.created", got[1][1]),
+        ("memory.forgotten", {"memory_id": planner["id"], "type": "semantic", "receipt": result["receipt"]}),
+    ]
+    assert got[1][1]["memory"]["id"] == coder["id"]  # the other agent's memory keeps its event
+    assert all(b"spare key" not in r.body for r in receiver.requests)
+    assert not any("spare key" in json.dumps(e.data) for e in WebhookEvent.objects.all())
 
 
 def test_forgetting_a_subject_announces_counts_and_scrubs_every_event_of_theirs(maya, tom, hooked, receiver) -> None:
