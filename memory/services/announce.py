@@ -73,11 +73,20 @@ def memory_updated_announce(
 
 
 def proposal_decided_announce(
-    *, subject: MemorySubject, proposal_id: str, memory_type: str, decision: str, replaces: list[str]
+    *,
+    subject: MemorySubject,
+    proposal_id: str,
+    memory_type: str,
+    decision: str,
+    replaces: list[str],
+    merged: bool = False,
 ) -> None:
-    """A proposal accepted or rejected (ids only; an accepted one's text is what memory.created showed
-    for the proposal). A rejected proposal's text is scrubbed from its proposal.created event."""
-    if decision == "rejected":
+    """A proposal accepted or rejected (ids only; an accepted one's text is what proposal.created showed).
+    A rejected proposal's text is scrubbed from its proposal.created event, and so is a ``merged`` one's
+    (steps accepted into their playbook: the proposal is gone and its steps are the playbook's, in the
+    playbook's memory.updated — so forgetting the playbook, which scrubs the playbook's events, leaves
+    none of them in an event of the proposal's)."""
+    if decision == "rejected" or merged:
         webhook_events_forget(tenant=subject.tenant, memory_ids=[proposal_id])
     event_emit(
         tenant=subject.tenant,

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from memory.services.forget import memory_forget, scoped_memories_forget, subject_memories_forget
-from memory.services.writes import fact_edit, fact_write, playbook_write
+from memory.services.writes import fact_edit, fact_write, playbook_outcome_record, playbook_write
 from webhooks.delivery import deliveries_due, deliveries_run
 from webhooks.events import EVENT_TYPES
 from webhooks.models import WebhookEvent
@@ -96,6 +96,26 @@ def test_forgetting_by_filter_announces_each_memory_and_scrubs_its_events(maya, 
     assert got[1][1]["memory"]["id"] == coder["id"]  # the other agent's memory keeps its event
     assert all(b"spare key" not in r.body for r in receiver.requests)
     assert not any("spare key" in json.dumps(e.data) for e in WebhookEvent.objects.all())
+
+
+def test_forgetting_a_playbook_scrubs_the_steps_proposals_merged_into_it(maya, hooked) -> None:
+    """Found by the invariant machine: an accepted steps proposal is merged into its playbook and removed,
+    and its proposal.created event — the playbook's name and the steps — outlived forgetting the playbook."""
+    mine = playbook_write(
+        subject=maya, name="Water the orchids", trigger_text="a dry week", steps=["Soak"], authority="person",
+        written_by="person:1",
+    )  # fmt: skip
+    proposed = playbook_outcome_record(
+        subject=maya, playbook_id=mine["id"], success=True, refined_steps=["Mist the orchids"], written_by="token:svc"
+    )
+    assert proposed["review_state"] == "pending"
+    accept(maya, proposed["id"])
+    (created,) = WebhookEvent.objects.filter(type="proposal.created")
+    assert created.data == {"forgotten": True, "memory": {"id": proposed["id"]}}  # merged: the proposal is gone
+    (updated,) = WebhookEvent.objects.filter(type="memory.updated")
+    assert [s["instruction"] for s in updated.data["memory"]["steps"]] == ["Mist the orchids"]  # the steps live on
+    memory_forget(subject=maya, memory_id=mine["id"], actor="test")
+    assert not any("orchids" in json.dumps(e.data) for e in WebhookEvent.objects.all())
 
 
 def test_forgetting_a_subject_announces_counts_and_scrubs_every_event_of_theirs(maya, tom, hooked, receiver) -> None:

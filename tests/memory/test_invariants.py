@@ -254,10 +254,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if not self._admitted(refused=answer.status_code == 429, canary=canary):
                 return
             assert answer.status_code == 302, answer.content[:300]
-            new_id = answer["Location"].strip("/").split("/")[-1]
-            author = f"person:{self.person.pk}"
-            self._acknowledged(Known(new_id, "semantic", f"Really {canary}", canary, "person", author))
-            self._replaced(target, by=new_id)
+            self._corrected(target, answer, f"Really {canary}", canary, "person", f"person:{self.person.pk}")
 
         @rule(data=st.data(), with_permission=st.booleans())
         def operator_corrects_in_the_admin(self, data: Any, with_permission: bool) -> None:
@@ -275,9 +272,13 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if not self._admitted(refused=answer.status_code == 429, canary=canary):
                 return
             assert answer.status_code == 302, answer.content[:300]
-            new_id = answer["Location"].rstrip("/").split("/")[-1]
             author = f"operator:{world['operator'].pk}"
-            self._acknowledged(Known(new_id, "semantic", f"Operator {canary}", canary, "operator", author))
+            self._corrected(target, answer, f"Operator {canary}", canary, "operator", author)
+
+        def _corrected(self, target: Known, answer: Any, text: str, canary: str, authority: str, author: str) -> None:
+            """A correction in a form (its redirect names the new version): in the scope of what it corrects."""
+            new_id = answer["Location"].strip("/").split("/")[-1]
+            self._acknowledged(Known(new_id, "semantic", text, canary, authority, author, agent=target.agent))
             self._replaced(target, by=new_id)
 
         @rule(
