@@ -15,8 +15,9 @@ from tenants.models import MemorySubject
 from webhooks import events
 from webhooks.services import event_emit, webhook_events_forget
 
-#: Stamped on every document, useless to a receiver (the tenant's and subject's ids are the event's own).
-HIDDEN_FIELDS = frozenset({"tenant_id", "user_id", *VECTOR_FIELDS})
+#: Stamped on every document, useless to a receiver (the tenant's and subject's ids are the event's own),
+#: and a turn's embedding context: the previous turn's text, which is that turn's to announce (and forget).
+HIDDEN_FIELDS = frozenset({"tenant_id", "user_id", "embedding_context", *VECTOR_FIELDS})
 
 
 def memory_view(memory_id: str, memory_type: str, source: dict[str, Any]) -> dict[str, Any]:

@@ -118,6 +118,20 @@ def test_forgetting_a_playbook_scrubs_the_steps_proposals_merged_into_it(maya, h
     assert not any("orchids" in json.dumps(e.data) for e in WebhookEvent.objects.all())
 
 
+def test_a_turn_s_event_never_carries_the_turn_before_it(maya, hooked, settings) -> None:
+    """Found by the invariant machine: a turn's memory.created event carried the previous turn's text (its
+    embedding context), so forgetting that previous turn left its text in the next turn's event."""
+    from memory.services.writes import episode_write
+
+    settings.ATLAS_CONTEXTUAL_EPISODES = True
+    first = episode_write(subject=maya, text="my PIN is under the lamp", session_id="s1")
+    later = episode_write(subject=maya, text="and the spare key?", session_id="s1")
+    (event,) = WebhookEvent.objects.filter(type="memory.created", memory_id=later["id"])
+    assert "embedding_context" not in event.data["memory"] and "lamp" not in json.dumps(event.data)
+    memory_forget(subject=maya, memory_id=first["id"], actor="test")
+    assert not any("lamp" in json.dumps(e.data) for e in WebhookEvent.objects.all())
+
+
 def test_forgetting_a_subject_announces_counts_and_scrubs_every_event_of_theirs(maya, tom, hooked, receiver) -> None:
     fact_write(subject=maya, text="Maya sings in a choir")
     fact_write(subject=tom, text="Tom plays the cello")
