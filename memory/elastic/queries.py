@@ -369,6 +369,11 @@ def supersession_targets_query(*, target_ids: list[str]) -> dict[str, Any]:
     return {"terms": {"supersedes": target_ids}}
 
 
+def successors_naming(target_ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """The facts (the filters also match) that name any of ``target_ids`` among their predecessors."""
+    return {"bool": {"filter": [supersession_targets_query(target_ids=target_ids), *filters]}}
+
+
 def list_query(
     *, filters: list[dict[str, Any]], memory_types: list[str] | None, extra: dict[str, Any] | None = None
 ) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from tenants.models import MemorySubject
 from webhooks import events
 from webhooks.services import event_emit, webhook_events_forget
 
-#: Stamped on every document, useless to a receiver (the tenant's and subject's ids are the event's own).
-HIDDEN_FIELDS = frozenset({"tenant_id", "user_id", *VECTOR_FIELDS})
+#: Stamped on every document, useless to a receiver (the tenant's and subject's ids are the event's own),
+#: and a turn's embedding context: the previous turn's text, which is that turn's to announce (and forget).
+HIDDEN_FIELDS = frozenset({"tenant_id", "user_id", "embedding_context", *VECTOR_FIELDS})
 
 
 def memory_view(memory_id: str, memory_type: str, source: dict[str, Any]) -> dict[str, Any]:
@@ -73,11 +74,20 @@ def memory_updated_announce(
 
 
 def proposal_decided_announce(
-    *, subject: MemorySubject, proposal_id: str, memory_type: str, decision: str, replaces: list[str]
+    *,
+    subject: MemorySubject,
+    proposal_id: str,
+    memory_type: str,
+    decision: str,
+    replaces: list[str],
+    merged: bool = False,
 ) -> None:
-    """A proposal accepted or rejected (ids only; an accepted one's text is what memory.created showed
-    for the proposal). A rejected proposal's text is scrubbed from its proposal.created event."""
-    if decision == "rejected":
+    """A proposal accepted or rejected (ids only; an accepted one's text is what proposal.created showed).
+    A rejected proposal's text is scrubbed from its proposal.created event, and so is a ``merged`` one's
+    (steps accepted into their playbook: the proposal is gone and its steps are the playbook's, in the
+    playbook's memory.updated — so forgetting the playbook, which scrubs the playbook's events, leaves
+    none of them in an event of the proposal's)."""
+    if decision == "rejected" or merged:
         webhook_events_forget(tenant=subject.tenant, memory_ids=[proposal_id])
     event_emit(
         tenant=subject.tenant,
@@ -97,6 +107,26 @@ def memory_forgotten_announce(*, subject: MemorySubject, memory_id: str, memory_
         subject=subject.external_id,
         data={"memory_id": memory_id, "type": memory_type, "receipt": receipt},
     )
+
+
+def memories_forgotten_announce(*, subject: MemorySubject, deleted: dict[str, list[str]], receipt: dict) -> None:
+    """Memories forgotten together (a filter's, docs/scoping.md): one memory.forgotten each, as forgetting
+    them one by one would announce — the receipt is the whole forgetting's — and none of their text stays
+    in an event."""
+    # dict: an id deleted from two generations of an index is one memory, announced once.
+    forgotten = list(
+        dict.fromkeys((memory_id, memory_type) for memory_type, ids in deleted.items() for memory_id in ids)
+    )
+    if not forgotten:
+        return
+    webhook_events_forget(tenant=subject.tenant, memory_ids=[memory_id for memory_id, _ in forgotten])
+    for memory_id, memory_type in forgotten:
+        event_emit(
+            tenant=subject.tenant,
+            type=events.MEMORY_FORGOTTEN,
+            subject=subject.external_id,
+            data={"memory_id": memory_id, "type": memory_type, "receipt": receipt},
+        )
 
 
 def subject_forgotten_announce(*, subject: MemorySubject, counts: dict[str, int], receipt: dict) -> None:

@@ -43,9 +43,9 @@ from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 from webhooks.services import webhook_events_forget
 
-from .announce import memory_forgotten_announce, subject_forgotten_announce
+from .announce import memories_forgotten_announce, memory_forgotten_announce, subject_forgotten_announce
 from .non_english_flags import non_english_census
-from .prepare import PreparedMemory, embed_into
+from .prepare import PreparedMemory, embed_into, now
 
 ALL_INDICES = tuple(MEMORY_TYPES)
 OWNED_INDICES = tuple(t for t in MEMORY_TYPES if t != "catalog")
@@ -210,6 +210,8 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
         runs = _runs_scrub(subject=subject, texts=texts)
         contexts = _turn_contexts_scrub(scope, memory_id) if memory_type == "episodic" else []
+        if memory_type == "semantic":
+            _predecessor_links_drop(scope, [memory_id])
     # Every route that can answer with a subject's memory names the subject, so its records are the
     # subject's, whichever token asked; the tenant-wide routes (catalog, subjects) answer with none.
     idempotency = idempotency_records_forget(
@@ -229,6 +231,22 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     )
     memory_forgotten_announce(subject=subject, memory_id=memory_id, memory_type=memory_type, receipt=receipt)
     return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt, "orphaned": orphaned}
+
+
+def _predecessor_links_drop(scope: SubjectScope, fact_ids: list[str]) -> None:
+    """The facts that replaced forgotten ones stop naming them (``supersedes``): a forgotten id is free
+    again — the same external id written later derives it for a new, unrelated fact — and a link to it
+    would make that fact read as replaced (a second current version in a chain, which the reconciler
+    would "repair" by marking the new fact superseded)."""
+    query = queries.successors_naming(
+        fact_ids, [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
+    )
+    at = now().isoformat()
+    for hit in store.memories_scan(
+        scope.reader(), memory_types=store.FACT_TYPES_INDICES, query=query, every_generation=True
+    ):
+        kept = [i for i in hit["_source"].get("supersedes") or [] if i not in fact_ids]
+        store.fact_chain_set(scope.writer(), index=hit["_index"], memory_id=hit["_id"], at=at, supersedes=kept)
 
 
 def _turn_contexts_scrub(scope: SubjectScope, episode_id: str) -> list[str]:
@@ -331,6 +349,8 @@ def scoped_memories_forget(*, subject: MemorySubject, filters: Any, actor: str) 
         deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
         texts = list(dict.fromkeys(t for hit in matched for t in _memory_texts(hit["_source"])))
         runs = _runs_scrub(subject=subject, texts=texts) if texts else []
+        if deleted.get("semantic"):
+            _predecessor_links_drop(scope, deleted["semantic"])
         episodes = set(deleted.get("episodic", []))
         contexts = sorted({turn for episode in episodes for turn in _turn_contexts_scrub(scope, episode)} - episodes)
     matchers = [stored_answer_matcher(hit["_id"], hit["_source"]) for hit in matched]
@@ -358,6 +378,7 @@ def scoped_memories_forget(*, subject: MemorySubject, filters: Any, actor: str) 
             "run_records": len(runs),
         },
     )
+    memories_forgotten_announce(subject=subject, deleted=deleted, receipt=receipt)
     forgotten = list(dict.fromkeys(memory_id for ids in deleted.values() for memory_id in ids))
     return {"counts": counts, "receipt": receipt, "ids": forgotten}
 

@@ -257,8 +257,9 @@ def _steps_accept(subject: MemorySubject, scope: SubjectScope, hit: dict[str, An
         key=f"{target['_id']}:v{now_stored.get('version')}",
     )  # fmt: skip
     proposal_decided_announce(
-        subject=subject, proposal_id=hit["_id"], memory_type="procedural", decision="accepted", replaces=[target["_id"]]
-    )
+        subject=subject, proposal_id=hit["_id"], memory_type="procedural", decision="accepted",
+        replaces=[target["_id"]], merged=True,
+    )  # fmt: skip
     return _view(target["_id"], "procedural", now_stored)
 
 

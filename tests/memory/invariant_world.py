@@ -43,6 +43,21 @@ class Known:
     agent: str | None = None  # the agent_id it carries (docs/scoping.md): a correction keeps it
 
 
+def known_of(body: dict[str, Any], canary: str, author: str) -> Known:
+    """A memory as an interface answered it, as the model expects it to stay."""
+    return Known(
+        body["id"],
+        body["type"],
+        body.get("text") or "",
+        canary,
+        body.get("authority", "agent"),
+        author,
+        [s["instruction"] for s in body.get("steps") or []],
+        body.get("status") == "pending",
+        agent=body.get("agent_id"),
+    )
+
+
 class Stats:
     """What the machine did and checked, for the benchmark's table."""
 
@@ -54,6 +69,21 @@ class Stats:
 
 
 STATS = Stats()
+
+#: The extraction and the judgement model the machine's consolidation asks.
+STAGE_MODELS = ("fake-extraction", "fake-judgement")
+
+
+def stages_checked(asked: list[dict[str, Any]], outcome: Any) -> None:
+    """A run that asked the LLM asked the extraction model about the turns, then the judgement model about
+    what it found — never the turns themselves — and its record names both."""
+    if not asked:
+        return
+    assert [request["model"] for request in asked] == list(STAGE_MODELS), [r["model"] for r in asked]
+    judged = asked[1]["messages"][-1]["content"]
+    assert "new_turns_by_session" not in judged and "remember:" not in judged, judged[:300]
+    assert outcome.run is not None and outcome.run.llm_model == " → ".join(STAGE_MODELS), outcome.run
+    STATS.checks["consolidation asks each stage's model; the judgement never reads the turns"] += 1
 
 
 class Api:
@@ -77,6 +107,9 @@ def world_opened(*, atlas_server: Any, atlas_es: Any, settings: Any, tmp_path: P
     llm = FakeLlm().start()
     settings.ATLAS_LLM_BASE_URL = llm.base_url
     settings.ATLAS_LLM_MODEL = "fake-model"
+    # A model per stage (memory/consolidation/ask.py): the fake LLM answers both, each under its own name.
+    settings.ATLAS_LLM_MODEL_EXTRACTION, settings.ATLAS_LLM_MODEL_JUDGEMENT = STAGE_MODELS
+    settings.ATLAS_WEBHOOKS_ALLOW_LOOPBACK = True  # the machine's endpoint (tests/memory/invariant_ledgers.py)
     settings.ATLAS_LLM_API_KEY = "sk-test-fake-key"
     settings.ATLAS_LLM_RETRIES = 0
     settings.ATLAS_USAGE_RECORDING = "off"  # no worker here: a queued use-count task would wait forever

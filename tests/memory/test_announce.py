@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from memory.services.forget import memory_forget, subject_memories_forget
-from memory.services.writes import fact_edit, fact_write, playbook_write
+from memory.services.forget import memory_forget, scoped_memories_forget, subject_memories_forget
+from memory.services.writes import fact_edit, fact_write, playbook_outcome_record, playbook_write
 from webhooks.delivery import deliveries_due, deliveries_run
 from webhooks.events import EVENT_TYPES
 from webhooks.models import WebhookEvent
@@ -77,6 +77,59 @@ def test_forgetting_leaves_no_text_in_events_or_deliveries(maya, hooked, receive
     assert got[1]["data"] == {"memory_id": fact["id"], "type": "semantic", "receipt": result["receipt"]}
     assert all(b"peanuts" not in r.body for r in receiver.requests)
     assert not any("peanuts" in json.dumps(e.data) for e in WebhookEvent.objects.all())
+
+
+def test_forgetting_by_filter_announces_each_memory_and_scrubs_its_events(maya, hooked, receiver) -> None:
+    """Found by the invariant machine: forgetting what an agent wrote left each memory's text in its
+    memory.created event and announced nothing."""
+    planner = fact_write(subject=maya, text="Maya hides a spare key under the mat", agent_id="planner")
+    coder = fact_write(subject=maya, text="Maya codes in Rust", agent_id="coder")
+    result = scoped_memories_forget(subject=maya, filters={"agent_id": "planner"}, actor="test")
+    assert result["ids"] == [planner["id"]]
+    _deliver_all()
+    got = [(e["type"], e["data"]) for e in _received(receiver)]
+    assert got == [
+        ("memory.created", {"forgotten": True, "memory": {"id": planner["id"]}}),
+        ("memory.created", got[1][1]),
+        ("memory.forgotten", {"memory_id": planner["id"], "type": "semantic", "receipt": result["receipt"]}),
+    ]
+    assert got[1][1]["memory"]["id"] == coder["id"]  # the other agent's memory keeps its event
+    assert all(b"spare key" not in r.body for r in receiver.requests)
+    assert not any("spare key" in json.dumps(e.data) for e in WebhookEvent.objects.all())
+
+
+def test_forgetting_a_playbook_scrubs_the_steps_proposals_merged_into_it(maya, hooked) -> None:
+    """Found by the invariant machine: an accepted steps proposal is merged into its playbook and removed,
+    and its proposal.created event — the playbook's name and the steps — outlived forgetting the playbook."""
+    mine = playbook_write(
+        subject=maya, name="Water the orchids", trigger_text="a dry week", steps=["Soak"], authority="person",
+        written_by="person:1",
+    )  # fmt: skip
+    proposed = playbook_outcome_record(
+        subject=maya, playbook_id=mine["id"], success=True, refined_steps=["Mist the orchids"], written_by="token:svc"
+    )
+    assert proposed["review_state"] == "pending"
+    accept(maya, proposed["id"])
+    (created,) = WebhookEvent.objects.filter(type="proposal.created")
+    assert created.data == {"forgotten": True, "memory": {"id": proposed["id"]}}  # merged: the proposal is gone
+    (updated,) = WebhookEvent.objects.filter(type="memory.updated")
+    assert [s["instruction"] for s in updated.data["memory"]["steps"]] == ["Mist the orchids"]  # the steps live on
+    memory_forget(subject=maya, memory_id=mine["id"], actor="test")
+    assert not any("orchids" in json.dumps(e.data) for e in WebhookEvent.objects.all())
+
+
+def test_a_turn_s_event_never_carries_the_turn_before_it(maya, hooked, settings) -> None:
+    """Found by the invariant machine: a turn's memory.created event carried the previous turn's text (its
+    embedding context), so forgetting that previous turn left its text in the next turn's event."""
+    from memory.services.writes import episode_write
+
+    settings.ATLAS_CONTEXTUAL_EPISODES = True
+    first = episode_write(subject=maya, text="my PIN is under the lamp", session_id="s1")
+    later = episode_write(subject=maya, text="and the spare key?", session_id="s1")
+    (event,) = WebhookEvent.objects.filter(type="memory.created", memory_id=later["id"])
+    assert "embedding_context" not in event.data["memory"] and "lamp" not in json.dumps(event.data)
+    memory_forget(subject=maya, memory_id=first["id"], actor="test")
+    assert not any("lamp" in json.dumps(e.data) for e in WebhookEvent.objects.all())
 
 
 def test_forgetting_a_subject_announces_counts_and_scrubs_every_event_of_theirs(maya, tom, hooked, receiver) -> None:

@@ -10,7 +10,9 @@ listed as current; every chain has one current version; provenance names the tru
 is a 5xx. After every forget: the forgotten text is in no index, no database row, not in the SQLite
 file read raw, and — within the engine's stated bound — in none of the engine's files. Once a run, a
 backup taken mid-sequence is restored into a new site that answers every acknowledged memory as written
-and holds none of the text forgotten before it.
+and holds none of the text forgotten before it. The usage ledger counts every acknowledged write and a write
+past the daily quota stores nothing; every write, supersession and forget has one webhook event, none holding
+a forgotten text (tests/memory/invariant_ledgers.py); consolidation asks each stage its own model.
 
 ``ATLAS_INVARIANT_STEPS`` sets the number of steps (CI: the default below; benchmarks/invariants.py
 runs ≥ 5,000 and prints the table it writes to ``ATLAS_INVARIANT_REPORT``). A shrunk failure becomes an
@@ -59,7 +61,8 @@ from tenants import services, tokens
 from tenants.models import Tenant
 from tests.fake_llm import remembering
 from tests.memory.dashboard.conftest import linked_person
-from tests.memory.invariant_world import STATS, Api, Known, canary_new, world_opened
+from tests.memory.invariant_ledgers import Ledgers
+from tests.memory.invariant_world import STATS, Api, Known, canary_new, known_of, stages_checked, world_opened
 from tests.memory.mcp.conftest import call
 from tests.memory.test_forget_canary import _cache_entries_holding, _rows_holding
 
@@ -77,7 +80,7 @@ AGENTS = ("planner", "coder")
 
 
 def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
-    class Promises(RuleBasedStateMachine):
+    class Promises(Ledgers, RuleBasedStateMachine):
         @initialize()
         def start(self) -> None:
             slug = f"inv-{uuid.uuid4().hex[:8]}"
@@ -106,6 +109,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             self.forgotten: list[str] = []
             self.forgotten_ids: set[str] = set()  # a fact keeps a forgotten turn's id; a correction drops it
             self.backed_up = False
+            self._ledgers_open(world)
             # The person's own facts, as an import of our export format carries them.
             for word in WORDS[:2]:
                 self._person_fact(f"Alice's favourite is {word}")
@@ -116,24 +120,13 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             stored = writes.fact_write(
                 subject=self.subject, text=f"{text} {canary}", authority="person", written_by=f"person:{self.person.pk}"
             )
-            self.known[stored["id"]] = Known(
-                stored["id"], "semantic", stored["text"], canary, "person", f"person:{self.person.pk}"
+            self._admitted(refused=False, canary=canary)  # at the start: no quota yet
+            self._acknowledged(
+                Known(stored["id"], "semantic", stored["text"], canary, "person", f"person:{self.person.pk}")
             )
 
-        def _learn(self, body: dict[str, Any], canary: str, author: str) -> Known:
-            known = Known(
-                body["id"],
-                body["type"],
-                body.get("text") or "",
-                canary,
-                body.get("authority", "agent"),
-                author,
-                [s["instruction"] for s in body.get("steps") or []],
-                body.get("status") == "pending",
-                agent=body.get("agent_id"),
-            )
-            self.known[body["id"]] = known
-            return known
+        def _learn(self, body: dict[str, Any], canary: str, author: str, *, announced: bool = True) -> Known:
+            return self._acknowledged(known_of(body, canary, author), announced=announced)
 
         def _pick(self, data: Any, *, kind: str | None = None, pending: bool | None = None) -> Known | None:
             pool = [
@@ -154,9 +147,10 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             external_id=st.sampled_from([None, *EXTERNAL_IDS]),
             keyed=st.booleans(),
             agent=st.sampled_from([None, *AGENTS]),
+            retried=st.booleans(),
         )
         def agent_writes_a_fact(
-            self, who: str, word: str, external_id: str | None, keyed: bool, agent: str | None
+            self, who: str, word: str, external_id: str | None, keyed: bool, agent: str | None, retried: bool
         ) -> None:
             STATS.operations["REST fact write"] += 1
             canary = canary_new()
@@ -170,8 +164,14 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if answer.status_code == 409:
                 assert external_id and answer.json()["errors"][0]["field"] == "external_id"
                 return
+            if not self._admitted(refused=self._refused_over_rest(answer), canary=canary):
+                return
             assert answer.status_code in (201, 202), answer.text
             self._learn(answer.json(), canary, f"token:{who}")
+            if retried and (keyed or external_id):  # after a lost answer: the same memory, counted and announced once
+                STATS.operations["REST fact write retried"] += 1
+                again = self.tokens[who]("POST", "subjects/alice/facts", json=body, headers=headers)
+                assert again.status_code in (200, 201, 202) and again.json()["id"] == answer.json()["id"], again.text
 
         @rule(data=st.data(), word=st.sampled_from(WORDS))
         def agent_remembers_over_mcp(self, data: Any, word: str) -> None:
@@ -183,6 +183,9 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                 "remember",
                 {"kind": "fact", "text": f"Alice plays {word} {canary}", "subject": "alice"},
             )
+            code = result.structured_content["error"]["code"] if result.is_error else "ok"
+            if not self._admitted(refused=code == "quota_exceeded", canary=canary):
+                return
             assert not result.is_error, result.content[0].text
             self._learn(json.loads(result.content[0].text), canary, "token:writer")
 
@@ -198,12 +201,14 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if target.pending:
                 assert answer.status_code == 409, answer.text
                 return
+            if not self._admitted(refused=self._refused_over_rest(answer), canary=canary):
+                return
             assert answer.status_code in (201, 202), answer.text
             if target.authority == "person":  # an agent never replaces the person's fact
                 assert answer.status_code == 202, answer.text
             new = self._learn(answer.json(), canary, f"token:{who}")
             if not new.pending:
-                target.replaced = True
+                self._replaced(target, by=new.id)
 
         @rule(data=st.data(), who=st.sampled_from(["writer", "both", "personal"]))
         def agent_edits(self, data: Any, who: str) -> None:
@@ -224,6 +229,8 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             answer = self.tokens[who](
                 "PATCH", f"subjects/alice/facts/{target.id}", json=body, headers={"If-Match": etag}
             )
+            if not self._admitted(refused=self._refused_over_rest(answer), canary=canary):
+                return  # the old version stays current (the invariants read it)
             assert answer.status_code in (200, 202), answer.text
             if target.authority == "person":
                 assert answer.status_code == 202, answer.text
@@ -233,7 +240,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             STATS.checks["a correction keeps the evidence that still holds"] += 1
             new = self._learn(answer.json(), canary, f"token:{who}")
             if not new.pending:
-                target.replaced = True
+                self._replaced(target, by=new.id)
 
         @rule(data=st.data())
         def person_corrects_in_the_dashboard(self, data: Any) -> None:
@@ -244,12 +251,10 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             etag = self._stored(target.id).headers["ETag"]
             canary = canary_new()
             answer = self.dashboard.post(f"/memory/{target.id}/", {"text": f"Really {canary}", "etag": etag})
+            if not self._admitted(refused=answer.status_code == 429, canary=canary):
+                return
             assert answer.status_code == 302, answer.content[:300]
-            new_id = answer["Location"].strip("/").split("/")[-1]
-            self.known[new_id] = Known(
-                new_id, "semantic", f"Really {canary}", canary, "person", f"person:{self.person.pk}"
-            )
-            target.replaced = True
+            self._corrected(target, answer, f"Really {canary}", canary, "person", f"person:{self.person.pk}")
 
         @rule(data=st.data(), with_permission=st.booleans())
         def operator_corrects_in_the_admin(self, data: Any, with_permission: bool) -> None:
@@ -264,13 +269,17 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             if not with_permission:
                 assert answer.status_code == 403
                 return
+            if not self._admitted(refused=answer.status_code == 429, canary=canary):
+                return
             assert answer.status_code == 302, answer.content[:300]
-            new_id = answer["Location"].rstrip("/").split("/")[-1]
-            operator = world["operator"]
-            self.known[new_id] = Known(
-                new_id, "semantic", f"Operator {canary}", canary, "operator", f"operator:{operator.pk}"
-            )
-            target.replaced = True
+            author = f"operator:{world['operator'].pk}"
+            self._corrected(target, answer, f"Operator {canary}", canary, "operator", author)
+
+        def _corrected(self, target: Known, answer: Any, text: str, canary: str, authority: str, author: str) -> None:
+            """A correction in a form (its redirect names the new version): in the scope of what it corrects."""
+            new_id = answer["Location"].strip("/").split("/")[-1]
+            self._acknowledged(Known(new_id, "semantic", text, canary, authority, author, agent=target.agent))
+            self._replaced(target, by=new_id)
 
         @rule(
             data=st.data(),
@@ -333,7 +342,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             proposal.pending = False
             for target in shown.get("proposal_for") or []:
                 if target in self.known and proposal.type == "semantic":
-                    self.known[target].replaced = True
+                    self._replaced(self.known[target], by=proposal.id)
 
         @rule(who=st.sampled_from(["writer", "both"]), external_id=st.sampled_from([None, *EXTERNAL_IDS]))
         def agent_writes_a_playbook(self, who: str, external_id: str | None) -> None:
@@ -345,6 +354,8 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             answer = self.tokens[who]("POST", "subjects/alice/playbooks", json=body)
             if answer.status_code == 409:
                 assert external_id is not None
+                return
+            if not self._admitted(refused=self._refused_over_rest(answer), canary=canary):
                 return
             assert answer.status_code in (201, 202), answer.text
             self._learn(answer.json(), canary, f"token:{who}")
@@ -361,6 +372,9 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                 f"subjects/alice/playbooks/{target.id}/outcome",
                 json={"success": success, "refined_steps": steps},
             )
+            if answer.status_code in (202, 429):  # a proposal of the steps: a new memory, under the quota
+                if not self._admitted(refused=self._refused_over_rest(answer), canary=steps[0].split()[-1]):
+                    return
             assert answer.status_code in (200, 202), answer.text
             body = answer.json()
             if answer.status_code == 202:
@@ -394,7 +408,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                 body = next(m for m in listed.json()["memories"] if canary in m["text"])
             else:
                 body = self._stored(line["id"]).json()
-            self._learn(body, canary, "import:ops")
+            self._learn(body, canary, "import:ops", announced=False)  # neither counted nor announced
 
         @rule(word=st.sampled_from(WORDS))
         def user_says_something(self, word: str) -> None:
@@ -405,6 +419,8 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                 "subjects/alice/episodes",
                 json={"text": f"remember: Alice enjoys {word} {canary}", "session_id": "s"},
             )
+            if not self._admitted(refused=self._refused_over_rest(answer), canary=canary):
+                return
             assert answer.status_code == 201, answer.text
             self._learn(answer.json(), canary, "")
 
@@ -413,8 +429,10 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             """The nightly run with the fake LLM: a fact per new turn; what it wrote speaks for the run."""
             STATS.operations["consolidation (fake LLM)"] += 1
             world["llm"].script(remembering)
+            asked = len(world["llm"].requests)
             outcome = consolidation_run(subject=self.subject)
             assert outcome.status in ("done", "skipped", "needs_review"), (outcome.status, outcome.error)
+            stages_checked(world["llm"].requests[asked:], outcome)
             for memory_id, stored in self._all_stored().items():
                 if memory_id in self.known or stored["type"] not in ("semantic", "procedural"):
                     continue
@@ -492,6 +510,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             assert answer.status_code == 200, answer.text
             del self.known[target.id]
             self.forgotten_ids.add(target.id)
+            self._forgotten_ids([target.id])
             if not any(k.canary == target.canary for k in self.known.values()):
                 self.forgotten.append(target.canary)
                 self._forgotten_nowhere(target.canary)
@@ -504,6 +523,8 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             route = "episodes" if len(word) % 2 else "facts"
             body = {"text": f"Alice mentioned {word} {canary}", "agent_id": agent, "metadata": {"word": word}}
             answer = self.tokens[who]("POST", f"subjects/alice/{route}", json=body)
+            if not self._admitted(refused=self._refused_over_rest(answer), canary=canary):
+                return
             assert answer.status_code in (201, 202), answer.text
             assert (answer.json()["agent_id"], answer.json()["metadata"]) == (agent, {"word": word})
             self._learn(answer.json(), canary, f"token:{who}" if route == "facts" else "")
@@ -520,6 +541,7 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             assert set(answer.json()["ids"]) == expected, (agent, answer.json()["ids"], expected)
             STATS.checks["forgetting by filter takes that scope's memories only"] += 1
             gone = [self.known.pop(memory_id) for memory_id in expected]
+            self._forgotten_ids(sorted(expected))
             for canary in {k.canary for k in gone} - {k.canary for k in self.known.values()}:
                 self.forgotten.append(canary)
                 self._forgotten_nowhere(canary)

@@ -490,3 +490,28 @@ def test_a_released_claim_the_archive_had_moved_comes_back_to_the_hot_index(maya
     assert back["type"] == "semantic" and "superseded_by" not in back
     assert texts(memory_recall(subject=maya, query="Maya's bike", k=3)) == ["Maya's bike is a Brompton"]
     assert superseded_facts_archive(tenant=maya.tenant) == 0
+
+
+def test_forgetting_a_fact_frees_its_id_from_the_facts_that_replaced_it(maya) -> None:
+    """Found by the invariant machine: the fact that replaced a forgotten one still named it among its
+    predecessors, so the same external id written again — the same derived id, an unrelated fact — read
+    as that fact's predecessor: two current versions in one chain, which the reconciler would then "repair"
+    by marking the new fact replaced."""
+    from memory.selectors import memory_list
+    from memory.services.forget import memory_forget, scoped_memories_forget
+
+    first = fact_write(subject=maya, text="Maya likes tea", external_id="drink")
+    later = fact_write(subject=maya, text="Maya now prefers coffee", supersedes=[first["id"]])
+    memory_forget(subject=maya, memory_id=first["id"], actor="test")
+    again = fact_write(subject=maya, text="Maya lives in Lisbon", external_id="drink")
+    assert again["id"] == first["id"]  # the external id derives the same id
+    listed = {m["id"]: m for m in memory_list(subject=maya, include_superseded=True)["memories"]}
+    assert listed[later["id"]].get("supersedes") in (None, [])
+    assert (listed[again["id"]]["status"], listed[later["id"]]["status"]) == ("current", "current")
+    assert supersessions_reconcile(tenant=maya.tenant) == []
+    assert memory_get(subject=maya, memory_id=again["id"])["status"] == "current"
+    # Forgetting by a filter frees the ids it takes too.
+    scoped = fact_write(subject=maya, text="Maya walks the dog", agent_id="planner", external_id="walk")
+    successor = fact_write(subject=maya, text="Maya walks the dog at dawn", supersedes=[scoped["id"]])
+    scoped_memories_forget(subject=maya, filters={"agent_id": "planner"}, actor="test")
+    assert memory_get(subject=maya, memory_id=successor["id"]).get("supersedes") in (None, [])
