@@ -47,13 +47,6 @@ class SubjectScope:
             return []
         return [owner_filter(tenant_id=self.tenant_id, user_id=self.user_id)]
 
-    def owns(self, source: dict) -> bool:
-        """``read_filters`` for one document read by id: the tenant's, and the subject's own or shared (no
-        user) — the same test, over the values the document holds."""
-        if not settings.ATLAS_CODE_FILTER and isolation_mode() == "dls":
-            return True
-        return source.get("tenant_id") == self.tenant_id and source.get("user_id") in (None, self.user_id)
-
 
 def tenant_read_filters(tenant_id: str) -> list[dict]:
     """The code-level guard behind a tenant key's DLS (the tenant's own documents), off like

@@ -329,16 +329,18 @@ def _memories_search_by_id(
 
 
 def memories_get(
-    reader: Elasticsearch, *, ids: list[str], memory_type: str, owned: Callable[[dict[str, Any]], bool]
+    reader: Elasticsearch, *, ids: list[str], memory_type: str, filters: list[dict[str, Any]]
 ) -> dict[str, dict[str, Any]]:
-    """{id: hit} for the memories of one type with these own ids (never an external id) that the reader
-    may see (DLS) and ``owned`` accepts (the code-level guard, over each one's source): one real-time
-    multi-get (``memories_fetch`` gets own ids the same way, and also searches external ids and the archive)."""
+    """{id: hit} for the memories of one single-index type with these own ids (never an external id) that the
+    reader may see (DLS) and the filters allow: one real-time multi-get, nothing searched. The filters must
+    be ones the documents decide (``queries.source_predicate``)."""
+    owned = queries.source_predicate(filters)
+    if owned is None or memory_type not in SINGLE_INDEX_TYPES:
+        raise ValueError("memories_get reads one single-index type under filters the documents decide")
     if not ids:
         return {}
-    with es_errors("read memories"):
-        answer = reader.mget(index=alias_name(memory_type), ids=ids, source_excludes=list(VECTOR_FIELDS))
-    return {doc["_id"]: doc for doc in answer["docs"] if doc.get("found") and owned(doc["_source"])}
+    got = _memories_mget(reader, ids=ids, memory_types=[memory_type], owned=owned, versions=False)
+    return {hit["_id"]: hit for hit in got.get(memory_type, [])}
 
 
 def memory_get_current(

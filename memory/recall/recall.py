@@ -417,14 +417,11 @@ def _citations_lookup(run: RecallRun, plan: LegSearches, ranked: list) -> Citati
     every_version = [*run.scope.read_filters(), queries.NOT_PENDING]
     # Every version citing the turns; those this recall may show match the named clause (its filters hold
     # the same guard and NOT_PENDING, so they are a subset): a named clause costs the engine less than a
-    # second search, and Elasticsearch reports it per hit (matched_queries). The current view's filters
-    # (the guard, not pending, not replaced) are read from the hits themselves below, at no cost.
-    current_view = plan.filters == [
-        *run.scope.read_filters(),
-        *queries.visibility_filter(include_superseded=False, as_of=None),
-    ]
+    # second search, and Elasticsearch reports it per hit (matched_queries). Filters the documents decide
+    # themselves (the current view: the guard, not pending, not replaced) are read from the hits instead.
+    shown_test = queries.source_predicate(plan.filters)
     query: dict[str, Any] = {"filter": [{"terms": {"source_episodes": turns}}, *every_version]}
-    if not current_view:
+    if shown_test is None:
         query["should"] = [{"bool": {"filter": plan.filters, "_name": _SHOWN}}]
     answer = store.memories_search(
         run.scope.reader(),
@@ -437,7 +434,7 @@ def _citations_lookup(run: RecallRun, plan: LegSearches, ranked: list) -> Citati
     shown = [
         hit
         for hit in versions
-        if (current_view or _SHOWN in (hit.get("matched_queries") or ()))
+        if (_SHOWN in (hit.get("matched_queries") or ()) if shown_test is None else shown_test(hit["_source"]))
         and memory_type_of_index(hit["_index"]) in fact_indices
     ]
     for hit in shown:  # a replaced or retracted version is never shown as the current fact
@@ -499,7 +496,7 @@ def _current_versions(
 def _episodes_fetch(scope: SubjectScope, ids: list[str]) -> dict[str, dict[str, Any]]:
     """The cited turns by their own ids, with the subject's key (an mget: no search), each also held to the
     code-level guard."""
-    return store.memories_get(scope.reader(), ids=ids, memory_type="episodic", owned=scope.owns)
+    return store.memories_get(scope.reader(), ids=ids, memory_type="episodic", filters=scope.read_filters())
 
 
 def _plan(run: RecallRun) -> tuple[LegSearches, dict[str, Any]]:

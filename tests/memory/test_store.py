@@ -74,21 +74,16 @@ def test_memories_by_own_id_are_the_subjects_own_and_the_shared_ones(
         fact_prepare(**_owned(scope), text="Lives in Lisbon"),
     )
     found = store.memories_get(
-        scope.reader(), ids=[own, theirs, other_tenant, own_fact, "missing"], memory_type="episodic", owned=scope.owns
+        scope.reader(),
+        ids=[own, theirs, other_tenant, own_fact, "missing"],
+        memory_type="episodic",
+        filters=scope.read_filters(),
     )
     assert list(found) == [own]
     assert found[own]["_source"]["text"] == "I moved to Lisbon" and "embedding" not in found[own]["_source"]
-    assert store.memories_get(scope.reader(), ids=[], memory_type="episodic", owned=scope.owns) == {}
-
-
-def test_the_guard_over_one_document_is_the_read_filter(maya, tom) -> None:
-    """SubjectScope.owns says of a document's values what read_filters (owner_filter) says in a query."""
-    scope = SubjectScope.of(maya)
-    assert scope.owns({"tenant_id": scope.tenant_id, "user_id": scope.user_id})
-    assert scope.owns({"tenant_id": scope.tenant_id})  # shared: the tenant's catalog
-    assert not scope.owns({"tenant_id": scope.tenant_id, "user_id": SubjectScope.of(tom).user_id})
-    assert not scope.owns({"tenant_id": "another", "user_id": scope.user_id})
-    assert not scope.owns({"user_id": scope.user_id})
+    assert store.memories_get(scope.reader(), ids=[], memory_type="episodic", filters=scope.read_filters()) == {}
+    with pytest.raises(ValueError):  # a filter only a search decides is never silently dropped
+        store.memories_get(scope.reader(), ids=[own], memory_type="episodic", filters=[{"term": {"agent_id": "a"}}])
 
 
 @pytest.mark.parametrize("code_filter", [True, False], ids=["guard-and-dls", "dls-alone"])
