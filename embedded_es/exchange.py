@@ -72,6 +72,10 @@ class Incoming:
 
 # ------------------------------------------------------------------ engine paths
 def segment(name: str) -> str:
+    # "." and ".." are names here (an id, an index expression), never a step up the path: escaped, and the
+    # engine is called with the path as given (gateway._engine_request), so nothing normalises them away.
+    if name in (".", ".."):
+        return name.replace(".", "%2E")
     return quote(name, safe="")
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
+from yarl import URL
 
 from . import filter_path, routes, search_limits, wire
 from . import params as P
@@ -113,7 +114,7 @@ class Gateway:
         timeout = aiohttp.ClientTimeout(total=None if journaled else self.engine_timeout)
         try:
             async with self._session.request(
-                method, self.engine_url + path_qs, data=body, headers=headers, timeout=timeout
+                method, URL(self.engine_url + path_qs, encoded=True), data=body, headers=headers, timeout=timeout
             ) as resp:
                 raw = await resp.read()
                 out_headers = CIMultiDict((k, v) for k, v in resp.headers.items() if k.lower() in _RETURN_HEADERS)
