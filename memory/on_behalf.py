@@ -19,6 +19,7 @@ from django.http import QueryDict
 from atlas_site.errors import ValidationFailed
 from memory import selectors
 from memory.authority import by_operator
+from memory.elastic.queries import FORGOTTEN_LINK
 from memory.models import ConsolidationRun
 from memory.provenance import memory_provenance
 from memory.recall import memory_recall
@@ -145,8 +146,11 @@ def _field_rows(memory: dict[str, Any], link: Link) -> list[dict[str, Any]]:
         if value in (None, "", []):
             continue
         if name in LINKED_FIELDS:
-            ids = value if isinstance(value, list) else [value]
-            rows.append({"label": label, "links": [(i, link("memory", memory_id=i)) for i in ids]})
+            ids = [i for i in (value if isinstance(value, list) else [value]) if i != FORGOTTEN_LINK]
+            if ids:
+                rows.append({"label": label, "links": [(i, link("memory", memory_id=i)) for i in ids]})
+            else:  # replaced by a version that was forgotten: no id to follow
+                rows.append({"label": label, "value": "a newer version, since forgotten"})
         elif isinstance(value, list):
             rows.append({"label": label, "value": ", ".join(str(v) for v in value)})
         elif isinstance(value, bool):

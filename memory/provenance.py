@@ -67,7 +67,8 @@ def memory_provenance(
         return None
     writer = writer_described(source.get("written_by"))
     cited = [i for i in source.get("source_episodes") or [] if isinstance(i, str)]
-    found = selectors.memories_get(subject=subject, memory_ids=cited) if cited else {}
+    stored = [i for i in cited if i != queries.FORGOTTEN_LINK]  # a turn forgotten since: listed as gone
+    found = selectors.memories_get(subject=subject, memory_ids=stored) if stored else {}
     episodes = []
     for episode_id in cited:
         episode = found.get(episode_id)

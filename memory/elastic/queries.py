@@ -91,6 +91,12 @@ def visibility_filter(
 
 # A fact that a newer version replaced, or that a harsh correction retracted.
 _REPLACED = [{"exists": {"field": "superseded_by"}}, {"term": {"retracted": True}}]
+# What a link to a forgotten memory becomes: in a replaced fact's ``superseded_by`` once its newer version
+# is forgotten (it stays replaced: forgetting a correction does not bring back what it corrected), in a
+# memory's ``source_episodes`` once a turn it cites is forgotten (its evidence was forgotten). No id: a
+# forgotten id is free again — the same external id derives it for an unrelated memory, which the link
+# would otherwise make this one's newer version or evidence. Never a memory id (those are hex).
+FORGOTTEN_LINK = "(forgotten)"
 
 
 def source_predicate(filters: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool] | None:
@@ -370,8 +376,26 @@ def supersession_targets_query(*, target_ids: list[str]) -> dict[str, Any]:
 
 
 def successors_naming(target_ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
-    """The facts (the filters also match) that name any of ``target_ids`` among their predecessors."""
-    return {"bool": {"filter": [supersession_targets_query(target_ids=target_ids), *filters]}}
+    """The memories (the filters also match) that name any of ``target_ids`` as what they replaced or,
+    pending, would replace (``supersedes``, ``proposal_for``)."""
+    named = {"terms": {"proposal_for": target_ids}}
+    either = {"bool": {"should": [supersession_targets_query(target_ids=target_ids), named], "minimum_should_match": 1}}
+    return {"bool": {"filter": [either, *filters]}}
+
+
+def predecessors_naming(successor_ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """The facts (the filters also match) that name any of ``successor_ids`` as their newer version."""
+    return {"bool": {"filter": [{"terms": {"superseded_by": successor_ids}}, *filters]}}
+
+
+def citing(episode_ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """The memories (the filters also match) that cite any of ``episode_ids`` as their evidence."""
+    return {"bool": {"filter": [{"terms": {"source_episodes": episode_ids}}, *filters]}}
+
+
+def proposals_for(target_ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """The pending proposals (the filters also match) that would replace or change any of ``target_ids``."""
+    return {"bool": {"filter": [{"terms": {"proposal_for": target_ids}}, *pending_filter(), *filters]}}
 
 
 def list_query(

@@ -74,6 +74,8 @@ if (params.successor != null) {
   if (ctx._source.superseded_at == null) { ctx._source.superseded_at = params.at; }
 }
 if (params.supersedes != null) { ctx._source.supersedes = params.supersedes; }
+if (params.proposal_for != null) { ctx._source.proposal_for = params.proposal_for; }
+if (params.source_episodes != null) { ctx._source.source_episodes = params.source_episodes; }
 """
 USAGE_SCRIPT = """
 ctx._source.use_count = (ctx._source.use_count == null ? 0 : ctx._source.use_count) + params.n;
@@ -419,15 +421,24 @@ def fact_chain_set(
     at: str,
     successor: str | None = None,
     supersedes: list[str] | None = None,
+    proposal_for: list[str] | None = None,
+    source_episodes: list[str] | None = None,
 ) -> None:
-    """Set a fact's one successor and/or the predecessors it names (the reconciler's repair of a fork)."""
+    """Set a memory's links: a fact's one successor and/or the predecessors it names (the reconciler's
+    repair of a fork), what a pending proposal would replace, the episodes it cites."""
     with es_errors("repair a supersession chain"):
         writer.update(
             index=index,
             id=memory_id,
             script={
                 "source": CHAIN_SET_SCRIPT,
-                "params": {"successor": successor, "supersedes": supersedes, "at": at},
+                "params": {
+                    "successor": successor,
+                    "supersedes": supersedes,
+                    "proposal_for": proposal_for,
+                    "source_episodes": source_episodes,
+                    "at": at,
+                },
             },
             retry_on_conflict=RETRY_ON_CONFLICT,
             refresh="wait_for",

@@ -26,6 +26,7 @@ from atlas_site.echo import echoed, schema_message
 from atlas_site.errors import AtlasError, ValidationFailed
 from atlas_site.json_input import json_parse
 from memory.elastic import store
+from memory.elastic.queries import FORGOTTEN_LINK
 from memory.scoping import SCOPE_IDS
 from memory.services.import_batch import (
     BATCH,
@@ -415,7 +416,10 @@ def _prepared(
             tenant_id=tenant_id,
             user_id=user_id,
             text=record["text"],
-            source_episodes=[link("episodic", e) for e in record.get("source_episodes") or []],
+            source_episodes=[
+                FORGOTTEN_LINK if e == FORGOTTEN_LINK else link("episodic", e)
+                for e in record.get("source_episodes") or []
+            ],
             supersedes=supersedes,
             at=created,
             external_id=external_id,
@@ -425,8 +429,11 @@ def _prepared(
                 if k in record
             },
         )
-        if record.get("superseded_by"):
-            prepared.source["superseded_by"] = [link("semantic", record["superseded_by"])]
+        successor = record.get("superseded_by")
+        if successor:  # a newer version since forgotten names no id, here as where it was exported
+            prepared.source["superseded_by"] = [
+                FORGOTTEN_LINK if successor == FORGOTTEN_LINK else link("semantic", successor)
+            ]
         if "contradiction" in record:
             prepared.source["contradiction"] = record["contradiction"]
     else:

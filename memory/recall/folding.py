@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.elastic.queries import FORGOTTEN_LINK
+
 Ranked = list[tuple[str, float, dict[str, Any]]]  # (memory id, fused score, hit), best first
 
 #: Evidence shown under a hit: the newest few, each cut to a short text (the hit says how many there are).
@@ -32,7 +34,7 @@ def _citations(hit: dict[str, Any]) -> list[str]:
     source = hit["_source"]
     if source.get("memory_type") != "semantic" or source.get("superseded_by") or source.get("retracted"):
         return []
-    return list(source.get("source_episodes") or [])
+    return [e for e in source.get("source_episodes") or [] if e != FORGOTTEN_LINK]
 
 
 @dataclass

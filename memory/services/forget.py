@@ -46,6 +46,7 @@ from webhooks.services import webhook_events_forget
 from .announce import memories_forgotten_announce, memory_forgotten_announce, subject_forgotten_announce
 from .non_english_flags import non_english_census
 from .prepare import PreparedMemory, embed_into, now
+from .supersession import links_of
 
 ALL_INDICES = tuple(MEMORY_TYPES)
 OWNED_INDICES = tuple(t for t in MEMORY_TYPES if t != "catalog")
@@ -198,26 +199,33 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         raise NotFound(f"no memory {memory_id} for this user", field="memory_id")
     memory_id = hit["_id"]
     memory_type = hit["_source"].get("memory_type")
-    texts = _memory_texts(hit["_source"])
+    # A playbook's pending steps are its next version — its name, trigger and text: they go with it.
+    taken = [hit, *_steps_proposals(scope, [memory_id])] if memory_type == "procedural" else [hit]
+    texts = list(dict.fromkeys(t for each in taken for t in _memory_texts(each["_source"])))
     # Read before the delete: what this episode was the last evidence of (the answer says so; the
     # memories themselves stay — forgetting them too is the caller's choice).
     orphaned = (
         [m["id"] for m in episode_orphans(subject=subject, episode_id=memory_id)] if memory_type == "episodic" else []
     )
     # The document, and its copies in older generations of its index.
-    same = queries.ids_within([memory_id], [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)])
+    same = queries.ids_within(
+        [each["_id"] for each in taken], [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
+    )
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
         runs = _runs_scrub(subject=subject, texts=texts)
         contexts = _turn_contexts_scrub(scope, memory_id) if memory_type == "episodic" else []
+        if memory_type == "episodic":
+            _citations_mark(scope, [memory_id])
         if memory_type == "semantic":
-            _predecessor_links_drop(scope, [memory_id])
+            _chain_links_drop(scope, [memory_id])
     # Every route that can answer with a subject's memory names the subject, so its records are the
     # subject's, whichever token asked; the tenant-wide routes (catalog, subjects) answer with none.
+    matchers = [stored_answer_matcher(each["_id"], each["_source"]) for each in taken]
     idempotency = idempotency_records_forget(
         tenant_id=str(subject.tenant.es_id),
         subject=subject.external_id,
-        matches=stored_answer_matcher(memory_id, hit["_source"]),
+        matches=lambda record: any(holds(record) for holds in matchers),
     )
     receipt = forget_receipt(deleted=deleted, runs=runs, idempotency=idempotency, cache_entries=query_caches_clear())
     if memory_type == "episodic":  # the turns that carried it as their context, rewritten without it
@@ -230,23 +238,70 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         detail={"memory_type": memory_type},
     )
     memory_forgotten_announce(subject=subject, memory_id=memory_id, memory_type=memory_type, receipt=receipt)
+    if len(taken) > 1:
+        proposals = {memory_type: [each["_id"] for each in taken[1:]]}
+        memories_forgotten_announce(subject=subject, deleted=proposals, receipt=receipt)
     return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt, "orphaned": orphaned}
 
 
-def _predecessor_links_drop(scope: SubjectScope, fact_ids: list[str]) -> None:
-    """The facts that replaced forgotten ones stop naming them (``supersedes``): a forgotten id is free
-    again — the same external id written later derives it for a new, unrelated fact — and a link to it
-    would make that fact read as replaced (a second current version in a chain, which the reconciler
-    would "repair" by marking the new fact superseded)."""
-    query = queries.successors_naming(
-        fact_ids, [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
-    )
+def _chain_links_drop(scope: SubjectScope, fact_ids: list[str]) -> None:
+    """No memory names a forgotten fact's id any more — a forgotten id is free again: the same external
+    id written later derives it for a new, unrelated fact. The facts that replaced it stop naming it
+    (``supersedes``: else the new fact would read as replaced — a second current version in a chain, which
+    the reconciler would "repair" by marking the new fact superseded), so do the pending proposals to
+    replace it (``proposal_for``: one now proposes a new fact, where accepting it would have replaced the
+    new fact), and the facts it replaced stay replaced by FORGOTTEN_LINK (else the new fact would read as
+    their newer version)."""
+    own = [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
+
+    def unnamed(source: dict[str, Any]) -> dict[str, list[str]]:
+        named = {name: links_of(source, name) for name in ("supersedes", "proposal_for")}
+        return {name: [i for i in ids if i not in fact_ids] for name, ids in named.items() if ids}
+
+    _links_rewrite(scope, queries.successors_naming(fact_ids, own), store.FACT_TYPES_INDICES, unnamed)
+    _links_rewrite(
+        scope, queries.predecessors_naming(fact_ids, own), store.FACT_TYPES_INDICES,
+        lambda source: {"successor": queries.FORGOTTEN_LINK},
+    )  # fmt: skip
+
+
+def _citations_mark(scope: SubjectScope, episode_ids: list[str]) -> None:
+    """The facts and playbooks citing forgotten turns cite FORGOTTEN_LINK instead (once): their evidence
+    was forgotten, and a turn written later under the same external id — the same derived id, unrelated —
+    must not become their evidence."""
+    own = [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
+
+    def marked(source: dict[str, Any]) -> dict[str, list[str]]:
+        cited = links_of(source, "source_episodes")
+        return {
+            "source_episodes": list(dict.fromkeys(queries.FORGOTTEN_LINK if e in episode_ids else e for e in cited))
+        }
+
+    _links_rewrite(scope, queries.citing(episode_ids, own), (*store.FACT_TYPES_INDICES, "procedural"), marked)
+
+
+def _links_rewrite(
+    scope: SubjectScope,
+    query: dict[str, Any],
+    memory_types: tuple[str, ...],
+    links: Callable[[dict[str, Any]], dict[str, Any]],
+) -> None:
+    """Every memory ``query`` matches, in every generation, gets the links ``links`` makes of its source.
+    Read, then written whole: nothing else changes these lists in place while forgetting holds the
+    subject's consolidation lease (a confirmation adds evidence; every other change is a new version)."""
     at = now().isoformat()
-    for hit in store.memories_scan(
-        scope.reader(), memory_types=store.FACT_TYPES_INDICES, query=query, every_generation=True
-    ):
-        kept = [i for i in hit["_source"].get("supersedes") or [] if i not in fact_ids]
-        store.fact_chain_set(scope.writer(), index=hit["_index"], memory_id=hit["_id"], at=at, supersedes=kept)
+    for hit in store.memories_scan(scope.reader(), memory_types=memory_types, query=query, every_generation=True):
+        store.fact_chain_set(scope.writer(), index=hit["_index"], memory_id=hit["_id"], at=at, **links(hit["_source"]))
+
+
+def _steps_proposals(scope: SubjectScope, playbook_ids: list[str]) -> list[dict[str, Any]]:
+    """The pending steps proposed for these playbooks (``proposal_for``), in every generation."""
+    if not playbook_ids:
+        return []
+    query = queries.proposals_for(
+        playbook_ids, [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
+    )
+    return list(store.memories_scan(scope.reader(), memory_types=("procedural",), query=query, every_generation=True))
 
 
 def _turn_contexts_scrub(scope: SubjectScope, episode_id: str) -> list[str]:
@@ -341,18 +396,26 @@ def scoped_memories_forget(*, subject: MemorySubject, filters: Any, actor: str) 
             "filters are required: name what to forget (to forget everything, forget all)", field="filters"
         )
     scope = SubjectScope.of(subject)
-    query = {"bool": {"filter": [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id), *clauses]}}
+    own = own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)
+    query = {"bool": {"filter": [own, *clauses]}}
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         matched = list(
             store.memories_scan(scope.reader(), memory_types=OWNED_INDICES, query=query, every_generation=True)
         )
+        playbooks = [h["_id"] for h in matched if memory_type_of_index(h["_index"]) == "procedural"]
+        proposals = [h for h in _steps_proposals(scope, playbooks) if h["_id"] not in {m["_id"] for m in matched}]
+        if proposals:  # a playbook's pending steps are its next version: they go with it, whoever wrote them
+            query = {"bool": {"should": [query, queries.ids_within([h["_id"] for h in proposals], [own])]}}
+            matched += proposals
         deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
         texts = list(dict.fromkeys(t for hit in matched for t in _memory_texts(hit["_source"])))
         runs = _runs_scrub(subject=subject, texts=texts) if texts else []
         if deleted.get("semantic"):
-            _predecessor_links_drop(scope, deleted["semantic"])
+            _chain_links_drop(scope, deleted["semantic"])
         episodes = set(deleted.get("episodic", []))
         contexts = sorted({turn for episode in episodes for turn in _turn_contexts_scrub(scope, episode)} - episodes)
+        if episodes:
+            _citations_mark(scope, sorted(episodes))
     matchers = [stored_answer_matcher(hit["_id"], hit["_source"]) for hit in matched]
     idempotency = (
         idempotency_records_forget(

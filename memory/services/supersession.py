@@ -21,6 +21,7 @@ from elasticsearch import ConflictError, Elasticsearch
 
 from atlas_site.errors import Conflict, PreconditionFailed
 from memory.elastic import store
+from memory.elastic.queries import FORGOTTEN_LINK
 from memory.scope import SubjectScope
 from memory.validation import timestamp
 from tenants.models import Tenant
@@ -37,21 +38,30 @@ CLAIM_GRACE = timedelta(minutes=10)
 MAX_CHAIN_HOPS = 1000
 
 
-def successors_of(source: dict[str, Any]) -> list[str]:
-    """A fact's ``superseded_by`` as a list (older documents may hold a single id)."""
-    links = source.get("superseded_by") or []
+def links_of(source: dict[str, Any], name: str) -> list[str]:
+    """A memory's links named ``name`` (``superseded_by``, ``supersedes``, ``proposal_for``,
+    ``source_episodes``) as a list: older documents may hold a single id."""
+    links = source.get(name) or []
     return list(links) if isinstance(links, list) else [links]
+
+
+def successors_of(source: dict[str, Any]) -> list[str]:
+    """A fact's ``superseded_by`` as a list."""
+    return links_of(source, "superseded_by")
 
 
 def fact_chain_head(
     *, reader: Elasticsearch, filters: list[dict[str, Any]], memory_id: str, hit: dict[str, Any] | None = None
 ) -> str:
     """The newest version of ``memory_id``'s chain: its successors followed to the end (a claimed successor
-    whose document is not stored yet is the head; a fork left by an older version follows its newest link).
+    whose document is not stored yet is the head; a fork left by an older version follows its newest link;
+    a chain whose newest version was forgotten ends in FORGOTTEN_LINK).
     ``hit``: the fact as just read (its successor may be newer than the last refresh)."""
     seen = {memory_id}
     current = memory_id
     for _ in range(MAX_CHAIN_HOPS):
+        if current == FORGOTTEN_LINK:
+            return current
         if hit is None:
             hit = store.memories_fetch(
                 reader, ids=[current], memory_types=store.FACT_TYPES_INDICES, filters=filters
@@ -72,17 +82,25 @@ def already_replaced(
     version by the caller's external id too when the facts have one (a caller that names facts by its own
     ids gets its own ids back), and giving it as the problem's ``newest`` member ({id, external_id})."""
     memory_id = hit["_id"]
+    old = _fact_named(memory_id, hit["_source"].get("external_id"))
     newest = fact_chain_head(reader=scope.reader(), filters=scope.read_filters(), memory_id=memory_id, hit=hit)
-    newest_hit = store.memories_fetch(
-        scope.reader(), ids=[newest], memory_types=store.FACT_TYPES_INDICES, filters=scope.read_filters()
-    ).get(newest)
-    newest_external = newest_hit["_source"].get("external_id") if newest_hit else None
-    old, new = _fact_named(memory_id, hit["_source"].get("external_id")), _fact_named(newest, newest_external)
-    message = (
-        f"fact {old} was already replaced; its newest version is {new}. A replaced fact cannot be "
-        f"replaced again: edit the newest version ({new})"
-    )
-    extensions = {"newest": {"id": newest, "external_id": newest_external}}
+    if newest == FORGOTTEN_LINK:
+        message = (
+            f"fact {old} was replaced by a version that was since forgotten. A replaced fact cannot be "
+            "replaced again: write the fact anew"
+        )
+        extensions: dict[str, Any] = {"newest": None}
+    else:
+        newest_hit = store.memories_fetch(
+            scope.reader(), ids=[newest], memory_types=store.FACT_TYPES_INDICES, filters=scope.read_filters()
+        ).get(newest)
+        newest_external = newest_hit["_source"].get("external_id") if newest_hit else None
+        new = _fact_named(newest, newest_external)
+        message = (
+            f"fact {old} was already replaced; its newest version is {new}. A replaced fact cannot be "
+            f"replaced again: edit the newest version ({new})"
+        )
+        extensions = {"newest": {"id": newest, "external_id": newest_external}}
     if precondition:
         return PreconditionFailed(
             f"fact {old} changed since it was read (If-Match does not match): " + message, extensions=extensions
@@ -188,7 +206,9 @@ def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
     - a fact whose ``supersedes`` names an old fact that does not point back gets linked, when the old
       fact has no other successor (a supersession an older version left half-done);
     - a fact with several successors (a fork older versions let through) keeps the newest one; the head
-      of every other branch is superseded by the winner, which names it among its predecessors.
+      of every other branch is superseded by the winner, which names it among its predecessors;
+    - a fact (or a pending proposal) naming a predecessor that is not there stops naming it: forgetting
+      drops those links right after the delete, and a crash between the two left them (_stale_links_drop).
 
     Returns the (old id, new id) links it made or released (released: new id ``""``). Idempotent."""
     reader = tenant_es_client(tenant=tenant)
@@ -197,12 +217,14 @@ def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
     query = {
         "bool": {
             "filter": [{"term": {"tenant_id": tenant_id}}],
-            "should": [{"exists": {"field": "supersedes"}}, {"exists": {"field": "superseded_by"}}],
+            "should": [{"exists": {"field": name}} for name in ("supersedes", "superseded_by", "proposal_for")],
             "minimum_should_match": 1,
         }
     }
     facts = {hit["_id"]: hit for hit in store.memories_scan(reader, memory_types=store.FACT_TYPES_INDICES, query=query)}
     _fetch_missing(reader, tenant_id, facts)
+    stamp = now()
+    changes = _stale_links_drop(writer, facts, stamp)
     # Every claimed successor relation, from both ends: old id -> {successor ids}.
     successors: dict[str, set[str]] = {}
     for fact_id, hit in facts.items():
@@ -210,15 +232,20 @@ def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
             if old_id in facts:
                 successors.setdefault(old_id, set()).add(fact_id)
         for new_id in successors_of(hit["_source"]):
-            successors.setdefault(fact_id, set()).add(new_id)
-    changes: list[tuple[str, str]] = []
-    stamp = now()
+            if new_id != FORGOTTEN_LINK:
+                successors.setdefault(fact_id, set()).add(new_id)
     for old_id, named in sorted(successors.items()):
         old = facts.get(old_id)
         if old is None:
             continue
         stored = sorted((n for n in named if n in facts), key=lambda n: (facts[n]["_source"].get("created_at", ""), n))
-        dangling = [n for n in successors_of(old["_source"]) if n not in facts]
+        dangling = [n for n in successors_of(old["_source"]) if n not in facts and n != FORGOTTEN_LINK]
+        if dangling and not stored and _forgotten(tenant, dangling) == set(dangling):
+            # Forgetting the newer version marks this one so right after its delete; a crash between left the id.
+            at = stamp.isoformat()
+            store.fact_chain_set(writer, index=old["_index"], memory_id=old_id, successor=FORGOTTEN_LINK, at=at)
+            changes.append((old_id, FORGOTTEN_LINK))
+            continue
         if dangling:
             if not _claim_abandoned(tenant, old["_source"], dangling, stamp):
                 continue  # a writer may be storing the new fact right now, or its successor was forgotten
@@ -241,14 +268,54 @@ def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
 
 
 def _fetch_missing(reader: Elasticsearch, tenant_id: str, facts: dict[str, dict[str, Any]]) -> None:
-    """Add the old facts that new ones name but that were never pointed at anything (so the scan missed them)."""
-    named = {old for hit in facts.values() for old in hit["_source"].get("supersedes") or []} - set(facts)
+    """Add the old facts that new ones (or pending proposals) name but that were never pointed at anything
+    (so the scan missed them)."""
+    named = {old for hit in facts.values() for name in _LINKS_BACK for old in links_of(hit["_source"], name)} - set(
+        facts
+    )
     if not named:
         return
     found = store.memories_fetch(
         reader, ids=sorted(named), memory_types=store.FACT_TYPES_INDICES, filters=[{"term": {"tenant_id": tenant_id}}]
     )
     facts.update({hit["_id"]: hit for hit in found.values()})
+
+
+_LINKS_BACK = ("supersedes", "proposal_for")
+
+
+def _stale_links_drop(writer: Elasticsearch, facts: dict[str, dict[str, Any]], stamp: Any) -> list[tuple[str, str]]:
+    """Drop the links to predecessors that are not there (``supersedes``, a pending ``proposal_for``).
+
+    A supersession claims its old fact before it stores the new one, and a proposal names a fact it read,
+    so a named predecessor that is missing was forgotten — once the link is older than CLAIM_GRACE (the
+    archive moves a fact copy-first, so a fact is never missing while it moves). A predecessor stored after
+    the memory naming it, and not pointing back at it, is not its predecessor: a forgotten id written again
+    (the same external id derives it) for an unrelated fact, which the link would otherwise show replaced.
+    Returns (named id, "") for every link dropped; ``facts`` is updated."""
+    dropped: list[tuple[str, str]] = []
+    for memory_id, hit in list(facts.items()):
+        for name in _LINKS_BACK:
+            named = links_of(hit["_source"], name)
+            stale = [old for old in named if _stale_link(facts, hit, old, stamp)]
+            if not stale:
+                continue
+            kept = [old for old in named if old not in stale]
+            store.fact_chain_set(writer, index=hit["_index"], memory_id=memory_id, at=stamp.isoformat(), **{name: kept})
+            hit["_source"][name] = kept
+            dropped += [(old, "") for old in stale]
+    return dropped
+
+
+def _stale_link(facts: dict[str, dict[str, Any]], hit: dict[str, Any], old_id: str, stamp: Any) -> bool:
+    written = timestamp(hit["_source"].get("created_at"), field_name="created_at")
+    old = facts.get(old_id)
+    if old is None:
+        return written is not None and stamp - written > CLAIM_GRACE
+    if hit["_id"] in successors_of(old["_source"]):
+        return False
+    old_written = timestamp(old["_source"].get("created_at"), field_name="created_at")
+    return written is not None and old_written is not None and old_written > written
 
 
 def _is_archived(hit: dict[str, Any]) -> bool:
@@ -273,13 +340,18 @@ def _claim_abandoned(tenant: Tenant, source: dict[str, Any], dangling: list[str]
     """Whether a claim's new fact will never come: claimed longer than CLAIM_GRACE ago, and not a successor
     someone stored and then forgot (forgetting the new version does not bring the old one back). A link
     without a claim time was made by an older version, which stored the new fact first: it is left alone."""
-    from tenants.models import AuditRecord
-
     claimed = timestamp(source.get("supersession_claimed_at"), field_name="supersession_claimed_at")
     if claimed is None or stamp - claimed <= CLAIM_GRACE:
         return False
-    forgotten = AuditRecord.objects.filter(tenant=tenant, action="memory.forget")
-    return not any(forgotten.filter(target__endswith=f":{missing}").exists() for missing in dangling)
+    return not _forgotten(tenant, dangling)
+
+
+def _forgotten(tenant: Tenant, ids: list[str]) -> set[str]:
+    """Which of these missing facts were forgotten one by one (memory.forget audits each by id)."""
+    from tenants.models import AuditRecord
+
+    audited = AuditRecord.objects.filter(tenant=tenant, action="memory.forget")
+    return {memory_id for memory_id in ids if audited.filter(target__endswith=f":{memory_id}").exists()}
 
 
 def _same_owner(facts: dict[str, dict[str, Any]], a: str, b: str) -> bool:

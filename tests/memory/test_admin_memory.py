@@ -138,6 +138,13 @@ def test_an_operator_can_record_that_the_old_version_was_wrong(client, operator,
         and "<dt>Fact type</dt><dd>identity</dd>" in replaced
     )
     assert "superseded_by" not in replaced and "['" not in replaced
+    # The newer version forgotten: the old one stays replaced, by nothing anyone can follow.
+    from memory.services.forget import memory_forget
+
+    memory_forget(subject=maya, memory_id=new["id"], actor="test")
+    orphan = client.get(_url("memory", maya.pk, old["id"])).content.decode()
+    assert "<dt>Replaced by</dt><dd>a newer version, since forgotten</dd>" in orphan
+    assert "(forgotten)" not in orphan
     audit = AuditRecord.objects.get(action="memory.edit")
     assert audit.detail == {"new_id": new["id"], "contradiction": "harsh"}
 

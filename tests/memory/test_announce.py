@@ -98,16 +98,22 @@ def test_forgetting_by_filter_announces_each_memory_and_scrubs_its_events(maya, 
     assert not any("spare key" in json.dumps(e.data) for e in WebhookEvent.objects.all())
 
 
-def test_forgetting_a_playbook_scrubs_the_steps_proposals_merged_into_it(maya, hooked) -> None:
-    """Found by the invariant machine: an accepted steps proposal is merged into its playbook and removed,
-    and its proposal.created event — the playbook's name and the steps — outlived forgetting the playbook."""
+def _steps_proposed(maya, step: str) -> tuple[dict, dict]:
+    """The person's playbook "Water the orchids", and an agent's steps waiting for it (a proposal)."""
     mine = playbook_write(
         subject=maya, name="Water the orchids", trigger_text="a dry week", steps=["Soak"], authority="person",
         written_by="person:1",
     )  # fmt: skip
     proposed = playbook_outcome_record(
-        subject=maya, playbook_id=mine["id"], success=True, refined_steps=["Mist the orchids"], written_by="token:svc"
+        subject=maya, playbook_id=mine["id"], success=True, refined_steps=[step], written_by="token:svc"
     )
+    return mine, proposed
+
+
+def test_forgetting_a_playbook_scrubs_the_steps_proposals_merged_into_it(maya, hooked) -> None:
+    """Found by the invariant machine: an accepted steps proposal is merged into its playbook and removed,
+    and its proposal.created event — the playbook's name and the steps — outlived forgetting the playbook."""
+    mine, proposed = _steps_proposed(maya, "Mist the orchids")
     assert proposed["review_state"] == "pending"
     accept(maya, proposed["id"])
     (created,) = WebhookEvent.objects.filter(type="proposal.created")
@@ -116,6 +122,18 @@ def test_forgetting_a_playbook_scrubs_the_steps_proposals_merged_into_it(maya, h
     assert [s["instruction"] for s in updated.data["memory"]["steps"]] == ["Mist the orchids"]  # the steps live on
     memory_forget(subject=maya, memory_id=mine["id"], actor="test")
     assert not any("orchids" in json.dumps(e.data) for e in WebhookEvent.objects.all())
+
+
+def test_forgetting_a_playbook_announces_and_scrubs_the_steps_still_waiting_for_it(maya, hooked) -> None:
+    """A pending steps proposal holds the playbook's name and trigger: forgotten with it, announced as
+    forgotten, and its proposal.created event keeps nothing of either."""
+    mine, proposed = _steps_proposed(maya, "Mist the leaves")
+    result = memory_forget(subject=maya, memory_id=mine["id"], actor="test")
+    forgotten = WebhookEvent.objects.filter(type="memory.forgotten")
+    assert sorted(
+        (e.data["memory_id"], e.data["type"], e.data["receipt"] == result["receipt"]) for e in forgotten
+    ) == sorted([(mine["id"], "procedural", True), (proposed["id"], "procedural", True)])
+    assert not any(word in json.dumps(e.data) for e in WebhookEvent.objects.all() for word in ("orchids", "leaves"))
 
 
 def test_a_turn_s_event_never_carries_the_turn_before_it(maya, hooked, settings) -> None:

@@ -176,3 +176,48 @@ def test_a_consolidation_in_flight_neither_stores_nor_applies_the_plan_of_a_forg
     assert not ConsolidationRun.objects.filter(subject=maya).exists()
     assert memory_list(subject=maya, memory_types=["semantic"], page_size=10)["memories"] == []
     assert lease_holder(subject=maya) is None  # forgetting released the lease it took
+
+
+def test_forgetting_a_playbook_takes_the_steps_proposed_for_it(maya) -> None:
+    """A pending steps proposal is the playbook's next version: its name, trigger, description and text
+    are the playbook's. Forgetting the playbook forgot them there too — the proposal goes with it (in the
+    receipt, announced like the playbook), and no later playbook under the same id can receive those steps.
+    The same by a filter."""
+    from atlas_site.errors import NotFound
+    from memory.elastic import store
+    from memory.scope import SubjectScope
+
+    def stored_texts() -> list[str]:
+        scope = SubjectScope.of(maya)
+        query = {"bool": {"filter": [{"term": {"user_id": scope.user_id}}]}}
+        hits = store.memories_scan(scope.reader(), memory_types=("procedural",), query=query, every_generation=True)
+        return [json.dumps(hit["_source"]) for hit in hits]
+
+    def proposed_for(playbook: dict, steps: list[str]) -> dict:
+        return writes.playbook_outcome_record(
+            subject=maya, playbook_id=playbook["id"], success=True, refined_steps=steps, written_by="token:svc"
+        )
+
+    def person_playbook(name: str, **kwargs) -> dict:
+        return writes.playbook_write(
+            subject=maya, name=name, trigger_text=f"{name} trigger", steps=["Soak"], authority="person",
+            written_by="person:1", **kwargs,
+        )  # fmt: skip
+
+    orchids = person_playbook("Water the orchids")
+    proposal = proposed_for(orchids, ["Mist the orchids"])
+    other = proposed_for(person_playbook("Feed the cat"), ["Open a tin"])
+    result = forget.memory_forget(subject=maya, memory_id=orchids["id"], actor="test")
+    assert sorted(result["receipt"]["indices"]["procedural"]["ids"]) == sorted([orchids["id"], proposal["id"]])
+    with pytest.raises(NotFound):
+        memory_get(subject=maya, memory_id=proposal["id"])
+    assert memory_get(subject=maya, memory_id=other["id"])["review_state"] == "pending"  # not this playbook's
+    assert not any("orchids" in text.lower() for text in stored_texts())
+    # By a filter: the playbooks it takes take their proposals, whoever wrote those.
+    chores = person_playbook("Sweep the porch", agent_id="chores")
+    swept = proposed_for(chores, ["Sweep twice"])
+    scoped = forget.scoped_memories_forget(subject=maya, filters={"agent_id": "chores"}, actor="test")
+    assert (sorted(scoped["ids"]), scoped["counts"]) == (sorted([chores["id"], swept["id"]]), {"procedural": 2})
+    with pytest.raises(NotFound):
+        memory_get(subject=maya, memory_id=swept["id"])
+    assert not any("porch" in text.lower() for text in stored_texts())

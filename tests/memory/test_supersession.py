@@ -384,7 +384,7 @@ def test_reconciler_releases_a_claim_whose_new_fact_never_came(maya) -> None:
     stored = _facts_of(maya)
     assert "superseded_by" not in stored[abandoned["id"]] and stored[abandoned["id"]]["retracted"] is False
     assert stored[fresh["id"]]["superseded_by"] == ["never-stored"]
-    assert stored[kept["id"]]["superseded_by"] == [forgotten["id"]]  # forgetting the new version keeps it so
+    assert stored[kept["id"]]["superseded_by"] == ["(forgotten)"]  # forgetting the new version keeps it so
     assert "Maya's car is red" in texts(memory_recall(subject=maya, query="Maya's car colour", k=5))
 
 
@@ -515,3 +515,112 @@ def test_forgetting_a_fact_frees_its_id_from_the_facts_that_replaced_it(maya) ->
     successor = fact_write(subject=maya, text="Maya walks the dog at dawn", supersedes=[scoped["id"]])
     scoped_memories_forget(subject=maya, filters={"agent_id": "planner"}, actor="test")
     assert memory_get(subject=maya, memory_id=successor["id"]).get("supersedes") in (None, [])
+
+
+def test_forgetting_a_fact_frees_its_id_from_the_proposals_to_replace_it(maya) -> None:
+    """The same class on proposals: an agent's pending correction of a person's fact named the fact in
+    ``proposal_for``; once the fact was forgotten and its external id written again (the same derived
+    id, an unrelated fact), accepting the old proposal replaced the new fact. A forgotten fact is no longer
+    anybody's target: the proposal stays, proposing a new fact."""
+    from memory.services.forget import memory_forget, scoped_memories_forget
+
+    from .reviewing import accept
+
+    mine = fact_write(subject=maya, text="Maya likes tea", external_id="drink", authority="person", written_by="p:1")
+    proposed = fact_write(subject=maya, text="Maya now prefers coffee", supersedes=[mine["id"]], written_by="t:svc")
+    assert memory_get(subject=maya, memory_id=proposed["id"])["proposal_for"] == [mine["id"]]
+    memory_forget(subject=maya, memory_id=mine["id"], actor="test")
+    assert memory_get(subject=maya, memory_id=proposed["id"]).get("proposal_for") in (None, [])
+    again = fact_write(subject=maya, text="Maya lives in Lisbon", external_id="drink", authority="person")
+    assert again["id"] == mine["id"]
+    accept(maya, proposed["id"])
+    assert memory_get(subject=maya, memory_id=again["id"])["status"] == "current"
+    accepted = memory_get(subject=maya, memory_id=proposed["id"])
+    assert (accepted["status"], accepted.get("supersedes") or []) == ("current", [])
+    # Forgetting by a filter frees the ids it takes too.
+    scoped = fact_write(subject=maya, text="Maya walks the dog", agent_id="planner", authority="person")
+    waiting = fact_write(subject=maya, text="Maya walks the dog at dawn", supersedes=[scoped["id"]])
+    scoped_memories_forget(subject=maya, filters={"agent_id": "planner"}, actor="test")
+    assert memory_get(subject=maya, memory_id=waiting["id"]).get("proposal_for") in (None, [])
+
+
+def _crash_deleted(subject, memory_id: str) -> None:
+    """The fact's document deleted and nothing else: forgetting died before it dropped the links to it."""
+    scope = SubjectScope.of(subject)
+    hit = store.memories_fetch(scope.reader(), ids=[memory_id], memory_types=("semantic",), filters=[])[memory_id]
+    store.memories_delete(scope.writer(), [(hit["_index"], memory_id)])
+
+
+def test_reconciler_drops_links_to_a_predecessor_forgetting_left_behind(maya) -> None:
+    """Forgetting a fact drops the links naming it right after the delete; a crash in between left them.
+    The reconciler drops a link to a missing predecessor once it is older than the claim grace (a
+    supersession claims before it stores, so a missing predecessor was forgotten), from a successor's
+    ``supersedes`` and from a pending proposal's ``proposal_for`` — and never links a fact stored after
+    the memory naming it: that is the forgotten id written again for an unrelated fact."""
+    mine = fact_write(subject=maya, text="Maya likes tea", authority="person", written_by="person:1")
+    proposed = fact_write(subject=maya, text="Maya likes green tea", supersedes=[mine["id"]], written_by="token:svc")
+    corrected = fact_write(
+        subject=maya, text="Maya prefers coffee", supersedes=[mine["id"]], authority="person", written_by="person:1"
+    )
+    _crash_deleted(maya, mine["id"])
+    assert supersessions_reconcile(tenant=maya.tenant) == []  # within the grace: a write may be under way
+    long_ago = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
+    for memory_id in (proposed["id"], corrected["id"]):
+        _stored_update(maya, memory_id, created_at=long_ago)
+    assert supersessions_reconcile(tenant=maya.tenant) == [(mine["id"], ""), (mine["id"], "")]
+    stored = _facts_of(maya)
+    assert (stored[corrected["id"]]["supersedes"], stored[proposed["id"]]["proposal_for"]) == ([], [])
+    assert supersessions_reconcile(tenant=maya.tenant) == []
+
+    # The same external id written again after the crash: a new fact under the forgotten id.
+    first = fact_write(subject=maya, text="Maya drives a van", external_id="car")
+    later = fact_write(subject=maya, text="Maya drives a bike", supersedes=[first["id"]])
+    _crash_deleted(maya, first["id"])
+    again = fact_write(subject=maya, text="Maya's car is in Porto", external_id="car")
+    assert again["id"] == first["id"]
+    assert supersessions_reconcile(tenant=maya.tenant) == [(first["id"], "")]
+    stored = _facts_of(maya)
+    assert stored[later["id"]]["supersedes"] == [] and "superseded_by" not in stored[again["id"]]
+    assert memory_get(subject=maya, memory_id=again["id"])["status"] == "current"
+
+
+def test_a_fact_whose_newer_version_was_forgotten_stays_replaced_naming_no_id(maya) -> None:
+    """Forgetting a correction keeps what it corrected replaced — by FORGOTTEN_LINK, not by the
+    forgotten id: the same external id written again derives that id for an unrelated fact, which the
+    chain, the edit's refusal and recall would otherwise show as the old fact's newer version. By a filter
+    too; and the reconciler marks a fact whose forgetting died before it marked the fact."""
+    from memory.services.forget import memory_forget, scoped_memories_forget
+
+    kept = fact_write(subject=maya, text="Maya's car is green", external_id="colour")
+    newer = fact_write(subject=maya, text="Maya's car is black", supersedes=[kept["id"]], external_id="car")
+    memory_forget(subject=maya, memory_id=newer["id"], actor="test")
+    again = fact_write(subject=maya, text="Maya plays chess", external_id="car")
+    assert again["id"] == newer["id"]
+    old = memory_get(subject=maya, memory_id=kept["id"])
+    assert (old["status"], old["superseded_by"]) == ("superseded", ["(forgotten)"])
+    assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=kept["id"])] == [kept["id"]]
+    assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=again["id"])] == [again["id"]]
+    with pytest.raises(Conflict) as refused:
+        fact_edit(subject=maya, memory_id=kept["id"], text="Maya's car is blue")
+    assert refused.value.message == (
+        f"fact colour (id {kept['id']}) was replaced by a version that was since forgotten. A replaced fact "
+        "cannot be replaced again: write the fact anew"
+    )
+    assert refused.value.extensions == {"newest": None}
+    assert supersessions_reconcile(tenant=maya.tenant) == []
+    assert memory_get(subject=maya, memory_id=again["id"])["status"] == "current"
+    # By a filter.
+    walked = fact_write(subject=maya, text="Maya walks at six")
+    fact_write(subject=maya, text="Maya walks at seven", supersedes=[walked["id"]], agent_id="planner")
+    scoped_memories_forget(subject=maya, filters={"agent_id": "planner"}, actor="test")
+    assert memory_get(subject=maya, memory_id=walked["id"])["superseded_by"] == ["(forgotten)"]
+    # A forget that died between the delete and the mark: the reconciler marks it (the forget is audited).
+    ran = fact_write(subject=maya, text="Maya runs on Mondays")
+    later = fact_write(subject=maya, text="Maya runs on Fridays", supersedes=[ran["id"]])
+    _crash_deleted(maya, later["id"])
+    from tenants.services import audit_record
+
+    audit_record(tenant=maya.tenant, actor="test", action="memory.forget", target=f"{maya}:{later['id']}", detail={})
+    assert supersessions_reconcile(tenant=maya.tenant) == [(ran["id"], "(forgotten)")]
+    assert memory_get(subject=maya, memory_id=ran["id"])["superseded_by"] == ["(forgotten)"]
+    assert supersessions_reconcile(tenant=maya.tenant) == []

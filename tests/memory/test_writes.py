@@ -208,7 +208,7 @@ def test_a_fact_whose_turn_was_forgotten_can_still_be_corrected(maya) -> None:
     club = episode_write(subject=maya, text="I joined the chess club")
     fact = fact_write(subject=maya, text="Maya plays chess", source_episodes=[chess["id"], club["id"]])
     memory_forget(subject=maya, memory_id=chess["id"], actor="test")
-    assert memory_get(subject=maya, memory_id=fact["id"])["source_episodes"] == [chess["id"], club["id"]]
+    assert memory_get(subject=maya, memory_id=fact["id"])["source_episodes"] == ["(forgotten)", club["id"]]
     etag = memory_etag_of(maya, fact["id"])
     edited = fact_edit(subject=maya, memory_id=fact["id"], text="Maya plays chess at a club", if_match=etag)
     assert edited["source_episodes"] == [club["id"]]
@@ -216,6 +216,28 @@ def test_a_fact_whose_turn_was_forgotten_can_still_be_corrected(maya) -> None:
     with pytest.raises(NotFound, match=f"no episode {chess['id']}"):
         fact_edit(subject=maya, memory_id=edited["id"], text="x", source_episodes=[chess["id"]])
     assert not memory_get(subject=maya, memory_id=edited["id"]).get("superseded_by")
+
+
+def test_a_turn_written_under_a_forgotten_turns_id_is_not_the_evidence_of_its_facts(maya) -> None:
+    """A fact citing a forgotten turn cites FORGOTTEN_LINK instead: a later turn under the same external id
+    (the same derived id, unrelated) does not become its evidence."""
+    from memory.provenance import memory_provenance
+    from memory.services.forget import memory_forget, scoped_memories_forget
+
+    said = episode_write(subject=maya, text="My sister Ana is visiting in May", external_id="m1")
+    fact = fact_write(subject=maya, text="Maya's sister Ana visits in May", source_episodes=[said["id"]])
+    memory_forget(subject=maya, memory_id=said["id"], actor="test")
+    again = episode_write(subject=maya, text="The dishwasher makes a grinding noise", external_id="m1")
+    assert again["id"] == said["id"]
+    assert memory_get(subject=maya, memory_id=fact["id"])["source_episodes"] == ["(forgotten)"]
+    provenance = memory_provenance(subject=maya, memory_id=fact["id"])
+    assert [(e["id"], e["gone"]) for e in provenance["episodes"]] == [("(forgotten)", True)]
+    # Forgetting turns by a filter marks them the same way, once per fact.
+    one = episode_write(subject=maya, text="I ride to work", agent_id="coach")
+    two = episode_write(subject=maya, text="I ride on weekends too", agent_id="coach")
+    rides = fact_write(subject=maya, text="Maya rides a bike", source_episodes=[one["id"], two["id"], again["id"]])
+    scoped_memories_forget(subject=maya, filters={"agent_id": "coach"}, actor="test")
+    assert memory_get(subject=maya, memory_id=rides["id"])["source_episodes"] == ["(forgotten)", again["id"]]
 
 
 def memory_etag_of(subject, memory_id: str) -> str:

@@ -374,3 +374,27 @@ def test_a_big_export_reports_progress_on_stderr_and_stdout_holds_only_lines(mem
     ]
     assert [json.loads(line)["format"] for line in out.splitlines()[:1]] == ["atlas-memory-export"]
     assert len(out.splitlines()) == 11
+
+
+def test_a_fact_whose_newer_version_was_forgotten_travels_replaced_naming_no_id(tenant, maya, tmp_path: Path) -> None:
+    """Exported with ``superseded_by: "(forgotten)"`` (a forgotten id is free again: it must not be a link
+    the import makes), and imported so: replaced, linked to nothing."""
+    from memory.selectors import memory_list
+    from memory.services.forget import memory_forget
+
+    kept = fact_write(subject=maya, text="Maya's car is green")
+    newer = fact_write(subject=maya, text="Maya's car is black", supersedes=[kept["id"]])
+    memory_forget(subject=maya, memory_id=newer["id"], actor="test")
+    exported = tmp_path / "a.jsonl"
+    run("atlas_export", "--tenant", tenant.slug, "--out", str(exported))
+    (record,) = [r for r in lines_of(exported.read_text())[1:] if r.get("text") == "Maya's car is green"]
+    assert record["superseded_by"] == "(forgotten)"
+    run("atlas_import", str(exported), "--tenant", "forgotten-b", "--create")
+    b = subject_get(tenant=Tenant.objects.get(slug="forgotten-b"), external_id="maya")
+    (copy,) = memory_list(subject=b, include_superseded=True)["memories"]
+    assert (copy["text"], copy["status"], copy["superseded_by"]) == (
+        "Maya's car is green",
+        "superseded",
+        ["(forgotten)"],
+    )
+    assert [m["id"] for m in memory_chain_get(subject=b, memory_id=copy["id"])] == [copy["id"]]
