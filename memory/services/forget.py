@@ -128,26 +128,44 @@ def _scrubbed(value: Any, texts: list[str]) -> Any:
     return value
 
 
-def _plan_scrubbed(plan: Any, texts: list[str]) -> Any:
+def _plan_scrubbed(plan: Any, texts: list[str], ids: Collection[str]) -> Any:
     """The plan without the items that quote the texts: a run resumed or approved later must not write
-    them again, nor write the mark in their place."""
+    them again, nor write the mark in their place. Nor may it change a forgotten memory — or, the id free
+    again, an unrelated one written since under the same external id: an item whose target (``targets``,
+    ``fact_id``, ``playbook_id``) is forgotten goes, and a forgotten turn leaves an item's evidence (the
+    item goes when it was learnt from forgotten turns only)."""
     if not isinstance(plan, dict):
         return _scrubbed(plan, texts)
     return {
-        key: [item for item in value if _scrubbed(item, texts) == item]
+        key: [kept for item in value if _scrubbed(item, texts) == item and (kept := _item_kept(item, ids))]
         if isinstance(value, list)
         else _scrubbed(value, texts)
         for key, value in plan.items()
     }
 
 
-def _runs_scrub(*, subject: MemorySubject, texts: list[str]) -> list[int]:
-    """Take the texts out of the subject's run records wherever they quote them; the records changed."""
+def _item_kept(item: Any, ids: Collection[str]) -> Any:
+    """A plan item with no forgotten id in it, or None when it is about forgotten memories."""
+    if not isinstance(item, dict) or not ids:
+        return item
+    targets = [*(item.get("targets") or []), item.get("fact_id"), item.get("playbook_id")]
+    if any(target in ids for target in targets):
+        return None
+    evidence = item.get("source_episodes")
+    if not isinstance(evidence, list) or not any(e in ids for e in evidence):
+        return item
+    left = [e for e in evidence if e not in ids]
+    return {**item, "source_episodes": left} if left else None
+
+
+def _runs_scrub(*, subject: MemorySubject, texts: list[str], ids: Collection[str] = ()) -> list[int]:
+    """Take the texts out of the subject's run records wherever they quote them, and the forgotten ``ids``
+    out of their plans; the records changed."""
     changed: list[int] = []
     for run in ConsolidationRun.objects.filter(subject=subject).only("pk", "plan", "rejected", "changes", "error"):
         fields = {name: getattr(run, name) for name in ("plan", "rejected", "changes", "error")}
         cleaned = {name: _scrubbed(value, texts) for name, value in fields.items()}
-        cleaned["plan"] = _plan_scrubbed(fields["plan"], texts)
+        cleaned["plan"] = _plan_scrubbed(fields["plan"], texts, ids)
         if cleaned != fields:
             ConsolidationRun.objects.filter(pk=run.pk).update(**cleaned)
             changed.append(run.pk)
@@ -213,7 +231,7 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     )
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
-        runs = _runs_scrub(subject=subject, texts=texts)
+        runs = _runs_scrub(subject=subject, texts=texts, ids={each["_id"] for each in taken})
         contexts = _turn_contexts_scrub(scope, memory_id) if memory_type == "episodic" else []
         if memory_type == "episodic":
             _citations_mark(scope, [memory_id])
@@ -409,7 +427,7 @@ def scoped_memories_forget(*, subject: MemorySubject, filters: Any, actor: str) 
             matched += proposals
         deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
         texts = list(dict.fromkeys(t for hit in matched for t in _memory_texts(hit["_source"])))
-        runs = _runs_scrub(subject=subject, texts=texts) if texts else []
+        runs = _runs_scrub(subject=subject, texts=texts, ids={hit["_id"] for hit in matched}) if matched else []
         if deleted.get("semantic"):
             _chain_links_drop(scope, deleted["semantic"])
         episodes = set(deleted.get("episodic", []))

@@ -221,3 +221,73 @@ def test_forgetting_a_playbook_takes_the_steps_proposed_for_it(maya) -> None:
     with pytest.raises(NotFound):
         memory_get(subject=maya, memory_id=swept["id"])
     assert not any("porch" in text.lower() for text in stored_texts())
+
+
+def test_a_plan_waiting_for_review_changes_no_forgotten_memory_nor_cites_a_forgotten_turn(maya, llm, settings) -> None:
+    """A kept plan names memories by id: forgetting one takes the items about it (a confirmation of the
+    fact, steps for the playbook) — approved later, they would change whatever memory has the id then (the
+    same external id derives it for an unrelated one) — and a forgotten turn leaves each item's evidence;
+    an item learnt from forgotten turns only goes."""
+    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_SHARE = 0.0
+    settings.ATLAS_CONSOLIDATION_MAX_CHANGE_FREE = 0
+    tea = writes.fact_write(subject=maya, text="Maya drinks green tea", fact_type="preference")
+    coffee = writes.fact_write(subject=maya, text="Maya drinks coffee at work", fact_type="preference")
+    home = writes.fact_write(subject=maya, text="Maya lives in Porto", fact_type="identity")
+    brew = writes.playbook_write(subject=maya, name="Brew tea", trigger_text="tea time", steps=["Boil water"])
+    said, also, only = _said(maya, "green tea again today"), _said(maya, "tea with lunch", 1), _said(maya, "I bake", 2)
+    llm.script(
+        empty_plan(
+            supersessions=[
+                {
+                    "target_fact_ids": [home["id"]],
+                    "contradiction": "natural",
+                    "fact": fact("Maya lives in Lisbon", [also]),
+                }
+            ],
+            confirmations=[
+                {"fact_id": tea["id"], "source_episodes": [said]},
+                {"fact_id": coffee["id"], "source_episodes": [said, also]},
+            ],
+            facts=[fact("Maya bakes bread", [only]), fact("Maya has tea with lunch", [also, said])],
+            outcomes=[{"playbook_id": brew["id"], "success": True, "source_episodes": [also]}],
+        )
+    )
+    outcome = consolidation_run(subject=maya)
+    assert outcome.status == "needs_review", outcome.error
+    forget.memory_forget(subject=maya, memory_id=tea["id"], actor="test")
+    forget.memory_forget(subject=maya, memory_id=said, actor="test")
+    forget.memory_forget(subject=maya, memory_id=only, actor="test")
+    assert ConsolidationRun.objects.get(pk=outcome.run.pk).plan["outcomes"][0]["playbook_id"] == brew["id"]
+    forget.memory_forget(subject=maya, memory_id=brew["id"], actor="test")  # an item naming it by id alone
+    plan = ConsolidationRun.objects.get(pk=outcome.run.pk).plan
+    assert plan["outcomes"] == []
+    assert [(c["fact_id"], c["source_episodes"]) for c in plan["confirmations"]] == [(coffee["id"], [also])]
+    assert [(f["text"], f["source_episodes"]) for f in plan["facts"]] == [("Maya has tea with lunch", [also])]
+    consolidation_run_approve(run=ConsolidationRun.objects.get(pk=outcome.run.pk), actor="test")
+    assert memory_get(subject=maya, memory_id=coffee["id"])["source_episodes"] == [also]
+    # The run's new facts waited as proposals since it stopped for review: stored memories, they cite the
+    # forgotten turn as every memory does once it is forgotten.
+    written = [m for m in memory_list(subject=maya)["memories"] if m["text"] == "Maya has tea with lunch"]
+    assert [m["source_episodes"] for m in written] == [[also, "(forgotten)"]]
+
+
+def test_a_plan_item_is_held_to_the_forgotten_ids_even_where_it_quotes_no_text() -> None:
+    """Plan items quote their target's text today (so forgetting its text takes them); an item that names
+    its target by id alone still goes, and one whose evidence was all forgotten."""
+    plan = {
+        "window_key": "w",
+        "confirmations": [
+            {"fact_id": "gone", "source_episodes": ["t1"]},
+            {"fact_id": "kept", "source_episodes": ["t1"]},
+        ],
+        "supersessions": [{"targets": ["kept", "gone"], "source_episodes": []}],
+        "outcomes": [{"playbook_id": "gone", "success": True}],
+        "facts": [{"text": "x", "source_episodes": ["t0"]}, {"text": "y", "source_episodes": ["t0", "t1"]}],
+    }
+    assert forget._plan_scrubbed(plan, [], {"gone", "t0"}) == {
+        "window_key": "w",
+        "confirmations": [{"fact_id": "kept", "source_episodes": ["t1"]}],
+        "supersessions": [],
+        "outcomes": [],
+        "facts": [{"text": "y", "source_episodes": ["t1"]}],
+    }
