@@ -18,12 +18,15 @@ from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.db.models import Sum, TextField
 from django.db.models.functions import Cast
+from django.test import Client
+from django.urls import reverse
 from elasticsearch import helpers
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, rule
 
 from memory.elastic.mappings import VECTOR_FIELDS
-from tenants.models import UsageDay
+from tenants.models import Person, Tenant, UsageDay
+from tenants.services import membership_add
 from tenants.usage import usage_today
 from tests.memory.invariant_world import STATS, Known
 from webhooks.events import EVENT_TYPES, MEMORY_CREATED, MEMORY_FORGOTTEN, MEMORY_SUPERSEDED, PROPOSAL_CREATED
@@ -51,6 +54,12 @@ class Ledgers:
         self.created: Counter[tuple[str, str]] = Counter()  # (event type, memory id) expected recorded
         self.superseded: Counter[tuple[str, str]] = Counter()  # (old id, new id)
         self.forgotten_events: Counter[str] = Counter()  # memory ids
+        self.review_mode = self.tenant.review_mode
+        # The tenant's admin, for the dashboard's settings form (one of the doors the settings rules use).
+        admin = Person.objects.create_user(email=f"admin-{self.tenant.slug}@example.org", password="x")
+        membership_add(tenant=self.tenant, email=admin.email, role="admin", actor="test")
+        self.tenant_admin = Client()
+        self.tenant_admin.force_login(admin)
         body = {"url": HOOK_URL, "events": list(EVENT_TYPES)}
         answer = self.tokens["writer"]("POST", "webhooks", json=body)
         assert answer.status_code == 201, answer.text
@@ -59,6 +68,7 @@ class Ledgers:
     def _acknowledged(self, known: Known, *, announced: bool = True) -> Known:
         """A new memory acknowledged: its event expected (imports announce nothing, docs/webhooks.md)."""
         self.known[known.id] = known
+        self.forgotten_ids.discard(known.id)  # a forgotten id written again (the same external id): in use
         if announced:
             self.created[(PROPOSAL_CREATED if known.pending else MEMORY_CREATED, known.id)] += 1
         return known
@@ -98,16 +108,35 @@ class Ledgers:
         return True
 
     # -------------------------------------------------------------------------------------- the rule
-    @rule(headroom=st.sampled_from([None, 0, 1, 3]))
-    def operator_sets_the_write_quota(self, headroom: int | None) -> None:
+    @rule(headroom=st.sampled_from([None, 0, 1, 3]), door=st.sampled_from(["cli", "dashboard"]))
+    def operator_sets_the_write_quota(self, headroom: int | None, door: str) -> None:
         """A low daily quota (what was counted today plus ``headroom``), or none (lifted)."""
-        STATS.operations["daily write quota"] += 1
-        quota = None if headroom is None else self.counted + headroom
-        said = io.StringIO()
-        shown = "none" if quota is None else str(quota)
-        call_command("atlas_tenant", "update", self.tenant.slug, "--daily-write-quota", shown, stdout=said)
-        assert "daily write quota" in said.getvalue(), said.getvalue()
-        self.quota = quota
+        STATS.operations[f"daily write quota ({door})"] += 1
+        self.quota = None if headroom is None else self.counted + headroom
+        self._tenant_settings_set(door, "daily_write_quota", self.quota)
+
+    @rule(mode=st.sampled_from(["off", "consolidation", "agents"]), door=st.sampled_from(["cli", "dashboard"]))
+    def admin_sets_the_review_mode(self, mode: str, door: str) -> None:
+        STATS.operations[f"review mode ({door})"] += 1
+        self.review_mode = mode
+        self._tenant_settings_set(door, "review_mode", mode)
+
+    def _tenant_settings_set(self, door: str, name: str, value: Any) -> None:
+        """One tenant setting through an operator's CLI or the tenant admin's settings form (which sends
+        every setting: the others as the form shows them)."""
+        if door == "cli":
+            said = io.StringIO()
+            shown = "none" if value is None else str(value)
+            call_command("atlas_tenant", "update", self.tenant.slug, f"--{name.replace('_', '-')}", shown, stdout=said)
+            assert name.replace("_", " ") in said.getvalue(), said.getvalue()
+            return
+        url = reverse("tenant:settings", args=[self.tenant.slug])
+        shown = self.tenant_admin.get(url).context["form"].initial
+        form = {key: "" if shown.get(key) is None else shown[key] for key in shown} | {
+            name: "" if value is None else value
+        }
+        answer = self.tenant_admin.post(url, form)
+        assert answer.status_code == 302, answer.content[:500]
 
     # -------------------------------------------------------------------------------- the invariants
     @invariant()
@@ -120,6 +149,8 @@ class Ledgers:
         assert (days.aggregate(n=Sum("writes"))["n"] or 0) == self.counted, (self.counted, list(days.values()))
         today = days.filter(day=usage_today()).values_list("writes", flat=True).first() or 0
         assert self.quota is None or today <= self.quota, (today, self.quota)
+        stored = Tenant.objects.values("daily_write_quota", "review_mode").get(pk=self.tenant.pk)
+        assert stored == {"daily_write_quota": self.quota, "review_mode": self.review_mode}, stored
         STATS.checks["the usage ledger counts every acknowledged write, within the quota"] += 1
 
     @invariant()

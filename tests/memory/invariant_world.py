@@ -41,6 +41,7 @@ class Known:
     pending: bool = False
     replaced: bool = False
     agent: str | None = None  # the agent_id it carries (docs/scoping.md): a correction keeps it
+    proposal_for: list[str] = field(default_factory=list)  # pending: what it would replace, never a forgotten id
 
 
 def known_of(body: dict[str, Any], canary: str, author: str) -> Known:
@@ -55,6 +56,7 @@ def known_of(body: dict[str, Any], canary: str, author: str) -> Known:
         [s["instruction"] for s in body.get("steps") or []],
         body.get("status") == "pending",
         agent=body.get("agent_id"),
+        proposal_for=list(body.get("proposal_for") or []),
     )
 
 

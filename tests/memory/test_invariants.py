@@ -58,7 +58,6 @@ from memory.services import writes
 from memory.services.backup import ENGINE_STATE, ES_DIR, SiteLayout, site_backup
 from memory.services.restore import site_restore
 from tenants import services, tokens
-from tenants.models import Tenant
 from tests.fake_llm import remembering
 from tests.memory.dashboard.conftest import linked_person
 from tests.memory.invariant_ledgers import Ledgers
@@ -107,12 +106,21 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             self.operators[False].force_login(world["staff"])
             self.known: dict[str, Known] = {}
             self.forgotten: list[str] = []
-            self.forgotten_ids: set[str] = set()  # a fact keeps a forgotten turn's id; a correction drops it
+            self.forgotten_ids: set[str] = set()  # forgotten, not written again: no memory may link to one
             self.backed_up = False
             self._ledgers_open(world)
             # The person's own facts, as an import of our export format carries them.
             for word in WORDS[:2]:
                 self._person_fact(f"Alice's favourite is {word}")
+            # And her own playbook: an agent's refined steps for it wait as a proposal.
+            canary = canary_new()
+            author = f"person:{self.person.pk}"
+            stored = writes.playbook_write(
+                subject=self.subject, name=f"morning {canary}", trigger_text="when I wake up", steps=["stretch"],
+                authority="person", written_by=author,
+            )  # fmt: skip
+            self._admitted(refused=False, canary=canary)
+            self._acknowledged(known_of(stored, canary, author))
 
         # ---------------------------------------------------------------------------------- helpers
         def _person_fact(self, text: str) -> None:
@@ -234,7 +242,8 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             assert answer.status_code in (200, 202), answer.text
             if target.authority == "person":
                 assert answer.status_code == 202, answer.text
-            kept = [] if body["contradiction"] == "harsh" else [e for e in old_evidence if e not in self.forgotten_ids]
+            gone = {*self.forgotten_ids, "(forgotten)"}
+            kept = [] if body["contradiction"] == "harsh" else [e for e in old_evidence if e not in gone]
             expected = list(dict.fromkeys([*kept, *body.get("source_episodes", [])]))
             assert (answer.json().get("source_episodes") or []) == expected, (body, old_evidence, answer.json())
             STATS.checks["a correction keeps the evidence that still holds"] += 1
@@ -494,26 +503,41 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                     assert (source.get("review_state") == "pending") == known.pending, (known, source)
             STATS.checks["a restored backup answers every acknowledged memory as written"] += 1
 
-        @rule(mode=st.sampled_from(["off", "consolidation", "agents"]))
-        def admin_sets_the_review_mode(self, mode: str) -> None:
-            STATS.operations["review mode"] += 1
-            Tenant.objects.filter(pk=self.tenant.pk).update(review_mode=mode)
-
         @precondition(lambda self: len(self.known) > 3)
         @rule(data=st.data())
         def forget_one(self, data: Any) -> None:
-            target = self._pick(data)
+            # Half the time, when there is one, a memory a pending proposal names (what forgetting must
+            # unlink or take with it): a uniform pick rarely lands there.
+            named = {i for k in self.known.values() if k.pending for i in k.proposal_for}
+            linked = [k for k in self.known.values() if k.id in named]
+            target = data.draw(st.sampled_from(linked)) if linked and data.draw(st.booleans()) else self._pick(data)
             if target is None:
                 return
             STATS.operations["forget"] += 1
             answer = self.tokens["forgetter"]("DELETE", f"subjects/alice/memories/{target.id}")
             assert answer.status_code == 200, answer.text
-            del self.known[target.id]
-            self.forgotten_ids.add(target.id)
-            self._forgotten_ids([target.id])
-            if not any(k.canary == target.canary for k in self.known.values()):
-                self.forgotten.append(target.canary)
-                self._forgotten_nowhere(target.canary)
+            taken = self._forget_known([target.id])
+            assert sorted(set(answer.json()["receipt"]["indices"][target.type]["ids"])) == taken, answer.json()
+            STATS.checks["forgetting a playbook takes the steps proposed for it"] += len(taken) - 1
+            STATS.checks["forgetting what a proposal names unlinks it"] += target.id in named
+
+        def _forget_known(self, ids: list[str]) -> list[str]:
+            """The model forgets ``ids`` and what goes with them — a playbook's pending steps proposals (its
+            next version: its name and trigger) — and drops them from the proposals naming them; each
+            canary no memory holds any more is then looked for in every store. The ids gone, sorted."""
+            playbooks = {i for i in ids if self.known[i].type == "procedural"}
+            steps = [k.id for k in self.known.values() if k.pending and playbooks & set(k.proposal_for)]
+            taken = sorted({*ids, *steps})
+            gone = [self.known.pop(memory_id) for memory_id in taken]
+            for known in self.known.values():
+                known.proposal_for = [i for i in known.proposal_for if i not in taken]
+            self.forgotten_ids.update(taken)
+            self._forgotten_ids(taken)
+            for canary in dict.fromkeys(k.canary for k in gone):
+                if canary and not any(k.canary == canary for k in self.known.values()):
+                    self.forgotten.append(canary)
+                    self._forgotten_nowhere(canary)
+            return taken
 
         @rule(who=st.sampled_from(["writer", "personal"]), agent=st.sampled_from(AGENTS), word=st.sampled_from(WORDS))
         def agent_writes_a_scoped_memory(self, who: str, agent: str, word: str) -> None:
@@ -537,14 +561,10 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             body = {"confirm": "alice", "filters": {"agent_id": agent}}
             answer = self.tokens["forgetter"]("DELETE", "subjects/alice/memories", json=body)
             assert answer.status_code == 200, answer.text
-            expected = {k.id for k in self.known.values() if k.agent == agent}
-            assert set(answer.json()["ids"]) == expected, (agent, answer.json()["ids"], expected)
+            scoped = sorted(k.id for k in self.known.values() if k.agent == agent)
+            expected = self._forget_known(scoped)
+            assert sorted(answer.json()["ids"]) == expected, (agent, answer.json()["ids"], expected)
             STATS.checks["forgetting by filter takes that scope's memories only"] += 1
-            gone = [self.known.pop(memory_id) for memory_id in expected]
-            self._forgotten_ids(sorted(expected))
-            for canary in {k.canary for k in gone} - {k.canary for k in self.known.values()}:
-                self.forgotten.append(canary)
-                self._forgotten_nowhere(canary)
 
         # --------------------------------------------------------------------------- the invariants
         def _all_stored(self) -> dict[str, dict[str, Any]]:
@@ -581,6 +601,10 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
                     assert stored["authority"] == known.authority, (known, stored)  # person stays person
                     assert stored.get("written_by") == known.author, (known, stored)  # the true author
                     assert (stored["status"] == "pending") == known.pending, (known, stored)
+                if known.pending:  # what it would replace: never a forgotten id, which a new memory may reuse
+                    assert (stored.get("proposal_for") or []) == known.proposal_for, (known, stored)
+                # Its evidence names no forgotten turn: a later turn under the same external id is unrelated.
+                assert not self.forgotten_ids & set(stored.get("source_episodes") or []), (known, stored)
             STATS.checks["acknowledged memories readable, unchanged, true author"] += 1
 
         @invariant()
@@ -630,6 +654,14 @@ def _machine(world: dict[str, Any]) -> type[RuleBasedStateMachine]:
             current = Counter(root(m["id"]) for m in listed if m["status"] == "current")
             assert all(n == 1 for n in current.values()), current
             STATS.checks["one current version per chain"] += 1
+            # Links hold from both ends: a newer version lists what it replaced, or was forgotten — never an
+            # id a later, unrelated memory took (the same external id derives a forgotten fact's id).
+            by_id = {m["id"]: m for m in listed}
+            for memory in listed:
+                for newer in memory.get("superseded_by") or []:
+                    if newer != "(forgotten)":
+                        assert memory["id"] in (by_id[newer].get("supersedes") or []), (memory, by_id.get(newer))
+            STATS.checks["every link holds from both ends"] += 1
 
         def _forgotten_nowhere(self, canary: str) -> None:
             es = world["es"]
