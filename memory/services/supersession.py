@@ -240,8 +240,14 @@ def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
             continue
         stored = sorted((n for n in named if n in facts), key=lambda n: (facts[n]["_source"].get("created_at", ""), n))
         dangling = [n for n in successors_of(old["_source"]) if n not in facts and n != FORGOTTEN_LINK]
-        if dangling and not stored and _forgotten(tenant, dangling) == set(dangling):
-            # Forgetting the newer version marks this one so right after its delete; a crash between left the id.
+        if (
+            dangling
+            and not stored
+            and _claim_settled(old["_source"], stamp)
+            and _forgotten(tenant, dangling) == set(dangling)
+        ):
+            # Forgetting the newer version marks this one so right after its delete; a crash between left the
+            # id. (A fresh claim may be a new fact under a forgotten id, being stored right now.)
             at = stamp.isoformat()
             store.fact_chain_set(writer, index=old["_index"], memory_id=old_id, successor=FORGOTTEN_LINK, at=at)
             changes.append((old_id, FORGOTTEN_LINK))
@@ -340,10 +346,15 @@ def _claim_abandoned(tenant: Tenant, source: dict[str, Any], dangling: list[str]
     """Whether a claim's new fact will never come: claimed longer than CLAIM_GRACE ago, and not a successor
     someone stored and then forgot (forgetting the new version does not bring the old one back). A link
     without a claim time was made by an older version, which stored the new fact first: it is left alone."""
+    claimed = source.get("supersession_claimed_at")
+    return claimed is not None and _claim_settled(source, stamp) and not _forgotten(tenant, dangling)
+
+
+def _claim_settled(source: dict[str, Any], stamp: Any) -> bool:
+    """Whether no writer can still be storing the fact this one's claim names: claimed longer than
+    CLAIM_GRACE ago, or linked by an older version (no claim time), which stored the new fact first."""
     claimed = timestamp(source.get("supersession_claimed_at"), field_name="supersession_claimed_at")
-    if claimed is None or stamp - claimed <= CLAIM_GRACE:
-        return False
-    return not _forgotten(tenant, dangling)
+    return claimed is None or stamp - claimed > CLAIM_GRACE
 
 
 def _forgotten(tenant: Tenant, ids: list[str]) -> set[str]:

@@ -621,6 +621,8 @@ def test_a_fact_whose_newer_version_was_forgotten_stays_replaced_naming_no_id(ma
     from tenants.services import audit_record
 
     audit_record(tenant=maya.tenant, actor="test", action="memory.forget", target=f"{maya}:{later['id']}", detail={})
+    assert supersessions_reconcile(tenant=maya.tenant) == []  # a fresh claim: a new fact may be on its way
+    _stored_update(maya, ran["id"], supersession_claimed_at=(datetime.now(UTC) - timedelta(hours=1)).isoformat())
     assert supersessions_reconcile(tenant=maya.tenant) == [(ran["id"], "(forgotten)")]
     assert memory_get(subject=maya, memory_id=ran["id"])["superseded_by"] == ["(forgotten)"]
     assert supersessions_reconcile(tenant=maya.tenant) == []
