@@ -614,6 +614,11 @@ def test_a_fact_whose_newer_version_was_forgotten_stays_replaced_naming_no_id(ma
     fact_write(subject=maya, text="Maya walks at seven", supersedes=[walked["id"]], agent_id="planner")
     scoped_memories_forget(subject=maya, filters={"agent_id": "planner"}, actor="test")
     assert memory_get(subject=maya, memory_id=walked["id"])["superseded_by"] == ["(forgotten)"]
+    # A forget by filter audits no ids: the reconciler used to take its successor for a claim that never
+    # came and, after the grace, bring the replaced fact back.
+    _stored_update(maya, walked["id"], supersession_claimed_at=(datetime.now(UTC) - timedelta(hours=1)).isoformat())
+    assert supersessions_reconcile(tenant=maya.tenant) == []
+    assert memory_get(subject=maya, memory_id=walked["id"])["status"] == "superseded"
     # A forget that died between the delete and the mark: the reconciler marks it (the forget is audited).
     ran = fact_write(subject=maya, text="Maya runs on Mondays")
     later = fact_write(subject=maya, text="Maya runs on Fridays", supersedes=[ran["id"]])
