@@ -371,26 +371,11 @@ def ids_within(ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
     return {"bool": {"filter": [ids_query(ids), *filters]}}
 
 
-def supersession_targets_query(*, target_ids: list[str]) -> dict[str, Any]:
-    return {"terms": {"supersedes": target_ids}}
-
-
-def successors_naming(target_ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
-    """The memories (the filters also match) that name any of ``target_ids`` as what they replaced or,
-    pending, would replace (``supersedes``, ``proposal_for``)."""
-    named = {"terms": {"proposal_for": target_ids}}
-    either = {"bool": {"should": [supersession_targets_query(target_ids=target_ids), named], "minimum_should_match": 1}}
-    return {"bool": {"filter": [either, *filters]}}
-
-
-def predecessors_naming(successor_ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
-    """The facts (the filters also match) that name any of ``successor_ids`` as their newer version."""
-    return {"bool": {"filter": [{"terms": {"superseded_by": successor_ids}}, *filters]}}
-
-
-def citing(episode_ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
-    """The memories (the filters also match) that cite any of ``episode_ids`` as their evidence."""
-    return {"bool": {"filter": [{"terms": {"source_episodes": episode_ids}}, *filters]}}
+def links_to(ids: list[str], fields: tuple[str, ...], filters: list[dict[str, Any]]) -> dict[str, Any]:
+    """The memories (the filters also match) whose link ``fields`` (``supersedes``, ``superseded_by``,
+    ``proposal_for``, ``source_episodes``) name any of ``ids``."""
+    named = [{"terms": {field: ids}} for field in fields]
+    return {"bool": {"filter": [{"bool": {"should": named, "minimum_should_match": 1}}, *filters]}}
 
 
 def proposals_for(target_ids: list[str], filters: list[dict[str, Any]]) -> dict[str, Any]:
@@ -428,16 +413,12 @@ def previous_turn_body(*, filters: list[dict[str, Any]], user_id: str, session_i
     }
 
 
-def next_turns_query(*, tenant_id: str, user_id: str, episode_id: str) -> dict[str, Any]:
-    """The subject's turns that follow ``episode_id`` in its session (they carry it as their context)."""
+def next_turns_query(*, tenant_id: str, user_id: str | None, episode_ids: list[str]) -> dict[str, Any]:
+    """The turns that follow any of ``episode_ids`` in their session (they carry it as their context): the
+    subject's, or with ``user_id`` None the tenant's."""
+    owner = [{"term": {"user_id": user_id}}] if user_id is not None else []
     return {
-        "bool": {
-            "filter": [
-                {"term": {"tenant_id": tenant_id}},
-                {"term": {"user_id": user_id}},
-                {"term": {"previous_turn_id": episode_id}},
-            ]
-        }
+        "bool": {"filter": [{"term": {"tenant_id": tenant_id}}, *owner, {"terms": {"previous_turn_id": episode_ids}}]}
     }
 
 

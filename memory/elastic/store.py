@@ -74,9 +74,47 @@ if (params.successor != null) {
   if (ctx._source.superseded_at == null) { ctx._source.superseded_at = params.at; }
 }
 if (params.supersedes != null) { ctx._source.supersedes = params.supersedes; }
-if (params.proposal_for != null) { ctx._source.proposal_for = params.proposal_for; }
-if (params.source_episodes != null) { ctx._source.source_episodes = params.source_episodes; }
 """
+
+
+def _links_unnamed(field: str) -> str:
+    """Painless: ``field``'s ids in ``params.ids`` dropped (``drop``), each replaced in place by the mark
+    (``mark``), or dropped with the mark left when nothing else remains (``mark_if_empty``)."""
+    return f"""
+if (params.mode_{field} != null) {{
+  def links_{field} = ctx._source.{field};
+  if (links_{field} != null && !(links_{field} instanceof List)) {{ links_{field} = [links_{field}]; }}
+  if (links_{field} != null) {{
+    def out_{field} = new ArrayList();
+    boolean dropped_{field} = false;
+    for (def x : links_{field}) {{
+      if (params.ids.contains(x)) {{
+        dropped_{field} = true;
+        if (params.mode_{field} == 'mark') {{ out_{field}.add(params.mark); }}
+      }} else {{ out_{field}.add(x); }}
+    }}
+    if (dropped_{field}) {{
+      if (params.mode_{field} == 'mark_if_empty' && out_{field}.size() == 0) {{ out_{field}.add(params.mark); }}
+      ctx._source.{field} = out_{field};
+      changed = true;
+    }}
+  }}
+}}"""
+
+
+LINK_FIELDS = ("supersedes", "superseded_by", "proposal_for", "source_episodes")
+# Forgetting's unlinking (and the reconciler's): done on the document as stored, so a change made since
+# the caller read it is kept — never a list written whole from a stale read — and a noop when the ids are
+# gone already or the document is another one by now (``created_at``: the same id written again).
+LINKS_FORGET_SCRIPT = (
+    """
+if (params.created_at != null && ctx._source.created_at != params.created_at) { ctx.op = 'none'; return; }
+boolean changed = false;"""
+    + "".join(_links_unnamed(field) for field in LINK_FIELDS)
+    + """
+if (!changed) { ctx.op = 'none'; }
+"""
+)
 USAGE_SCRIPT = """
 ctx._source.use_count = (ctx._source.use_count == null ? 0 : ctx._source.use_count) + params.n;
 ctx._source.last_used_at = params.at;
@@ -241,6 +279,9 @@ def memories_fetch(
     whole index, a get only its document. What that does not find — external ids, and every id in the
     archive — is searched as before; with other filters everything is.
     """
+    # FORGOTTEN_LINK stands where a forgotten memory's id was: never looked up (an external id could be
+    # that very text, and the memory it names would pass for the forgotten one).
+    ids = [i for i in ids if i != queries.FORGOTTEN_LINK]
     if not ids:
         return {}
     owned = queries.source_predicate(filters)
@@ -421,28 +462,50 @@ def fact_chain_set(
     at: str,
     successor: str | None = None,
     supersedes: list[str] | None = None,
-    proposal_for: list[str] | None = None,
-    source_episodes: list[str] | None = None,
 ) -> None:
-    """Set a memory's links: a fact's one successor and/or the predecessors it names (the reconciler's
-    repair of a fork), what a pending proposal would replace, the episodes it cites."""
+    """Set a fact's one successor and/or the predecessors it names (the reconciler's repair of a fork)."""
     with es_errors("repair a supersession chain"):
         writer.update(
             index=index,
             id=memory_id,
             script={
                 "source": CHAIN_SET_SCRIPT,
-                "params": {
-                    "successor": successor,
-                    "supersedes": supersedes,
-                    "proposal_for": proposal_for,
-                    "source_episodes": source_episodes,
-                    "at": at,
-                },
+                "params": {"successor": successor, "supersedes": supersedes, "at": at},
             },
             retry_on_conflict=RETRY_ON_CONFLICT,
             refresh="wait_for",
         )
+
+
+def memory_links_forget(
+    writer: Elasticsearch,
+    *,
+    index: str,
+    memory_id: str,
+    forgotten: list[str],
+    modes: dict[str, str],
+    created_at: str | None,
+) -> bool:
+    """Unlink the ``forgotten`` ids from a memory's link fields, each as ``modes`` says (LINKS_FORGET_SCRIPT:
+    ``drop``, ``mark``, ``mark_if_empty``; a field not named is left alone). False when the memory is gone
+    (deleted meanwhile: nothing to unlink)."""
+    unknown = set(modes) - set(LINK_FIELDS)
+    if unknown:
+        raise ValueError(f"not link fields: {sorted(unknown)}")
+    params = {"ids": forgotten, "mark": queries.FORGOTTEN_LINK, "created_at": created_at}
+    params |= {f"mode_{field}": modes.get(field) for field in LINK_FIELDS}
+    try:
+        with es_errors("unlink a forgotten memory"):
+            writer.update(
+                index=index,
+                id=memory_id,
+                script={"source": LINKS_FORGET_SCRIPT, "params": params},
+                retry_on_conflict=RETRY_ON_CONFLICT,
+                refresh="wait_for",
+            )
+    except NotFoundError:
+        return False
+    return True
 
 
 def memory_usage_bump(writer: Elasticsearch, *, index: str, memory_id: str, at: str, n: int = 1) -> bool:

@@ -411,7 +411,9 @@ def _prepared(
         if previous is not None:
             prepared.source["previous_turn_id"] = previous.memory_id
     elif kind == "semantic":
-        supersedes = [link("semantic", t) for t in record.get("supersedes") or []]
+        supersedes = [
+            FORGOTTEN_LINK if t == FORGOTTEN_LINK else link("semantic", t) for t in record.get("supersedes") or []
+        ]
         prepared = fact_prepare(
             tenant_id=tenant_id,
             user_id=user_id,

@@ -45,8 +45,7 @@ from webhooks.services import webhook_events_forget
 
 from .announce import memories_forgotten_announce, memory_forgotten_announce, subject_forgotten_announce
 from .non_english_flags import non_english_census
-from .prepare import PreparedMemory, embed_into, now
-from .supersession import links_of
+from .prepare import PreparedMemory, embed_into
 
 ALL_INDICES = tuple(MEMORY_TYPES)
 OWNED_INDICES = tuple(t for t in MEMORY_TYPES if t != "catalog")
@@ -232,10 +231,10 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
         runs = _runs_scrub(subject=subject, texts=texts, ids={each["_id"] for each in taken})
-        contexts = _turn_contexts_scrub(scope, memory_id) if memory_type == "episodic" else []
+        contexts = _turn_contexts_scrub(scope, [memory_id]) if memory_type == "episodic" else []
         if memory_type == "episodic":
             _citations_mark(scope, [memory_id])
-        if memory_type == "semantic":
+        if memory_type in store.FACT_TYPES_INDICES:  # a current fact, or a replaced one the archive holds
             _chain_links_drop(scope, [memory_id])
     # Every route that can answer with a subject's memory names the subject, so its records are the
     # subject's, whichever token asked; the tenant-wide routes (catalog, subjects) answer with none.
@@ -264,52 +263,36 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
 
 def _chain_links_drop(scope: SubjectScope, fact_ids: list[str]) -> None:
     """No memory names a forgotten fact's id any more — a forgotten id is free again: the same external
-    id written later derives it for a new, unrelated fact. The facts that replaced it stop naming it
-    (``supersedes``: else the new fact would read as replaced — a second current version in a chain, which
-    the reconciler would "repair" by marking the new fact superseded), so do the pending proposals to
-    replace it (``proposal_for``: one now proposes a new fact, where accepting it would have replaced the
-    new fact), and the facts it replaced stay replaced by FORGOTTEN_LINK (else the new fact would read as
-    their newer version)."""
-    own = [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
-
-    def unnamed(source: dict[str, Any]) -> dict[str, list[str]]:
-        named = {name: links_of(source, name) for name in ("supersedes", "proposal_for")}
-        return {name: [i for i in ids if i not in fact_ids] for name, ids in named.items() if ids}
-
-    _links_rewrite(scope, queries.successors_naming(fact_ids, own), store.FACT_TYPES_INDICES, unnamed)
-    _links_rewrite(
-        scope, queries.predecessors_naming(fact_ids, own), store.FACT_TYPES_INDICES,
-        lambda source: {"successor": queries.FORGOTTEN_LINK},
-    )  # fmt: skip
+    id written later derives it for a new, unrelated fact. The facts that replaced it name FORGOTTEN_LINK
+    in its place (``supersedes``: else the new fact would read as replaced — a second current version in
+    a chain, which the reconciler would "repair" by marking the new fact superseded), the pending proposals
+    to replace it stop naming it (``proposal_for``: one now proposes a new fact, where accepting it would
+    have replaced the new fact), and the facts it replaced stay replaced, by FORGOTTEN_LINK when it was
+    their only successor (else the new fact would read as their newer version)."""
+    modes = {"supersedes": "mark", "proposal_for": "drop", "superseded_by": "mark_if_empty"}
+    _links_forget(scope, fact_ids, modes, store.FACT_TYPES_INDICES)
 
 
 def _citations_mark(scope: SubjectScope, episode_ids: list[str]) -> None:
-    """The facts and playbooks citing forgotten turns cite FORGOTTEN_LINK instead (once): their evidence
+    """The facts and playbooks citing forgotten turns cite FORGOTTEN_LINK in their place: their evidence
     was forgotten, and a turn written later under the same external id — the same derived id, unrelated —
     must not become their evidence."""
-    own = [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
-
-    def marked(source: dict[str, Any]) -> dict[str, list[str]]:
-        cited = links_of(source, "source_episodes")
-        return {
-            "source_episodes": list(dict.fromkeys(queries.FORGOTTEN_LINK if e in episode_ids else e for e in cited))
-        }
-
-    _links_rewrite(scope, queries.citing(episode_ids, own), (*store.FACT_TYPES_INDICES, "procedural"), marked)
+    _links_forget(scope, episode_ids, {"source_episodes": "mark"}, (*store.FACT_TYPES_INDICES, "procedural"))
 
 
-def _links_rewrite(
-    scope: SubjectScope,
-    query: dict[str, Any],
-    memory_types: tuple[str, ...],
-    links: Callable[[dict[str, Any]], dict[str, Any]],
+def _links_forget(
+    scope: SubjectScope, forgotten: list[str], modes: dict[str, str], memory_types: tuple[str, ...]
 ) -> None:
-    """Every memory ``query`` matches, in every generation, gets the links ``links`` makes of its source.
-    Read, then written whole: nothing else changes these lists in place while forgetting holds the
-    subject's consolidation lease (a confirmation adds evidence; every other change is a new version)."""
-    at = now().isoformat()
+    """Unlink ``forgotten`` from the subject's memories naming it in a field of ``modes``, in every
+    generation (store.memory_links_forget: on each document as stored; one deleted or archived meanwhile
+    is the next scan's, or nobody's)."""
+    own = [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
+    query = queries.links_to(forgotten, tuple(modes), own)
     for hit in store.memories_scan(scope.reader(), memory_types=memory_types, query=query, every_generation=True):
-        store.fact_chain_set(scope.writer(), index=hit["_index"], memory_id=hit["_id"], at=at, **links(hit["_source"]))
+        store.memory_links_forget(
+            scope.writer(), index=hit["_index"], memory_id=hit["_id"], forgotten=forgotten, modes=modes,
+            created_at=hit["_source"].get("created_at"),
+        )  # fmt: skip
 
 
 def _steps_proposals(scope: SubjectScope, playbook_ids: list[str]) -> list[dict[str, Any]]:
@@ -322,19 +305,27 @@ def _steps_proposals(scope: SubjectScope, playbook_ids: list[str]) -> list[dict[
     return list(store.memories_scan(scope.reader(), memory_types=("procedural",), query=query, every_generation=True))
 
 
-def _turn_contexts_scrub(scope: SubjectScope, episode_id: str) -> list[str]:
-    """The turns that followed a forgotten turn in its session carry its text as their context
-    (``embedding_context``, ATLAS_CONTEXTUAL_EPISODES) and its id (``previous_turn_id``): both go, and
-    their vectors are made again from the turn alone — in every generation of the index. The ids of the
-    turns rewritten."""
-    query = queries.next_turns_query(tenant_id=scope.tenant_id, user_id=scope.user_id, episode_id=episode_id)
+def _turn_contexts_scrub(scope: SubjectScope, episode_ids: list[str]) -> list[str]:
+    """The turns that followed forgotten turns in their session, rewritten (turn_contexts_scrub)."""
+    query = queries.next_turns_query(tenant_id=scope.tenant_id, user_id=scope.user_id, episode_ids=episode_ids)
+    return turn_contexts_scrub(scope.reader(), scope.writer(), query=query, gone=episode_ids)
+
+
+def turn_contexts_scrub(reader: Any, writer: Any, *, query: dict[str, Any], gone: Collection[str]) -> list[str]:
+    """The turns ``query`` finds followed a turn that is gone (forgotten, or expired by retention) and carry
+    its text as their context (``embedding_context``, ATLAS_CONTEXTUAL_EPISODES) and its id
+    (``previous_turn_id``): both go, and their vectors are made again from the turn alone — in every
+    generation of the index. A turn that is itself gone is left to its delete. The ids of the turns
+    rewritten."""
     rewritten: list[str] = []
     for _ in range(5):  # a turn changed between the read and the rewrite (a use count) is read again
-        hits = list(
-            store.memories_scan(
-                scope.reader(), memory_types=("episodic",), query=query, every_generation=True, versions=True
+        hits = [
+            hit
+            for hit in store.memories_scan(
+                reader, memory_types=("episodic",), query=query, every_generation=True, versions=True
             )
-        )
+            if hit["_id"] not in gone
+        ]
         if not hits:
             break
         for hit in hits:
@@ -343,7 +334,7 @@ def _turn_contexts_scrub(scope: SubjectScope, episode_id: str) -> list[str]:
             embed_into([prepared])
             version = (hit["_seq_no"], hit["_primary_term"])
             if store.memory_source_replace(
-                scope.writer(), index=hit["_index"], memory_id=hit["_id"], source=prepared.source, if_version=version
+                writer, index=hit["_index"], memory_id=hit["_id"], source=prepared.source, if_version=version
             ):
                 rewritten.append(hit["_id"])
     return sorted(set(rewritten))
@@ -428,10 +419,11 @@ def scoped_memories_forget(*, subject: MemorySubject, filters: Any, actor: str) 
         deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
         texts = list(dict.fromkeys(t for hit in matched for t in _memory_texts(hit["_source"])))
         runs = _runs_scrub(subject=subject, texts=texts, ids={hit["_id"] for hit in matched}) if matched else []
-        if deleted.get("semantic"):
-            _chain_links_drop(scope, deleted["semantic"])
+        facts = sorted({i for memory_type in store.FACT_TYPES_INDICES for i in deleted.get(memory_type, [])})
+        if facts:
+            _chain_links_drop(scope, facts)
         episodes = set(deleted.get("episodic", []))
-        contexts = sorted({turn for episode in episodes for turn in _turn_contexts_scrub(scope, episode)} - episodes)
+        contexts = _turn_contexts_scrub(scope, sorted(episodes)) if episodes else []
         if episodes:
             _citations_mark(scope, sorted(episodes))
     matchers = [stored_answer_matcher(hit["_id"], hit["_source"]) for hit in matched]

@@ -35,6 +35,7 @@ from memory.authority import (
     is_pending,
     memory_authority,
 )
+from memory.elastic.queries import FORGOTTEN_LINK
 from memory.services.guards import exfiltration_like, injection_like, instruction_like, secret_kinds
 
 APPLY = "apply"
@@ -93,8 +94,11 @@ def _changeable_check(memory: dict[str, Any], memory_id: str, field: str | None)
     what = f"{'fact' if memory.get('memory_type') == 'semantic' else 'memory'} {memory_id}".strip()
     if is_pending(memory):
         raise Conflict(f"{what} is a proposal waiting for review: accept or reject it first", field=field)
-    if memory.get("superseded_by"):
-        raise Conflict(f"{what} was replaced by {memory['superseded_by']}: change the newest version", field=field)
+    newer = memory.get("superseded_by")
+    if newer:
+        ids = [i for i in (newer if isinstance(newer, list) else [newer]) if i != FORGOTTEN_LINK]
+        by = ", ".join(ids) if ids else "a version since forgotten"
+        raise Conflict(f"{what} was replaced by {by}: change the newest version", field=field)
 
 
 def _decide_check(principal: Principal, proposal: dict[str, Any], memory_id: str) -> None:
@@ -148,9 +152,17 @@ CONTENT_FIELDS = {
 
 def same_content(memory_type: str, stored: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether ``new`` says what ``stored`` says (a retried or re-imported write of the same memory). A
-    proposal's replacement targets wait in ``proposal_for``: they count as what it supersedes."""
+    proposal's replacement targets wait in ``proposal_for``: they count as what it supersedes. A link the
+    stored memory lost to forgetting (FORGOTTEN_LINK where an id was) matches whatever id ``new`` names
+    there: a file re-imported after a forget says the same as what it stored."""
     fields = CONTENT_FIELDS[memory_type]
-    return all(_normal(_content(stored, f)) == _normal(_content(new, f)) for f in fields)
+    return all(_same(_normal(_content(stored, f)), _normal(_content(new, f))) for f in fields)
+
+
+def _same(stored: Any, new: Any) -> bool:
+    if isinstance(stored, list) and isinstance(new, list) and FORGOTTEN_LINK in stored:
+        return len(stored) == len(new) and all(s in (FORGOTTEN_LINK, n) for s, n in zip(stored, new, strict=True))
+    return stored == new
 
 
 def _content(source: dict[str, Any], name: str) -> Any:

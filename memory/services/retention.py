@@ -2,7 +2,8 @@
 
 An episode older than the policy is deleted unless a fact — current, superseded or archived — cites it
 (it is the fact's evidence, kept until that fact is forgotten), or, with an LLM configured, it is newer
-than its subject's consolidation watermark (not distilled yet).
+than its subject's consolidation watermark (not distilled yet). The turns that followed a deleted
+one keep neither its text (their ``embedding_context``) nor its id, as when a turn is forgotten.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from tenants.models import Tenant
 from tenants.selectors import tenant_es_client, writer_es_client
 from tenants.services import audit_record
 
+from .forget import turn_contexts_scrub
+
 
 def episodes_retention_apply(*, tenant: Tenant, actor: str, now: datetime | None = None) -> int:
     """Apply ``tenant``'s retention policy; returns how many episodes were deleted (0 without a policy)."""
@@ -29,7 +32,9 @@ def episodes_retention_apply(*, tenant: Tenant, actor: str, now: datetime | None
     reader = tenant_es_client(tenant=tenant)
     cited: set[str] = set()
     for hit in store.memories_scan(
-        reader, memory_types=store.FACT_TYPES_INDICES, query=queries.facts_citing_query(tenant_id=tenant_id)
+        reader,
+        memory_types=store.FACT_TYPES_INDICES,
+        query=queries.facts_citing_query(tenant_id=tenant_id),
     ):
         cited.update(hit["_source"].get("source_episodes") or [])
     marks = (
@@ -56,7 +61,19 @@ def episodes_retention_apply(*, tenant: Tenant, actor: str, now: datetime | None
                 kept_unconsolidated += 1
                 continue
         doomed.append((hit["_index"], hit["_id"]))
-    deleted = store.memories_delete(writer_es_client(), doomed)
+    writer = writer_es_client()
+    deleted = store.memories_delete(writer, doomed)
+    gone = sorted({memory_id for _, memory_id in doomed})
+    rewritten = (
+        turn_contexts_scrub(
+            reader,
+            writer,
+            query=queries.next_turns_query(tenant_id=tenant_id, user_id=None, episode_ids=gone),
+            gone=gone,
+        )
+        if gone
+        else []
+    )
     audit_record(
         tenant=tenant,
         actor=actor,
@@ -68,6 +85,7 @@ def episodes_retention_apply(*, tenant: Tenant, actor: str, now: datetime | None
             "deleted": deleted,
             "kept_cited": kept_cited,
             "kept_unconsolidated": kept_unconsolidated,
+            "contexts_rewritten": len(rewritten),
         },
     )
     return deleted

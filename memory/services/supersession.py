@@ -244,12 +244,14 @@ def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
             dangling
             and not stored
             and _claim_settled(old["_source"], stamp)
-            and _forgotten(tenant, dangling) == set(dangling)
+            and _forgotten(tenant, dangling, since=old["_source"].get("supersession_claimed_at")) == set(dangling)
         ):
             # Forgetting the newer version marks this one so right after its delete; a crash between left the
             # id. (A fresh claim may be a new fact under a forgotten id, being stored right now.)
-            at = stamp.isoformat()
-            store.fact_chain_set(writer, index=old["_index"], memory_id=old_id, successor=FORGOTTEN_LINK, at=at)
+            store.memory_links_forget(
+                writer, index=old["_index"], memory_id=old_id, forgotten=dangling,
+                modes={"superseded_by": "mark_if_empty"}, created_at=old["_source"].get("created_at"),
+            )  # fmt: skip
             changes.append((old_id, FORGOTTEN_LINK))
             continue
         if dangling:
@@ -291,7 +293,8 @@ _LINKS_BACK = ("supersedes", "proposal_for")
 
 
 def _stale_links_drop(writer: Elasticsearch, facts: dict[str, dict[str, Any]], stamp: Any) -> list[tuple[str, str]]:
-    """Drop the links to predecessors that are not there (``supersedes``, a pending ``proposal_for``).
+    """Unlink the predecessors that are not there: FORGOTTEN_LINK in their place in ``supersedes``, a
+    pending ``proposal_for`` drops them (as forgetting leaves them).
 
     A supersession claims its old fact before it stores the new one, and a proposal names a fact it read,
     so a named predecessor that is missing was forgotten — once the link is older than CLAIM_GRACE (the
@@ -306,14 +309,22 @@ def _stale_links_drop(writer: Elasticsearch, facts: dict[str, dict[str, Any]], s
             stale = [old for old in named if _stale_link(facts, hit, old, stamp)]
             if not stale:
                 continue
-            kept = [old for old in named if old not in stale]
-            store.fact_chain_set(writer, index=hit["_index"], memory_id=memory_id, at=stamp.isoformat(), **{name: kept})
-            hit["_source"][name] = kept
+            mode = "mark" if name == "supersedes" else "drop"  # as forgetting leaves them (forget.py)
+            store.memory_links_forget(
+                writer, index=hit["_index"], memory_id=memory_id, forgotten=stale, modes={name: mode},
+                created_at=hit["_source"].get("created_at"),
+            )  # fmt: skip
+            if mode == "mark":
+                hit["_source"][name] = [FORGOTTEN_LINK if old in stale else old for old in named]
+            else:
+                hit["_source"][name] = [old for old in named if old not in stale]
             dropped += [(old, "") for old in stale]
     return dropped
 
 
 def _stale_link(facts: dict[str, dict[str, Any]], hit: dict[str, Any], old_id: str, stamp: Any) -> bool:
+    if old_id == FORGOTTEN_LINK:
+        return False
     written = timestamp(hit["_source"].get("created_at"), field_name="created_at")
     old = facts.get(old_id)
     if old is None:
@@ -347,7 +358,7 @@ def _claim_abandoned(tenant: Tenant, source: dict[str, Any], dangling: list[str]
     someone stored and then forgot (forgetting the new version does not bring the old one back). A link
     without a claim time was made by an older version, which stored the new fact first: it is left alone."""
     claimed = source.get("supersession_claimed_at")
-    return claimed is not None and _claim_settled(source, stamp) and not _forgotten(tenant, dangling)
+    return claimed is not None and _claim_settled(source, stamp) and not _forgotten(tenant, dangling, since=claimed)
 
 
 def _claim_settled(source: dict[str, Any], stamp: Any) -> bool:
@@ -357,11 +368,15 @@ def _claim_settled(source: dict[str, Any], stamp: Any) -> bool:
     return claimed is None or stamp - claimed > CLAIM_GRACE
 
 
-def _forgotten(tenant: Tenant, ids: list[str]) -> set[str]:
-    """Which of these missing facts were forgotten one by one (memory.forget audits each by id)."""
+def _forgotten(tenant: Tenant, ids: list[str], *, since: Any = None) -> set[str]:
+    """Which of these missing facts were forgotten one by one (memory.forget audits each by id) — after
+    ``since`` when given (a claim's time: an id forgotten before it was claimed was written again since)."""
     from tenants.models import AuditRecord
 
     audited = AuditRecord.objects.filter(tenant=tenant, action="memory.forget")
+    after = timestamp(since, field_name="supersession_claimed_at") if since is not None else None
+    if after is not None:
+        audited = audited.filter(created_at__gte=after)
     return {memory_id for memory_id in ids if audited.filter(target__endswith=f":{memory_id}").exists()}
 
 

@@ -96,6 +96,20 @@ def test_an_unknown_action_is_a_programming_error() -> None:
         gate.write_decide(principal=PRINCIPALS["person"], action="delete", memory=None, review_mode="off")
 
 
+@pytest.mark.parametrize(
+    ("superseded_by", "named"),
+    [(["n1"], "n1"), ("n1", "n1"), (["(forgotten)"], "a version since forgotten")],
+    ids=["list", "one id (older documents)", "forgotten"],
+)
+def test_a_replaced_version_is_refused_naming_what_replaced_it_in_words(superseded_by, named: str) -> None:
+    stored = {"memory_type": "semantic", "text": "Maya swims", "superseded_by": superseded_by}
+    with pytest.raises(Conflict) as refused:
+        gate.write_decide(
+            principal=PRINCIPALS["person"], action=gate.CHANGE, memory=stored, review_mode="off", memory_id="m"
+        )
+    assert refused.value.message == f"fact m was replaced by {named}: change the newest version"
+
+
 def test_the_same_write_is_the_same_content_whatever_its_timestamps() -> None:
     stored = {"text": "Maya swims", "fact_type": "world", "confidence": 0.8, "created_at": "2026-01-01T00:00:00+00:00"}
     again = {**stored, "created_at": "2026-12-04T00:00:00+00:00", "source_episodes": [], "supersedes": []}

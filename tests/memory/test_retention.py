@@ -46,6 +46,7 @@ def test_old_episodes_go_unless_a_fact_cites_them(maya, tom, other_tenant_subjec
         "deleted": 2,
         "kept_cited": 2,
         "kept_unconsolidated": 0,
+        "contexts_rewritten": 0,
     }
     assert "nice weather" not in str(audit.detail)  # the audit never carries the deleted text
     assert episodes_retention_apply(tenant=tenant, actor="test", now=NOW) == 0
@@ -72,3 +73,32 @@ def test_with_an_llm_episodes_not_consolidated_yet_are_kept(maya, tom, settings)
     assert episodes_of(maya) == ["after the watermark"]
     assert episodes_of(tom) == ["tom was never consolidated"]
     assert AuditRecord.objects.get(action="memory.episode_retention").detail["kept_unconsolidated"] == 2
+
+
+def test_an_expired_turn_leaves_no_context_behind(maya, settings) -> None:
+    """A turn that expires leaves the turn after it (still within the policy) neither its text as context
+    nor its id — as forgetting it would."""
+    from memory.elastic import store
+    from memory.scope import SubjectScope
+
+    settings.ATLAS_LLM_BASE_URL = ""
+    settings.ATLAS_CONTEXTUAL_EPISODES = True
+    tenant = maya.tenant
+    tenant.episode_retention_days = 30
+    tenant.save()
+    old = writes.episode_write(subject=maya, text="my locker code is 4411", session_id="s", at=NOW - timedelta(days=40))
+    later = writes.episode_write(
+        subject=maya, text="and the gym opens at six", session_id="s", at=NOW - timedelta(days=3)
+    )
+    scope = SubjectScope.of(maya)
+
+    def stored_later() -> dict:
+        hit = store.memories_fetch(scope.reader(), ids=[later["id"]], memory_types=("episodic",), filters=[])
+        return hit[later["id"]]["_source"]
+
+    assert stored_later()["previous_turn_id"] == old["id"] and "4411" in stored_later()["embedding_context"]
+    assert episodes_retention_apply(tenant=tenant, actor="test", now=NOW) == 1
+    assert episodes_of(maya) == ["and the gym opens at six"]
+    assert "previous_turn_id" not in stored_later() and "embedding_context" not in stored_later()
+    audit = AuditRecord.objects.get(action="memory.episode_retention")
+    assert (audit.detail["deleted"], audit.detail["contexts_rewritten"]) == (1, 1)

@@ -255,3 +255,48 @@ def test_only_the_filters_the_product_builds_are_decided_from_the_document(maya)
         [guard, {"bool": {"must_not": [{"term": {"retracted": True}}]}}],
     ):
         assert queries.source_predicate(other) is None, other
+
+
+def test_unlinking_a_forgotten_id_works_on_the_document_as_stored(maya) -> None:
+    """store.memory_links_forget runs on the stored document (LINKS_FORGET_SCRIPT): ``drop`` removes the
+    ids, ``mark`` puts "(forgotten)" in the place of each, ``mark_if_empty`` leaves the mark only where
+    nothing else remains (a fork keeps its live successor); a document of another ``created_at`` (the
+    same id written again) and a missing one are left alone."""
+    scope = SubjectScope.of(maya)
+    fact = fact_prepare(tenant_id=scope.tenant_id, user_id=scope.user_id, text="Maya knits")
+    fact.source.update(supersedes=["f1", "keep"], superseded_by=["f1", "g"], source_episodes=["e1", "e2", "e3"])
+    store.memory_index(
+        scope.writer(), memory_type="semantic", memory_id=fact.memory_id, source=fact.source, refresh=True
+    )
+    index = store.memories_fetch(scope.reader(), ids=[fact.memory_id], memory_types=("semantic",), filters=[])[
+        fact.memory_id
+    ]["_index"]
+
+    def unlink(forgotten: list[str], modes: dict[str, str], created_at: str | None = fact.source["created_at"]) -> bool:
+        return store.memory_links_forget(
+            scope.writer(), index=index, memory_id=fact.memory_id, forgotten=forgotten, modes=modes,
+            created_at=created_at,
+        )  # fmt: skip
+
+    def links() -> dict:
+        hit = store.memory_get_current(scope.reader(), index=index, memory_id=fact.memory_id)
+        return {k: hit["_source"].get(k) for k in ("supersedes", "superseded_by", "source_episodes")}
+
+    assert unlink(
+        ["f1", "e1", "e3"], {"supersedes": "drop", "superseded_by": "mark_if_empty", "source_episodes": "mark"}
+    )
+    assert links() == {
+        "supersedes": ["keep"],
+        "superseded_by": ["g"],
+        "source_episodes": ["(forgotten)", "e2", "(forgotten)"],
+    }
+    assert unlink(["g"], {"superseded_by": "mark_if_empty"}, created_at="2001-01-01T00:00:00+00:00")  # another one
+    assert links()["superseded_by"] == ["g"]
+    assert unlink(["g"], {"superseded_by": "mark_if_empty"})
+    assert links()["superseded_by"] == ["(forgotten)"]
+    with pytest.raises(ValueError):
+        unlink(["g"], {"text": "drop"})
+    assert not store.memory_links_forget(
+        scope.writer(), index=index, memory_id="never-stored", forgotten=["g"], modes={"supersedes": "drop"},
+        created_at=None,
+    )  # fmt: skip

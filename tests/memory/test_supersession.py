@@ -506,7 +506,7 @@ def test_forgetting_a_fact_frees_its_id_from_the_facts_that_replaced_it(maya) ->
     again = fact_write(subject=maya, text="Maya lives in Lisbon", external_id="drink")
     assert again["id"] == first["id"]  # the external id derives the same id
     listed = {m["id"]: m for m in memory_list(subject=maya, include_superseded=True)["memories"]}
-    assert listed[later["id"]].get("supersedes") in (None, [])
+    assert listed[later["id"]]["supersedes"] == ["(forgotten)"]
     assert (listed[again["id"]]["status"], listed[later["id"]]["status"]) == ("current", "current")
     assert supersessions_reconcile(tenant=maya.tenant) == []
     assert memory_get(subject=maya, memory_id=again["id"])["status"] == "current"
@@ -514,7 +514,7 @@ def test_forgetting_a_fact_frees_its_id_from_the_facts_that_replaced_it(maya) ->
     scoped = fact_write(subject=maya, text="Maya walks the dog", agent_id="planner", external_id="walk")
     successor = fact_write(subject=maya, text="Maya walks the dog at dawn", supersedes=[scoped["id"]])
     scoped_memories_forget(subject=maya, filters={"agent_id": "planner"}, actor="test")
-    assert memory_get(subject=maya, memory_id=successor["id"]).get("supersedes") in (None, [])
+    assert memory_get(subject=maya, memory_id=successor["id"])["supersedes"] == ["(forgotten)"]
 
 
 def test_forgetting_a_fact_frees_its_id_from_the_proposals_to_replace_it(maya) -> None:
@@ -569,7 +569,7 @@ def test_reconciler_drops_links_to_a_predecessor_forgetting_left_behind(maya) ->
         _stored_update(maya, memory_id, created_at=long_ago)
     assert supersessions_reconcile(tenant=maya.tenant) == [(mine["id"], ""), (mine["id"], "")]
     stored = _facts_of(maya)
-    assert (stored[corrected["id"]]["supersedes"], stored[proposed["id"]]["proposal_for"]) == ([], [])
+    assert (stored[corrected["id"]]["supersedes"], stored[proposed["id"]]["proposal_for"]) == (["(forgotten)"], [])
     assert supersessions_reconcile(tenant=maya.tenant) == []
 
     # The same external id written again after the crash: a new fact under the forgotten id.
@@ -580,7 +580,7 @@ def test_reconciler_drops_links_to_a_predecessor_forgetting_left_behind(maya) ->
     assert again["id"] == first["id"]
     assert supersessions_reconcile(tenant=maya.tenant) == [(first["id"], "")]
     stored = _facts_of(maya)
-    assert stored[later["id"]]["supersedes"] == [] and "superseded_by" not in stored[again["id"]]
+    assert stored[later["id"]]["supersedes"] == ["(forgotten)"] and "superseded_by" not in stored[again["id"]]
     assert memory_get(subject=maya, memory_id=again["id"])["status"] == "current"
 
 
@@ -600,6 +600,9 @@ def test_a_fact_whose_newer_version_was_forgotten_stays_replaced_naming_no_id(ma
     assert (old["status"], old["superseded_by"]) == ("superseded", ["(forgotten)"])
     assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=kept["id"])] == [kept["id"]]
     assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=again["id"])] == [again["id"]]
+    # The mark is never looked up: not even a memory whose external id is that very text passes for it.
+    fact_write(subject=maya, text="Maya collects stamps", external_id="(forgotten)")
+    assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=kept["id"])] == [kept["id"]]
     with pytest.raises(Conflict) as refused:
         fact_edit(subject=maya, memory_id=kept["id"], text="Maya's car is blue")
     assert refused.value.message == (
@@ -631,3 +634,25 @@ def test_a_fact_whose_newer_version_was_forgotten_stays_replaced_naming_no_id(ma
     assert supersessions_reconcile(tenant=maya.tenant) == [(ran["id"], "(forgotten)")]
     assert memory_get(subject=maya, memory_id=ran["id"])["superseded_by"] == ["(forgotten)"]
     assert supersessions_reconcile(tenant=maya.tenant) == []
+
+
+def test_forgetting_an_archived_fact_unlinks_it_too(maya, settings) -> None:
+    """A replaced fact the nightly archive moved is forgotten like any other: the fact that replaced it
+    stops naming it, the one it replaced stays replaced by "(forgotten)" — in the archive too."""
+    from memory.services.forget import memory_forget
+
+    settings.ATLAS_ARCHIVE_SUPERSEDED_AFTER_DAYS = 0
+    bolt = fact_write(subject=maya, text="Maya's dog is called Bolt")
+    pixel = fact_write(subject=maya, text="Maya's dog is called Pixel", supersedes=[bolt["id"]], external_id="dog")
+    luna = fact_write(subject=maya, text="Maya's dog is called Luna", supersedes=[pixel["id"]])
+    assert superseded_facts_archive(tenant=maya.tenant) == 2
+    assert memory_get(subject=maya, memory_id=pixel["id"])["type"] == "archive"
+    memory_forget(subject=maya, memory_id=pixel["id"], actor="test")
+    stored = _facts_of(maya)
+    assert stored[luna["id"]]["supersedes"] == ["(forgotten)"] and stored[bolt["id"]]["superseded_by"] == [
+        "(forgotten)"
+    ]
+    again = fact_write(subject=maya, text="Maya walks the dog at seven", external_id="dog")
+    assert again["id"] == pixel["id"]
+    assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=bolt["id"])] == [bolt["id"]]
+    assert [m["id"] for m in memory_chain_get(subject=maya, memory_id=luna["id"])] == [luna["id"]]

@@ -232,12 +232,16 @@ def test_a_turn_written_under_a_forgotten_turns_id_is_not_the_evidence_of_its_fa
     assert memory_get(subject=maya, memory_id=fact["id"])["source_episodes"] == ["(forgotten)"]
     provenance = memory_provenance(subject=maya, memory_id=fact["id"])
     assert [(e["id"], e["gone"]) for e in provenance["episodes"]] == [("(forgotten)", True)]
-    # Forgetting turns by a filter marks them the same way, once per fact.
+    # Forgetting turns by a filter marks them the same way, each in its place.
     one = episode_write(subject=maya, text="I ride to work", agent_id="coach")
     two = episode_write(subject=maya, text="I ride on weekends too", agent_id="coach")
     rides = fact_write(subject=maya, text="Maya rides a bike", source_episodes=[one["id"], two["id"], again["id"]])
     scoped_memories_forget(subject=maya, filters={"agent_id": "coach"}, actor="test")
-    assert memory_get(subject=maya, memory_id=rides["id"])["source_episodes"] == ["(forgotten)", again["id"]]
+    assert memory_get(subject=maya, memory_id=rides["id"])["source_episodes"] == [
+        "(forgotten)",
+        "(forgotten)",
+        again["id"],
+    ]
 
 
 def memory_etag_of(subject, memory_id: str) -> str:

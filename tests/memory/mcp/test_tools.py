@@ -487,4 +487,4 @@ def test_provenance_and_orphaned_through_the_official_client(atlas_server) -> No
     ]
     assert where["provenance"]["run"] is None
     assert forgotten["forgotten"] is True and forgotten["orphaned"] == [fact["id"]]
-    assert after["provenance"]["episodes"] == [{"id": said["id"], "gone": True}]
+    assert after["provenance"]["episodes"] == [{"id": "(forgotten)", "gone": True}]  # the id is free again

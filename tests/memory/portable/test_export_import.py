@@ -376,25 +376,51 @@ def test_a_big_export_reports_progress_on_stderr_and_stdout_holds_only_lines(mem
     assert len(out.splitlines()) == 11
 
 
-def test_a_fact_whose_newer_version_was_forgotten_travels_replaced_naming_no_id(tenant, maya, tmp_path: Path) -> None:
-    """Exported with ``superseded_by: "(forgotten)"`` (a forgotten id is free again: it must not be a link
-    the import makes), and imported so: replaced, linked to nothing."""
-    from memory.selectors import memory_list
+def test_links_to_forgotten_memories_travel_as_the_mark_and_a_file_from_before_says_the_same(
+    tenant, maya, tmp_path: Path
+) -> None:
+    """Exported with ``"(forgotten)"`` where a forgotten memory's id was (a forgotten id is free again: it
+    must not be a link the import makes) and imported so. A file exported before the forgets, imported
+    again, says what is stored: its links to what was forgotten match the mark (no line is an error)."""
+    from memory.selectors import memory_get, memory_list
     from memory.services.forget import memory_forget
 
     kept = fact_write(subject=maya, text="Maya's car is green")
     newer = fact_write(subject=maya, text="Maya's car is black", supersedes=[kept["id"]])
-    memory_forget(subject=maya, memory_id=newer["id"], actor="test")
-    exported = tmp_path / "a.jsonl"
-    run("atlas_export", "--tenant", tenant.slug, "--out", str(exported))
-    (record,) = [r for r in lines_of(exported.read_text())[1:] if r.get("text") == "Maya's car is green"]
-    assert record["superseded_by"] == "(forgotten)"
-    run("atlas_import", str(exported), "--tenant", "forgotten-b", "--create")
-    b = subject_get(tenant=Tenant.objects.get(slug="forgotten-b"), external_id="maya")
-    (copy,) = memory_list(subject=b, include_superseded=True)["memories"]
-    assert (copy["text"], copy["status"], copy["superseded_by"]) == (
-        "Maya's car is green",
-        "superseded",
+    said = episode_write(subject=maya, text="I sold the bike")
+    bike = fact_write(subject=maya, text="Maya has a bike")
+    sold = fact_write(subject=maya, text="Maya sold her bike", supersedes=[bike["id"]], source_episodes=[said["id"]])
+    before = tmp_path / "before.jsonl"
+    run("atlas_export", "--tenant", tenant.slug, "--out", str(before))
+    for memory_id in (newer["id"], bike["id"], said["id"]):
+        memory_forget(subject=maya, memory_id=memory_id, actor="test")
+    after = tmp_path / "after.jsonl"
+    run("atlas_export", "--tenant", tenant.slug, "--out", str(after))
+    records = {r.get("text"): r for r in lines_of(after.read_text())[1:]}
+    assert records["Maya's car is green"]["superseded_by"] == "(forgotten)"
+    assert (records["Maya sold her bike"]["supersedes"], records["Maya sold her bike"]["source_episodes"]) == (
+        ["(forgotten)"],
         ["(forgotten)"],
     )
-    assert [m["id"] for m in memory_chain_get(subject=b, memory_id=copy["id"])] == [copy["id"]]
+    run("atlas_import", str(after), "--tenant", "forgotten-b", "--create")
+    b = subject_get(tenant=Tenant.objects.get(slug="forgotten-b"), external_id="maya")
+    copies = {m["text"]: m for m in memory_list(subject=b, include_superseded=True)["memories"]}
+    green, sold_b = copies["Maya's car is green"], copies["Maya sold her bike"]
+    assert (green["status"], green["superseded_by"]) == ("superseded", ["(forgotten)"])
+    assert [m["id"] for m in memory_chain_get(subject=b, memory_id=green["id"])] == [green["id"]]
+    assert (sold_b["status"], sold_b["supersedes"], sold_b["source_episodes"]) == (
+        "current",
+        ["(forgotten)"],
+        ["(forgotten)"],
+    )
+    # Imported, then forgotten there, then the same file again: every line says what is stored.
+    run("atlas_import", str(before), "--tenant", "forgotten-c", "--create")
+    c = subject_get(tenant=Tenant.objects.get(slug="forgotten-c"), external_id="maya")
+    by_text = {m["text"]: m["id"] for m in memory_list(subject=c, include_superseded=True)["memories"]}
+    for text in ("Maya has a bike", "I sold the bike"):
+        memory_forget(subject=c, memory_id=by_text[text], actor="test")
+    out, _ = run("atlas_import", str(before), "--tenant", "forgotten-c")
+    assert "0 error(s)" in out, out
+    stored = memory_get(subject=c, memory_id=by_text["Maya sold her bike"])
+    assert (stored["supersedes"], stored["source_episodes"]) == (["(forgotten)"], ["(forgotten)"])  # as stored
+    assert sold["id"] != by_text["Maya sold her bike"]  # ids derive from the file's: another tenant, another id
