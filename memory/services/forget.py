@@ -28,7 +28,7 @@ from django.db.models import QuerySet
 
 from atlas_site.errors import NotFound, ValidationFailed
 from atlas_site.idempotency import idempotency_records_forget, idempotency_tenant_records_forget
-from memory.elastic import queries, store
+from memory.elastic import links, queries, store
 from memory.elastic.indices import MEMORY_TYPES, memory_type_of_index
 from memory.elastic.queries import own_documents_filter
 from memory.inference.embeddings import query_caches_clear
@@ -289,7 +289,7 @@ def _links_forget(
     own = [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
     query = queries.links_to(forgotten, tuple(modes), own)
     for hit in store.memories_scan(scope.reader(), memory_types=memory_types, query=query, every_generation=True):
-        store.memory_links_forget(
+        links.memory_links_forget(
             scope.writer(), index=hit["_index"], memory_id=hit["_id"], forgotten=forgotten, modes=modes,
             created_at=hit["_source"].get("created_at"),
         )  # fmt: skip

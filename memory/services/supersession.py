@@ -20,7 +20,7 @@ from typing import Any
 from elasticsearch import ConflictError, Elasticsearch
 
 from atlas_site.errors import Conflict, PreconditionFailed
-from memory.elastic import store
+from memory.elastic import links, store
 from memory.elastic.queries import FORGOTTEN_LINK
 from memory.scope import SubjectScope
 from memory.validation import timestamp
@@ -248,7 +248,7 @@ def supersessions_reconcile(*, tenant: Tenant) -> list[tuple[str, str]]:
         ):
             # Forgetting the newer version marks this one so right after its delete; a crash between left the
             # id. (A fresh claim may be a new fact under a forgotten id, being stored right now.)
-            store.memory_links_forget(
+            links.memory_links_forget(
                 writer, index=old["_index"], memory_id=old_id, forgotten=dangling,
                 modes={"superseded_by": "mark_if_empty"}, created_at=old["_source"].get("created_at"),
             )  # fmt: skip
@@ -310,7 +310,7 @@ def _stale_links_drop(writer: Elasticsearch, facts: dict[str, dict[str, Any]], s
             if not stale:
                 continue
             mode = "mark" if name == "supersedes" else "drop"  # as forgetting leaves them (forget.py)
-            store.memory_links_forget(
+            links.memory_links_forget(
                 writer, index=hit["_index"], memory_id=memory_id, forgotten=stale, modes={name: mode},
                 created_at=hit["_source"].get("created_at"),
             )  # fmt: skip

@@ -3,13 +3,14 @@ the external id their writer gave, as the subject's key (DLS) and the filters al
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import pytest
 
 from atlas_site.elastic.keys import owner_filter
 from atlas_site.errors import ValidationFailed
-from memory.elastic import queries, store
+from memory.elastic import links, queries, store
 from memory.scope import SubjectScope
 from memory.selectors import RECALL_TYPES
 from memory.services.prepare import catalog_prepare, episode_prepare, fact_prepare, playbook_prepare
@@ -167,13 +168,24 @@ def test_a_read_by_own_id_is_real_time(maya) -> None:
     assert plain[memory_id]["_source"]["text"] == "Lives in Lisbon" and "_seq_no" not in plain[memory_id]
 
 
-@pytest.mark.embedded_only(reason="Elasticsearch may refresh an idle shard when it is searched; the engine never")
-def test_an_external_id_is_searched(maya, admin) -> None:
+@pytest.fixture
+def no_periodic_refresh(admin):
+    """The indices refresh only when asked: ``index.refresh_interval: -1`` (index-modules.html#index-refresh-
+    interval-setting; an explicit interval also turns search-idle refreshes off). The default refreshes every
+    second, so "not searchable yet" would depend on how long the machine takes between two requests."""
+    indices = store.indices_of(EVERY_INDEX)
+    admin.indices.put_settings(index=indices, settings={"index": {"refresh_interval": "-1"}})
+    yield
+    admin.indices.put_settings(index=indices, settings={"index": {"refresh_interval": None}})
+
+
+def test_an_external_id_is_searched(maya, admin, no_periodic_refresh) -> None:
     """An external id is searched, so it is found once a refresh made it searchable — where the same memory's
     own id is read at once (the get, not a search, answered that)."""
     scope = SubjectScope.of(maya)
     memory_id = _stored_unrefreshed(scope, "lisbon")
     by_external = {"ids": ["lisbon"], "memory_types": EVERY_INDEX, "filters": scope.read_filters()}
+    time.sleep(1.5)  # past the default interval's next refresh: none comes
     assert store.memories_fetch(scope.reader(), **by_external) == {}
     assert memory_id in store.memories_fetch(scope.reader(), ids=[memory_id], memory_types=EVERY_INDEX, filters=[])
     admin.indices.refresh(index=store.indices_of(EVERY_INDEX))
@@ -258,7 +270,7 @@ def test_only_the_filters_the_product_builds_are_decided_from_the_document(maya)
 
 
 def test_unlinking_a_forgotten_id_works_on_the_document_as_stored(maya) -> None:
-    """store.memory_links_forget runs on the stored document (LINKS_FORGET_SCRIPT): ``drop`` removes the
+    """links.memory_links_forget runs on the stored document (LINKS_FORGET_SCRIPT): ``drop`` removes the
     ids, ``mark`` puts "(forgotten)" in the place of each, ``mark_if_empty`` leaves the mark only where
     nothing else remains (a fork keeps its live successor); a document of another ``created_at`` (the
     same id written again) and a missing one are left alone."""
@@ -273,30 +285,30 @@ def test_unlinking_a_forgotten_id_works_on_the_document_as_stored(maya) -> None:
     ]["_index"]
 
     def unlink(forgotten: list[str], modes: dict[str, str], created_at: str | None = fact.source["created_at"]) -> bool:
-        return store.memory_links_forget(
+        return links.memory_links_forget(
             scope.writer(), index=index, memory_id=fact.memory_id, forgotten=forgotten, modes=modes,
             created_at=created_at,
         )  # fmt: skip
 
-    def links() -> dict:
+    def stored_links() -> dict:
         hit = store.memory_get_current(scope.reader(), index=index, memory_id=fact.memory_id)
         return {k: hit["_source"].get(k) for k in ("supersedes", "superseded_by", "source_episodes")}
 
     assert unlink(
         ["f1", "e1", "e3"], {"supersedes": "drop", "superseded_by": "mark_if_empty", "source_episodes": "mark"}
     )
-    assert links() == {
+    assert stored_links() == {
         "supersedes": ["keep"],
         "superseded_by": ["g"],
         "source_episodes": ["(forgotten)", "e2", "(forgotten)"],
     }
     assert unlink(["g"], {"superseded_by": "mark_if_empty"}, created_at="2001-01-01T00:00:00+00:00")  # another one
-    assert links()["superseded_by"] == ["g"]
+    assert stored_links()["superseded_by"] == ["g"]
     assert unlink(["g"], {"superseded_by": "mark_if_empty"})
-    assert links()["superseded_by"] == ["(forgotten)"]
+    assert stored_links()["superseded_by"] == ["(forgotten)"]
     with pytest.raises(ValueError):
         unlink(["g"], {"text": "drop"})
-    assert not store.memory_links_forget(
+    assert not links.memory_links_forget(
         scope.writer(), index=index, memory_id="never-stored", forgotten=["g"], modes={"supersedes": "drop"},
         created_at=None,
     )  # fmt: skip
