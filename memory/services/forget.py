@@ -225,9 +225,7 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
         [m["id"] for m in episode_orphans(subject=subject, episode_id=memory_id)] if memory_type == "episodic" else []
     )
     # The document, and its copies in older generations of its index.
-    same = queries.ids_within(
-        [each["_id"] for each in taken], [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
-    )
+    same = queries.ids_within([each["_id"] for each in taken], [_own(scope)])
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         deleted = _delete_all(scope.reader(), scope.writer(), same, (memory_type_of_index(hit["_index"]),))
         runs = _runs_scrub(subject=subject, texts=texts, ids={each["_id"] for each in taken})
@@ -261,6 +259,11 @@ def memory_forget(*, subject: MemorySubject, memory_id: Any, actor: str) -> dict
     return {"id": memory_id, "type": memory_type, "forgotten": True, "receipt": receipt, "orphaned": orphaned}
 
 
+def _own(scope: SubjectScope) -> dict[str, Any]:
+    """The subject's own documents (never the tenant's catalog): what forgetting deletes and unlinks."""
+    return own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)
+
+
 def _chain_links_drop(scope: SubjectScope, fact_ids: list[str]) -> None:
     """No memory names a forgotten fact's id any more — a forgotten id is free again: the same external
     id written later derives it for a new, unrelated fact. The facts that replaced it name FORGOTTEN_LINK
@@ -286,7 +289,7 @@ def _links_forget(
     """Unlink ``forgotten`` from the subject's memories naming it in a field of ``modes``, in every
     generation (store.memory_links_forget: on each document as stored; one deleted or archived meanwhile
     is the next scan's, or nobody's)."""
-    own = [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
+    own = [_own(scope)]
     query = queries.links_to(forgotten, tuple(modes), own)
     for hit in store.memories_scan(scope.reader(), memory_types=memory_types, query=query, every_generation=True):
         links.memory_links_forget(
@@ -299,9 +302,7 @@ def _steps_proposals(scope: SubjectScope, playbook_ids: list[str]) -> list[dict[
     """The pending steps proposed for these playbooks (``proposal_for``), in every generation."""
     if not playbook_ids:
         return []
-    query = queries.proposals_for(
-        playbook_ids, [own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)]
-    )
+    query = queries.proposals_for(playbook_ids, [_own(scope)])
     return list(store.memories_scan(scope.reader(), memory_types=("procedural",), query=query, every_generation=True))
 
 
@@ -367,7 +368,7 @@ def subject_memories_forget(*, subject: MemorySubject, actor: str) -> dict[str, 
     """Delete every memory of the subject in every index (the archive and old generations included) and
     every other copy of their text; ``counts`` per type and the ``receipt`` per store."""
     scope = SubjectScope.of(subject)
-    query = own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)
+    query = _own(scope)
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         deleted = _delete_all(scope.reader(), scope.writer(), query, OWNED_INDICES)
         runs = _runs_delete(ConsolidationRun.objects.filter(subject=subject))
@@ -405,7 +406,7 @@ def scoped_memories_forget(*, subject: MemorySubject, filters: Any, actor: str) 
             "filters are required: name what to forget (to forget everything, forget all)", field="filters"
         )
     scope = SubjectScope.of(subject)
-    own = own_documents_filter(tenant_id=scope.tenant_id, user_id=scope.user_id)
+    own = _own(scope)
     query = {"bool": {"filter": [own, *clauses]}}
     with _consolidation_held(MemorySubject.objects.filter(pk=subject.pk)):
         matched = list(
